@@ -1,0 +1,30 @@
+// Picks the next token from logits: repetition penalty, then temperature, top-k, top-p, min-p.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "kiln/types.h"
+
+namespace kiln {
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplingParams& params);  // seed 0: a random seed
+  // `logits` may be modified in place. `history` is every token so far (prompt and generated).
+  int32_t sample(std::span<float> logits, std::span<const int32_t> history);
+  uint64_t seed() const { return seed_; }
+
+ private:
+  SamplingParams params_;
+  uint64_t seed_;
+  std::mt19937_64 rng_;
+  std::vector<std::pair<float, int32_t>> candidates_;  // reused between calls
+};
+
+// Greedy choice: the index of the largest logit (lowest index on ties).
+int32_t argmax(std::span<const float> logits);
+
+}  // namespace kiln

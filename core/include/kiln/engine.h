@@ -1,0 +1,54 @@
+// The engine API: the one seam the CLI, the desktop app and the server use.
+//
+// An Engine owns one loaded model, its KV cache and its backend. It is not shared between
+// threads: one thread (the app's worker, the server's inference thread) calls it, and any
+// thread may cancel through the std::stop_token in the options it passed.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kiln/types.h"
+
+namespace kiln {
+
+class Engine {
+ public:
+  // Loads a model; throws kiln::Error with a one-line message on any problem.
+  static std::unique_ptr<Engine> load(const LoadOptions& options);
+  // Facts about a model without loading its weights (reads config and headers only).
+  static ModelInfo inspect(const std::string& path);
+
+  virtual ~Engine() = default;
+
+  virtual const ModelInfo& info() const = 0;
+
+  // Text generation from a raw prompt (BOS is added). Text arrives through on_text.
+  virtual GenerationStats generate(const std::string& prompt, const GenerateOptions& options,
+                                   const TokenCallback& on_text) = 0;
+  // Chat: the messages are rendered with Gemma's turn format; generation stops at the end of turn.
+  // The KV cache is reused for the longest common prefix with the previous call.
+  virtual GenerationStats chat(const std::vector<ChatMessage>& messages, const GenerateOptions& options,
+                               const TokenCallback& on_text) = 0;
+
+  // Tokens in, logits out: one row of vocab floats per position. The first `prefill` tokens go in
+  // as one batch (all of them when prefill <= 0 or >= size), the rest one at a time.
+  virtual std::vector<std::vector<float>> logits(std::span<const int32_t> tokens, int prefill = 0) = 0;
+
+  virtual std::vector<int32_t> tokenize(const std::string& text, bool add_bos) const = 0;
+  virtual std::string detokenize(std::span<const int32_t> ids) const = 0;
+  // Chat messages as the token ids the model sees (with BOS and the open model turn).
+  virtual std::vector<int32_t> chat_tokens(const std::vector<ChatMessage>& messages) const = 0;
+
+  // Per-op timing of following generations (CPU timers; GPU timestamps on Vulkan).
+  virtual void set_profiling(bool enabled) = 0;
+  // Forget the KV cache (the next call prefills from scratch).
+  virtual void reset() = 0;
+};
+
+// The version string of this build ("0.1.0").
+std::string version();
+
+}  // namespace kiln

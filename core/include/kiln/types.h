@@ -1,0 +1,120 @@
+// Plain types of the engine API: what callers pass in and get back.
+// No JSON, no Qt: the app and the server translate these to their own worlds.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+// Every failure the engine reports: a one-line message that names the file and the problem.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// How weights are held in memory after loading.
+enum class Precision { F32, F16, Q8_0, Q4_0 };
+std::string to_string(Precision p);
+std::optional<Precision> parse_precision(std::string_view text);  // "f32", "fp16", "int8", "q4_0", ...
+
+enum class BackendKind { Auto, Cpu, Vulkan };
+std::string to_string(BackendKind b);
+std::optional<BackendKind> parse_backend(std::string_view text);
+
+// Where attention runs. Auto lets the scheduler decide per phase and layer kind.
+enum class AttentionPlacement { Auto, Cpu, Gpu, Npu, NpuEmulator };
+std::string to_string(AttentionPlacement a);
+std::optional<AttentionPlacement> parse_attention(std::string_view text);
+
+struct LoadProgress {
+  std::string stage;   // "reading", "quantizing", "uploading", "ready"
+  double fraction = 0; // 0..1 within the whole load
+};
+
+struct LoadOptions {
+  std::string path;                    // Hugging Face folder or .gguf file
+  Precision precision = Precision::Q8_0;
+  BackendKind backend = BackendKind::Auto;
+  AttentionPlacement attention = AttentionPlacement::Auto;
+  int vulkan_device = -1;              // -1: pick the best real GPU
+  int context_length = 0;              // 0: min(model maximum, 8192)
+  int threads = 0;                     // 0: all cores
+  std::function<void(const LoadProgress&)> on_progress;
+  std::stop_token cancel;              // stops a long load between tensors
+};
+
+struct ModelInfo {
+  std::string path;
+  std::string architecture;            // "gemma3"
+  std::string source_format;           // "safetensors" or "gguf"
+  uint64_t parameter_count = 0;
+  int layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0;
+  int vocab = 0, sliding_window = 0, global_layers = 0;
+  int max_context = 0;                 // what the model was trained for
+  int context_length = 0;              // what this load allocated
+  Precision precision = Precision::F32;
+  std::string backend;                 // "cpu", "vulkan (device name)"
+  uint64_t weight_bytes = 0;           // bytes of weights held for the chosen precision
+  uint64_t kv_cache_bytes = 0;
+  uint64_t bytes_f32 = 0, bytes_f16 = 0, bytes_q8_0 = 0, bytes_q4_0 = 0;  // what each precision would take
+  std::vector<std::string> notes;      // e.g. tensors kept in F16 because rows are not a block multiple
+};
+
+struct SamplingParams {
+  float temperature = 0.8f;   // <= 0: greedy
+  int top_k = 40;             // <= 0: off
+  float top_p = 0.95f;        // >= 1: off
+  float min_p = 0.05f;        // <= 0: off
+  float repeat_penalty = 1.0f;  // 1: off
+  int repeat_last_n = 64;
+  uint64_t seed = 0;          // 0: random seed
+};
+
+enum class StopReason { None, EndOfSequence, EndOfTurn, MaxTokens, StopString, Cancelled, ContextFull };
+std::string to_string(StopReason r);
+
+struct GenerateOptions {
+  SamplingParams sampling;
+  int max_tokens = 512;
+  std::vector<std::string> stop;       // stop strings: never part of the returned text
+  std::stop_token cancel;              // request_stop() from any thread ends the generation
+};
+
+enum class Role { System, User, Assistant };
+struct ChatMessage {
+  Role role = Role::User;
+  std::string content;
+};
+
+// Time spent in one kind of operation during the last generation.
+struct OpTiming {
+  std::string op;       // "matmul", "attention", "rms_norm", ...
+  int layer = -1;       // -1: outside the layers
+  double micros = 0;
+  uint64_t calls = 0;
+  std::string device;   // "cpu", "gpu", "npu"
+};
+
+struct GenerationStats {
+  int prompt_tokens = 0;
+  int cached_prompt_tokens = 0;        // prompt tokens reused from the KV cache
+  int generated_tokens = 0;
+  double time_to_first_token_ms = 0;
+  double prefill_tokens_per_s = 0;
+  double decode_tokens_per_s = 0;
+  double total_ms = 0;
+  StopReason stop_reason = StopReason::None;
+  std::vector<double> token_times_ms;  // when each generated token arrived, from the start
+  std::vector<OpTiming> profile;       // empty unless profiling was enabled
+};
+
+// Called once per piece of text as it is generated. Return false to stop.
+using TokenCallback = std::function<bool(std::string_view text)>;
+
+}  // namespace kiln

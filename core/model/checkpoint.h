@@ -1,0 +1,28 @@
+// Opening a model: a Hugging Face folder (config.json + model.safetensors or a sharded index)
+// or, later, a GGUF file. Every problem is a kiln::Error naming the file.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "model/config.h"
+#include "model/tensor_source.h"
+
+namespace kiln {
+
+struct Checkpoint {
+  std::string path;            // what the user gave
+  std::string format;          // "safetensors" or "gguf"
+  Gemma3Config config;
+  std::unique_ptr<TensorSource> tensors;
+  std::string tokenizer_model_path;  // SentencePiece tokenizer.model ("" when the tokens come embedded)
+  std::string tokenizer_proto;       // serialized SentencePiece ModelProto when embedded (GGUF)
+};
+
+// Reads config and tensor headers, maps the weight files (no copy). Throws kiln::Error.
+Checkpoint open_checkpoint(const std::string& path);
+
+// Only the config and tokenizer location: cheap, for `kiln info` and the app's model page.
+Checkpoint open_checkpoint_header(const std::string& path);
+
+}  // namespace kiln

@@ -1,0 +1,55 @@
+// Gemma 3 weights as the engine holds them after loading: matrices in the chosen precision,
+// norm weights as float32 multipliers with the "1 +" already added.
+#pragma once
+
+#include <functional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "model/tensor_source.h"
+#include "quant/matrix.h"
+
+namespace kiln {
+
+struct LayerWeights {
+  std::vector<float> input_norm;      // [hidden]    1 + w
+  std::vector<float> post_attn_norm;  // [hidden]
+  std::vector<float> pre_ffn_norm;    // [hidden]
+  std::vector<float> post_ffn_norm;   // [hidden]
+  std::vector<float> q_norm;          // [head_dim]
+  std::vector<float> k_norm;          // [head_dim]
+  Matrix wq;     // [heads * head_dim, hidden]
+  Matrix wk;     // [kv_heads * head_dim, hidden]
+  Matrix wv;     // [kv_heads * head_dim, hidden]
+  Matrix wo;     // [hidden, heads * head_dim]
+  Matrix w_gate; // [ffn, hidden]
+  Matrix w_up;   // [ffn, hidden]
+  Matrix w_down; // [hidden, ffn]
+};
+
+struct Gemma3Weights {
+  Gemma3Config config;
+  Matrix embed;                   // [vocab, hidden], also the output projection (tied)
+  std::vector<float> final_norm;  // [hidden]
+  std::vector<LayerWeights> layers;
+  std::vector<std::string> notes; // what loading decided, e.g. tensors kept in F16
+
+  uint64_t bytes() const;         // bytes of all weights held
+};
+
+// Converts every tensor of `source` to `precision` (DType F32, F16, Q8_0 or Q4_0), checking each
+// shape against the config. Threads quantize in parallel; progress(done, total) reports tensors.
+// Throws kiln::Error naming the file and tensor on a missing tensor or a wrong shape.
+Gemma3Weights load_weights(const Gemma3Config& config, const TensorSource& source, DType precision,
+                           int threads, const std::function<void(int done, int total)>& progress,
+                           std::stop_token cancel = {});
+
+// Random weights of the real shapes (for benchmarks of models whose weights are not here).
+Gemma3Weights synthetic_weights(const Gemma3Config& config, DType precision, uint64_t seed, int threads);
+
+// Bytes the weights would take in a precision, computed from the config alone.
+uint64_t weight_bytes_for(const Gemma3Config& config, DType precision);
+
+}  // namespace kiln

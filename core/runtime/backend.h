@@ -1,0 +1,32 @@
+// What runs the forward pass. The engine owns one; CPU and Vulkan implement it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kiln/types.h"
+
+namespace kiln {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+
+  // Runs tokens at positions [pos, pos + n) through the model, writing their K/V into the cache.
+  // Positions before pos must already be in the cache. pos may go back at most one position
+  // from the cache's end, or to 0 (local layers keep a ring of the last `window` positions).
+  // logits: n * vocab floats when all_logits, else vocab floats for the last token.
+  virtual void forward(std::span<const int32_t> tokens, int pos, bool all_logits, float* logits) = 0;
+
+  virtual int context_length() const = 0;
+  virtual uint64_t kv_cache_bytes() const = 0;
+
+  virtual void set_profiling(bool enabled) { (void)enabled; }
+  // Timings since the last call, summed per op and layer.
+  virtual std::vector<OpTiming> take_profile() { return {}; }
+};
+
+}  // namespace kiln

@@ -1,0 +1,19 @@
+// Matrix products with a weight in any storage format; activations stay float32
+// and accumulation is float32.
+#pragma once
+
+#include <cstdint>
+
+#include "quant/matrix.h"
+#include "runtime/cpu/thread_pool.h"
+
+namespace kiln {
+
+// y[t][r] = sum_c w[r][c] * x[t][c] for t < n tokens.
+// x: [n][w.cols] row-major, y: [n][w.rows] row-major.
+void matmul(const Matrix& w, const float* x, int64_t n, float* y, ThreadPool& pool);
+
+// One row of w as floats (embedding lookup).
+void matrix_row(const Matrix& w, int64_t r, float* out);
+
+}  // namespace kiln

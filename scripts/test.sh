@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds everything and runs every test. The README's test command.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+BUILD=${KILN_BUILD_DIR:-build}
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build "$BUILD" -j"$(nproc)"
+cd "$BUILD" && ctest --output-on-failure -j"$(nproc)" --timeout 600
