@@ -1,0 +1,53 @@
+// What the machine offers the engine: CPU, memory, Vulkan devices, the NPU (and why not).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct MemoryHeap {
+  uint64_t size = 0;
+  bool device_local = false;
+};
+
+struct GpuDevice {
+  int index = -1;                 // Vulkan physical-device index (what --device takes)
+  std::string name;
+  std::string type;               // "integrated", "discrete", "virtual", "cpu", "other"
+  std::string driver;
+  std::string api_version;
+  std::vector<MemoryHeap> heaps;
+  bool usable = false;            // the engine would run on it
+  std::string refusal;            // why not, when !usable
+  bool fp16 = false, int8 = false, storage16 = false, storage8 = false, integer_dot = false;
+  int subgroup_size = 0;
+  uint64_t max_storage_buffer_range = 0;
+};
+
+struct NpuInfo {
+  bool present = false;
+  std::string reason;             // why not, when absent ("no /dev/accel device", ...)
+  std::string device_path;        // /dev/accel/accel0
+  std::string generation;         // "XDNA (Phoenix / Hawk Point)", "XDNA2 (Strix)", ...
+  std::string xrt_version;        // "" when XRT was not found
+};
+
+struct HardwareInfo {
+  std::string cpu_model;
+  int cpu_cores = 0;              // logical cores
+  uint64_t ram_total = 0;
+  uint64_t ram_available = 0;
+  std::vector<GpuDevice> gpus;
+  std::string vulkan_status;      // "" when Vulkan works, else why not (no loader, no device, not built)
+  NpuInfo npu;
+};
+
+HardwareInfo probe_hardware();
+
+// Resident memory of this process now and at its peak, in bytes (from /proc/self/status).
+uint64_t resident_memory_bytes();
+uint64_t peak_resident_memory_bytes();
+
+}  // namespace kiln
