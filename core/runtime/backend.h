@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/types.h"
@@ -23,6 +24,9 @@ class Backend {
 
   virtual int context_length() const = 0;
   virtual uint64_t kv_cache_bytes() const = 0;
+
+  // Named counters for benchmarks (e.g. Vulkan allocations during decode). Real values, never constants.
+  virtual std::vector<std::pair<std::string, double>> counters() const { return {}; }
 
   virtual void set_profiling(bool enabled) { (void)enabled; }
   // Timings since the last call, summed per op and layer.

@@ -51,4 +51,11 @@ class Engine {
 // The version string of this build ("0.1.0").
 std::string version();
 
+// The bundled default model's folder (installed, or in the source tree for a developer build),
+// or "" when there is none. Used whenever the user names no model.
+std::string default_model_path();
+
+// Where downloaded and user models live: $XDG_DATA_HOME/kiln/models (~/.local/share/kiln/models).
+std::string user_models_dir();
+
 }  // namespace kiln

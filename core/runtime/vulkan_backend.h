@@ -1,0 +1,25 @@
+// The Vulkan backend's factory. Implemented in runtime/vulkan when Vulkan is built
+// (which defines KILN_HAVE_VULKAN on kiln_core).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "model/weights.h"
+#include "runtime/backend.h"
+
+namespace kiln {
+
+struct VulkanOptions {
+  int device = -1;             // -1: the best real GPU; a CPU implementation only if asked or none else
+  bool allow_cpu_device = false;  // allow lavapipe when no real GPU is there (tests set this)
+  int context_length = 4096;
+  bool f16_kv = true;          // KV cache in fp16 (F32 precision keeps it in fp32)
+};
+
+// Uploads the weights and builds every pipeline once. Throws kiln::Error (no device, out of device
+// memory, ...) so the engine can say why and fall back to the CPU.
+std::unique_ptr<Backend> make_vulkan_backend(std::shared_ptr<const Gemma3Weights> weights,
+                                             const VulkanOptions& options);
+
+}  // namespace kiln
