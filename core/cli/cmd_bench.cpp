@@ -1,0 +1,181 @@
+// kiln bench: prefill and decode speed, bytes moved per token, and peak memory, on a real model or
+// on random weights of a released model's shape (--synthetic), which cost the same time.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "cli/common.h"
+#include "engine/backend_factory.h"
+#include "generate/sampler.h"
+#include "kiln/hardware.h"
+#include "model/checkpoint.h"
+#include "model/presets.h"
+#include "model/weights.h"
+#include "quant/convert.h"
+
+namespace kiln::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct BenchFlags {
+  ModelFlags model;
+  std::string synthetic;
+  int prompt = 128;
+  int gen = 32;
+  bool json = false;
+  bool profile = false;
+};
+
+struct BenchResult {
+  std::string model, backend, precision;
+  uint64_t weight_bytes = 0, kv_bytes = 0, peak_rss = 0;
+  double load_s = 0, prefill_tps = 0, decode_tps = 0, bytes_per_token = 0;
+  std::vector<std::pair<std::string, double>> counters;
+  std::vector<OpTiming> profile;
+  std::vector<std::string> notes;
+};
+
+// Bytes one decode step reads: every weight once (the embedding as the output projection; the
+// lookup of one row is negligible) plus the keys and values attention reads at position `pos`.
+double bytes_per_token(const Gemma3Weights& w, int64_t pos, bool f16_kv) {
+  const Gemma3Config& c = w.config;
+  double kv = 0;
+  for (int l = 0; l < c.num_layers; ++l)
+    kv += double(std::min<int64_t>(pos + 1, c.kv_positions(l, int(pos + 1)))) * c.num_kv_heads * c.head_dim * 2 *
+          (f16_kv ? 2 : 4);
+  return double(w.bytes()) + kv;
+}
+
+BenchResult run_bench(const BenchFlags& f) {
+  BenchResult r;
+  LoadOptions options = load_options(f.model);
+  r.precision = to_string(options.precision);
+  const DType dtype = options.precision == Precision::F32   ? DType::F32
+                      : options.precision == Precision::F16 ? DType::F16
+                      : options.precision == Precision::Q8_0 ? DType::Q8_0
+                                                             : DType::Q4_0;
+  const auto t0 = Clock::now();
+  std::shared_ptr<Gemma3Weights> weights;
+  if (!f.synthetic.empty()) {
+    auto config = preset_config(f.synthetic);
+    if (!config) throw Error("--synthetic: unknown model '" + f.synthetic + "' (gemma3-1b, -4b, -12b, -27b)");
+    r.model = f.synthetic + " (synthetic)";
+    weights = std::make_shared<Gemma3Weights>(synthetic_weights(*config, dtype, 1234, options.threads));
+  } else {
+    const std::string path = options.path.empty() ? default_model_path() : options.path;
+    if (path.empty()) throw Error("no model given and no bundled default model is installed");
+    Checkpoint ck = open_checkpoint(path);
+    r.model = path;
+    weights = std::make_shared<Gemma3Weights>(load_weights(ck.config, *ck.tensors, dtype, options.threads, {}));
+  }
+  const Gemma3Config config = weights->config;
+  r.weight_bytes = weights->bytes();
+  const int context = std::max(options.context_length, f.prompt + f.gen + 1);
+  const bool f16_kv = dtype != DType::F32;
+  auto backend = create_backend(weights, options, context, f16_kv ? DType::F16 : DType::F32, r.notes);
+  const double bytes_at_end = bytes_per_token(*weights, f.prompt + f.gen / 2, f16_kv);
+  weights.reset();
+  r.load_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  r.backend = backend->name();
+  r.kv_bytes = backend->kv_cache_bytes();
+
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<int32_t> pick(3, config.vocab_size - 1);
+  std::vector<int32_t> prompt(f.prompt);
+  for (int32_t& t : prompt) t = pick(rng);
+  std::vector<float> logits(config.vocab_size);
+
+  // One untimed token warms caches, pipelines and the thread pool.
+  backend->forward(std::span<const int32_t>(prompt.data(), 1), 0, false, logits.data());
+  auto t1 = Clock::now();
+  backend->forward(prompt, 0, false, logits.data());
+  const double prefill_s = std::chrono::duration<double>(Clock::now() - t1).count();
+  r.prefill_tps = f.prompt / prefill_s;
+
+  backend->set_profiling(f.profile);
+  backend->take_profile();
+  t1 = Clock::now();
+  for (int i = 0; i < f.gen; ++i) {
+    const int32_t next = std::clamp(argmax(logits), 0, config.vocab_size - 1);
+    backend->forward(std::span<const int32_t>(&next, 1), f.prompt + i, false, logits.data());
+  }
+  const double decode_s = std::chrono::duration<double>(Clock::now() - t1).count();
+  r.decode_tps = f.gen / decode_s;
+  r.bytes_per_token = bytes_at_end;
+  r.counters = backend->counters();
+  r.profile = backend->take_profile();
+  r.peak_rss = peak_resident_memory_bytes();
+  return r;
+}
+
+void print_json(const BenchResult& r) {
+  std::printf("{\"model\": \"%s\", \"backend\": \"%s\", \"precision\": \"%s\", \"weight_bytes\": %llu, "
+              "\"kv_cache_bytes\": %llu, \"load_s\": %.3f, \"prefill_tokens_per_s\": %.3f, "
+              "\"decode_tokens_per_s\": %.3f, \"bytes_per_token\": %.0f, \"achieved_gb_per_s\": %.3f, "
+              "\"peak_rss_bytes\": %llu",
+              r.model.c_str(), r.backend.c_str(), r.precision.c_str(), (unsigned long long)r.weight_bytes,
+              (unsigned long long)r.kv_bytes, r.load_s, r.prefill_tps, r.decode_tps, r.bytes_per_token,
+              r.bytes_per_token * r.decode_tps / 1e9, (unsigned long long)r.peak_rss);
+  if (!r.counters.empty()) {
+    std::printf(", \"counters\": {");
+    for (size_t i = 0; i < r.counters.size(); ++i)
+      std::printf("%s\"%s\": %.6g", i ? ", " : "", r.counters[i].first.c_str(), r.counters[i].second);
+    std::printf("}");
+  }
+  if (!r.profile.empty()) {
+    std::printf(", \"profile\": [");
+    for (size_t i = 0; i < r.profile.size(); ++i)
+      std::printf("%s{\"op\": \"%s\", \"layer\": %d, \"micros\": %.1f, \"calls\": %llu}", i ? ", " : "",
+                  r.profile[i].op.c_str(), r.profile[i].layer, r.profile[i].micros,
+                  (unsigned long long)r.profile[i].calls);
+    std::printf("]");
+  }
+  std::printf("}\n");
+}
+
+void print_text(const BenchResult& r) {
+  for (const std::string& n : r.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  std::printf("model        %s\nbackend      %s\nprecision    %s\n", r.model.c_str(), r.backend.c_str(),
+              r.precision.c_str());
+  std::printf("weights      %.3f GB\nkv cache     %.3f GB\nload         %.2f s\n", r.weight_bytes / 1e9,
+              r.kv_bytes / 1e9, r.load_s);
+  std::printf("prefill      %.2f tokens/s\ndecode       %.2f tokens/s (%.2f GB/s of %.3f GB a token)\n",
+              r.prefill_tps, r.decode_tps, r.bytes_per_token * r.decode_tps / 1e9, r.bytes_per_token / 1e9);
+  std::printf("peak memory  %.3f GB\n", r.peak_rss / 1e9);
+  for (const auto& [name, value] : r.counters) std::printf("%-28s %g\n", name.c_str(), value);
+  if (!r.profile.empty()) {
+    // Summed over layers per op: where decode time goes.
+    std::vector<std::pair<std::string, double>> per_op;
+    for (const OpTiming& t : r.profile) {
+      auto it = std::find_if(per_op.begin(), per_op.end(), [&](const auto& p) { return p.first == t.op; });
+      if (it == per_op.end()) per_op.emplace_back(t.op, t.micros);
+      else it->second += t.micros;
+    }
+    std::sort(per_op.begin(), per_op.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::printf("decode profile (ms, all tokens):\n");
+    for (const auto& [op, us] : per_op) std::printf("  %-20s %10.2f\n", op.c_str(), us / 1000.0);
+  }
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench", "Measure prefill and decode speed and memory");
+  auto f = std::make_shared<BenchFlags>();
+  add_model_flags(*cmd, f->model);
+  cmd->add_option("--synthetic", f->synthetic, "Random weights of a released shape: gemma3-1b, -4b, -12b, -27b");
+  cmd->add_option("--prompt", f->prompt, "Prompt tokens (one prefill batch)")->capture_default_str();
+  cmd->add_option("--gen", f->gen, "Tokens to decode")->capture_default_str();
+  cmd->add_flag("--json", f->json, "Print one JSON object");
+  cmd->add_flag("--profile", f->profile, "Per-op timings of the decode phase");
+  cmd->callback([f] {
+    if (f->prompt < 1 || f->gen < 1) throw Error("--prompt and --gen must be at least 1");
+    const BenchResult r = run_bench(*f);
+    if (f->json) print_json(r);
+    else print_text(r);
+  });
+}
+
+}  // namespace kiln::cli

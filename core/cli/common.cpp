@@ -1,0 +1,101 @@
+#include "cli/common.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+namespace kiln::cli {
+
+void add_model_flags(CLI::App& cmd, ModelFlags& f, const std::string& default_precision) {
+  f.precision = default_precision;
+  cmd.add_option("-m,--model", f.model, "Model folder (Hugging Face) or .gguf file; default: the bundled model");
+  cmd.add_option("-p,--precision", f.precision, "Weights in memory: f32, f16, q8_0 (int8), q4_0 (int4)")
+      ->capture_default_str();
+  cmd.add_option("--backend", f.backend, "auto, vulkan or cpu")->capture_default_str();
+  cmd.add_option("--device", f.device, "Vulkan device index (see kiln info --hardware)");
+  cmd.add_option("--ctx", f.context, "Context length in tokens (default: min(model, 8192))");
+  cmd.add_option("-t,--threads", f.threads, "CPU threads (default: all cores)");
+  cmd.add_option("--attention", f.attention, "Where attention runs: auto, gpu, cpu, npu, npu-emulator")
+      ->capture_default_str();
+}
+
+void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
+  cmd.add_option("--temperature,--temp", f.params.temperature, "0 = greedy")->capture_default_str();
+  cmd.add_option("--top-k", f.params.top_k, "0 = off")->capture_default_str();
+  cmd.add_option("--top-p", f.params.top_p, "1 = off")->capture_default_str();
+  cmd.add_option("--min-p", f.params.min_p, "0 = off")->capture_default_str();
+  cmd.add_option("--repeat-penalty", f.params.repeat_penalty, "1 = off")->capture_default_str();
+  cmd.add_option("--repeat-last-n", f.params.repeat_last_n)->capture_default_str();
+  cmd.add_option("--seed", f.params.seed, "0 = random")->capture_default_str();
+  cmd.add_option("-n,--max-tokens", f.max_tokens)->capture_default_str();
+  cmd.add_option("--stop", f.stop, "Stop string (repeatable)");
+}
+
+LoadOptions load_options(const ModelFlags& f) {
+  LoadOptions o;
+  o.path = f.model;
+  auto p = parse_precision(f.precision);
+  if (!p) throw Error("unknown precision '" + f.precision + "' (f32, f16, q8_0, q4_0)");
+  o.precision = *p;
+  auto b = parse_backend(f.backend);
+  if (!b) throw Error("unknown backend '" + f.backend + "' (auto, vulkan, cpu)");
+  o.backend = *b;
+  auto a = parse_attention(f.attention);
+  if (!a) throw Error("unknown attention placement '" + f.attention + "' (auto, gpu, cpu, npu, npu-emulator)");
+  o.attention = *a;
+  o.vulkan_device = f.device;
+  o.context_length = f.context;
+  o.threads = f.threads;
+  return o;
+}
+
+std::unique_ptr<Engine> load_engine(const ModelFlags& f, bool quiet) {
+  LoadOptions o = load_options(f);
+  const bool tty = isatty(STDERR_FILENO);
+  if (tty && !quiet)
+    o.on_progress = [](const LoadProgress& p) {
+      std::fprintf(stderr, "\r%-10s %3d%%", p.stage.c_str(), int(p.fraction * 100));
+      if (p.fraction >= 1.0) std::fprintf(stderr, "\r\033[K");
+    };
+  auto engine = Engine::load(o);
+  if (!quiet)
+    for (const std::string& note : engine->info().notes) std::cerr << "note: " << note << "\n";
+  return engine;
+}
+
+GenerateOptions generate_options(const SamplingFlags& f) {
+  GenerateOptions g;
+  g.sampling = f.params;
+  g.max_tokens = f.max_tokens;
+  g.stop = f.stop;
+  return g;
+}
+
+namespace {
+std::stop_source* g_interrupt = nullptr;  // only the signal handler's view of the active scope
+extern "C" void on_sigint(int) {
+  if (g_interrupt && !g_interrupt->stop_requested()) {
+    g_interrupt->request_stop();
+  } else {
+    std::_Exit(130);
+  }
+}
+std::stop_source g_source_storage;
+}  // namespace
+
+InterruptScope::InterruptScope() {
+  g_source_storage = std::stop_source();
+  g_interrupt = &g_source_storage;
+  std::signal(SIGINT, on_sigint);
+}
+
+InterruptScope::~InterruptScope() {
+  std::signal(SIGINT, SIG_DFL);
+  g_interrupt = nullptr;
+}
+
+std::stop_token InterruptScope::token() const { return g_source_storage.get_token(); }
+
+}  // namespace kiln::cli

@@ -1,0 +1,19 @@
+// Backend choice shared by Engine::load and the benchmark (which builds weights itself).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/types.h"
+#include "model/weights.h"
+#include "runtime/backend.h"
+
+namespace kiln {
+
+// Vulkan when asked for (or Auto and a real GPU is there), else the CPU. Why a GPU was not used
+// goes into notes.
+std::unique_ptr<Backend> create_backend(std::shared_ptr<const Gemma3Weights> weights, const LoadOptions& options,
+                                        int context, DType kv_element, std::vector<std::string>& notes);
+
+}  // namespace kiln

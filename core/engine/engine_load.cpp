@@ -1,0 +1,126 @@
+// Engine::load: checkpoint -> weights in the chosen precision -> a backend -> a ready engine.
+#include <algorithm>
+#include <thread>
+
+#include "engine/backend_factory.h"
+#include "engine/local_engine.h"
+#include "model/checkpoint.h"
+#include "model/weights.h"
+#include "runtime/cpu/cpu_backend.h"
+#ifdef KILN_HAVE_VULKAN
+#include "runtime/vulkan_backend.h"
+#endif
+
+namespace kiln {
+namespace {
+
+constexpr int kDefaultContext = 8192;
+
+DType dtype_of(Precision p) {
+  switch (p) {
+    case Precision::F32: return DType::F32;
+    case Precision::F16: return DType::F16;
+    case Precision::Q8_0: return DType::Q8_0;
+    case Precision::Q4_0: return DType::Q4_0;
+  }
+  return DType::F32;
+}
+
+ModelInfo describe(const Checkpoint& ck) {
+  const Gemma3Config& c = ck.config;
+  ModelInfo info;
+  info.path = ck.path;
+  info.architecture = "gemma3";
+  info.source_format = ck.format;
+  info.parameter_count = c.parameter_count();
+  info.layers = c.num_layers;
+  info.hidden = c.hidden_size;
+  info.heads = c.num_heads;
+  info.kv_heads = c.num_kv_heads;
+  info.head_dim = c.head_dim;
+  info.ffn = c.intermediate_size;
+  info.vocab = c.vocab_size;
+  info.sliding_window = c.sliding_window;
+  info.global_layers = int(std::count(c.layer_is_global.begin(), c.layer_is_global.end(), true));
+  info.max_context = c.max_position_embeddings;
+  info.bytes_f32 = weight_bytes_for(c, DType::F32);
+  info.bytes_f16 = weight_bytes_for(c, DType::F16);
+  info.bytes_q8_0 = weight_bytes_for(c, DType::Q8_0);
+  info.bytes_q4_0 = weight_bytes_for(c, DType::Q4_0);
+  return info;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> create_backend(std::shared_ptr<const Gemma3Weights> weights, const LoadOptions& options,
+                                      int context, DType kv_element, std::vector<std::string>& notes) {
+#ifdef KILN_HAVE_VULKAN
+  if (options.backend != BackendKind::Cpu) {
+    VulkanOptions vk;
+    vk.device = options.vulkan_device;
+    vk.allow_cpu_device = options.backend == BackendKind::Vulkan;  // lavapipe only when asked for
+    vk.context_length = context;
+    vk.f16_kv = kv_element == DType::F16;
+    try {
+      return make_vulkan_backend(weights, vk);
+    } catch (const Error& e) {
+      notes.push_back(std::string("Vulkan not used: ") + e.what() + "; running on the CPU");
+    }
+  }
+#else
+  if (options.backend == BackendKind::Vulkan)
+    notes.push_back("Kiln was built without Vulkan; running on the CPU");
+#endif
+  CpuOptions cpu;
+  cpu.context_length = context;
+  cpu.threads = options.threads;
+  cpu.kv_element = kv_element;
+  return make_cpu_backend(std::move(weights), cpu);
+}
+
+ModelInfo Engine::inspect(const std::string& path) {
+  Checkpoint ck = open_checkpoint_header(path.empty() ? default_model_path() : path);
+  return describe(ck);
+}
+
+std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
+  const std::string path = options.path.empty() ? default_model_path() : options.path;
+  if (path.empty()) throw Error("no model given and no bundled default model is installed");
+  auto report = [&](const char* stage, double fraction) {
+    if (options.on_progress) options.on_progress({stage, fraction});
+  };
+  report("reading", 0.0);
+  Checkpoint ck = open_checkpoint(path);
+  Tokenizer tokenizer = ck.tokenizer_proto.empty() ? Tokenizer::from_file(ck.tokenizer_model_path)
+                                                   : Tokenizer::from_serialized_proto(ck.tokenizer_proto, ck.path);
+  if (tokenizer.vocab_size() > ck.config.vocab_size)
+    throw Error(ck.path + ": the tokenizer has " + std::to_string(tokenizer.vocab_size()) +
+                " pieces but the model's vocabulary is " + std::to_string(ck.config.vocab_size));
+  report("reading", 0.05);
+
+  const DType precision = dtype_of(options.precision);
+  auto weights = std::make_shared<Gemma3Weights>(load_weights(
+      ck.config, *ck.tensors, precision, options.threads,
+      [&](int done, int total) { report("quantizing", 0.05 + 0.85 * done / total); }, options.cancel));
+
+  ModelInfo info = describe(ck);
+  info.precision = options.precision;
+  info.weight_bytes = weights->bytes();
+  info.notes = weights->notes;
+  const int context = std::max(16, options.context_length > 0
+                                       ? options.context_length
+                                       : std::min(ck.config.max_position_embeddings, kDefaultContext));
+  info.context_length = context;
+  ck.tensors.reset();  // unmap the files: the weights are now held once, in their own format
+
+  report("uploading", 0.9);
+  const DType kv_element = options.precision == Precision::F32 ? DType::F32 : DType::F16;
+  std::unique_ptr<Backend> backend = create_backend(weights, options, context, kv_element, info.notes);
+  weights.reset();  // the backend keeps what it needs
+  info.backend = backend->name();
+  info.kv_cache_bytes = backend->kv_cache_bytes();
+  report("ready", 1.0);
+  return std::make_unique<LocalEngine>(std::move(info), ck.config, std::move(tokenizer), std::move(backend));
+}
+
+}  // namespace kiln

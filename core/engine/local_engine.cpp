@@ -1,0 +1,166 @@
+#include "engine/local_engine.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "generate/chat_template.h"
+#include "generate/sampler.h"
+#include "generate/stop_matcher.h"
+
+namespace kiln {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+}  // namespace
+
+LocalEngine::LocalEngine(ModelInfo info, Gemma3Config config, Tokenizer tokenizer, std::unique_ptr<Backend> backend)
+    : info_(std::move(info)),
+      config_(std::move(config)),
+      tokenizer_(std::move(tokenizer)),
+      backend_(std::move(backend)),
+      logits_(config_.vocab_size) {}
+
+std::vector<int32_t> LocalEngine::tokenize(const std::string& text, bool add_bos) const {
+  std::vector<int32_t> ids = tokenizer_.encode(text);
+  if (add_bos) ids.insert(ids.begin(), tokenizer_.bos_id());
+  return ids;
+}
+
+std::string LocalEngine::detokenize(std::span<const int32_t> ids) const { return tokenizer_.decode(ids); }
+
+std::vector<int32_t> LocalEngine::chat_tokens(const std::vector<ChatMessage>& messages) const {
+  return render_chat(tokenizer_, messages);
+}
+
+void LocalEngine::set_profiling(bool enabled) {
+  profiling_ = enabled;
+  backend_->set_profiling(enabled);
+}
+
+GenerationStats LocalEngine::generate(const std::string& prompt, const GenerateOptions& options,
+                                      const TokenCallback& on_text) {
+  return run(tokenize(prompt, true), options, on_text);
+}
+
+GenerationStats LocalEngine::chat(const std::vector<ChatMessage>& messages, const GenerateOptions& options,
+                                  const TokenCallback& on_text) {
+  return run(chat_tokens(messages), options, on_text);
+}
+
+int LocalEngine::prefill(const std::vector<int32_t>& prompt) {
+  // Reuse the longest common prefix. Local layers keep a ring of recent positions, so the cache
+  // can step back one position (re-feeding it rewrites the same slot) but no further.
+  size_t keep = 0;
+  while (keep < cached_.size() && keep < prompt.size() && cached_[keep] == prompt[keep]) ++keep;
+  if (keep == prompt.size()) --keep;  // the last prompt token must be fed again for its logits
+  if (cached_.size() > keep + 1) keep = 0;
+  cached_.resize(keep);
+  std::span<const int32_t> rest(prompt.data() + keep, prompt.size() - keep);
+  backend_->forward(rest, int(keep), false, logits_.data());
+  cached_ = prompt;
+  return int(keep);
+}
+
+bool LocalEngine::is_end_token(int32_t id, StopReason& reason) const {
+  if (id == tokenizer_.end_of_turn_id()) {
+    reason = StopReason::EndOfTurn;
+    return true;
+  }
+  if (id == tokenizer_.eos_id() ||
+      std::find(config_.eos_token_ids.begin(), config_.eos_token_ids.end(), id) != config_.eos_token_ids.end()) {
+    reason = StopReason::EndOfSequence;
+    return true;
+  }
+  return false;
+}
+
+GenerationStats LocalEngine::run(const std::vector<int32_t>& prompt, const GenerateOptions& options,
+                                 const TokenCallback& on_text) {
+  GenerationStats stats;
+  stats.prompt_tokens = int(prompt.size());
+  const int ctx = backend_->context_length();
+  if (int(prompt.size()) >= ctx)
+    throw Error("the prompt has " + std::to_string(prompt.size()) + " tokens; the context holds " +
+                std::to_string(ctx));
+  const auto start = Clock::now();
+  if (profiling_) backend_->take_profile();  // drop timings from earlier calls
+
+  stats.cached_prompt_tokens = prefill(prompt);
+  const double prefill_ms = ms_since(start);
+  const int fed = stats.prompt_tokens - stats.cached_prompt_tokens;
+  stats.prefill_tokens_per_s = prefill_ms > 0 ? fed / (prefill_ms / 1000.0) : 0;
+
+  Sampler sampler(options.sampling);
+  Utf8Stream utf8;
+  StopMatcher stops(options.stop);
+  bool callback_stopped = false;
+  auto emit = [&](const std::string& text) {
+    if (!text.empty() && on_text && !on_text(text)) callback_stopped = true;
+  };
+
+  Clock::time_point first_token_at;
+  while (true) {
+    if (options.cancel.stop_requested() || callback_stopped) {
+      stats.stop_reason = StopReason::Cancelled;
+      break;
+    }
+    if (stats.generated_tokens >= options.max_tokens) {
+      stats.stop_reason = StopReason::MaxTokens;
+      break;
+    }
+    if (int(cached_.size()) >= ctx) {
+      stats.stop_reason = StopReason::ContextFull;
+      break;
+    }
+    const int32_t next = sampler.sample(logits_, cached_);
+    if (stats.generated_tokens == 0) {
+      first_token_at = Clock::now();
+      stats.time_to_first_token_ms = ms_since(start);
+    }
+    if (is_end_token(next, stats.stop_reason)) break;
+    ++stats.generated_tokens;
+    stats.token_times_ms.push_back(ms_since(start));
+    emit(stops.feed(utf8.feed(tokenizer_.piece_bytes(next))));
+    if (stops.stopped()) {
+      stats.stop_reason = StopReason::StopString;
+      break;
+    }
+    // Feed the token so the cache holds everything shown, even when this was the last one.
+    backend_->forward(std::span<const int32_t>(&next, 1), int(cached_.size()), false, logits_.data());
+    cached_.push_back(next);
+  }
+  if (stats.stop_reason != StopReason::StopString) {
+    emit(stops.feed(utf8.flush()));
+    if (!stops.stopped()) emit(stops.flush());
+  }
+  stats.total_ms = ms_since(start);
+  if (stats.generated_tokens > 1) {
+    const double decode_ms = std::chrono::duration<double, std::milli>(Clock::now() - first_token_at).count();
+    stats.decode_tokens_per_s = decode_ms > 0 ? (stats.generated_tokens - 1) / (decode_ms / 1000.0) : 0;
+  }
+  if (profiling_) stats.profile = backend_->take_profile();
+  return stats;
+}
+
+std::vector<std::vector<float>> LocalEngine::logits(std::span<const int32_t> tokens, int prefill_count) {
+  const int n = int(tokens.size());
+  if (n == 0) return {};
+  if (prefill_count <= 0 || prefill_count > n) prefill_count = n;
+  const int vocab = config_.vocab_size;
+  std::vector<float> batch(size_t(prefill_count) * vocab);
+  cached_.clear();
+  backend_->forward(tokens.subspan(0, prefill_count), 0, true, batch.data());
+  std::vector<std::vector<float>> rows;
+  for (int t = 0; t < prefill_count; ++t) rows.emplace_back(batch.begin() + size_t(t) * vocab, batch.begin() + size_t(t + 1) * vocab);
+  for (int t = prefill_count; t < n; ++t) {
+    rows.emplace_back(vocab);
+    backend_->forward(tokens.subspan(t, 1), t, false, rows.back().data());
+  }
+  cached_.assign(tokens.begin(), tokens.end());
+  logits_ = rows.back();
+  return rows;
+}
+
+}  // namespace kiln

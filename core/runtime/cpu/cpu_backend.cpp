@@ -1,0 +1,179 @@
+#include "runtime/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kiln/types.h"
+#include "runtime/cpu/matmul.h"
+#include "runtime/cpu/ops.h"
+
+namespace kiln {
+
+void RunState::reserve(const Gemma3Config& c, int n) {
+  if (n <= capacity) return;
+  capacity = n;
+  const int64_t hidden = c.hidden_size, q_dim = int64_t(c.num_heads) * c.head_dim,
+                kv_dim = int64_t(c.num_kv_heads) * c.head_dim, ffn = c.intermediate_size;
+  x.resize(n * hidden);
+  xn.resize(n * hidden);
+  proj.resize(n * hidden);
+  q.resize(n * q_dim);
+  att.resize(n * q_dim);
+  k.resize(n * kv_dim);
+  v.resize(n * kv_dim);
+  gate.resize(n * ffn);
+  up.resize(n * ffn);
+}
+
+namespace {
+
+// Prefill runs in chunks of this many tokens so scratch memory stays bounded for long prompts.
+constexpr int kMaxBatch = 256;
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend(std::shared_ptr<const Gemma3Weights> weights, const CpuOptions& options)
+      : w_(std::move(weights)),
+        c_(w_->config),
+        pool_(options.threads),
+        cache_(c_, options.context_length, options.kv_element) {}
+
+  std::string name() const override { return "cpu (" + std::to_string(pool_.size()) + " threads)"; }
+  int context_length() const override { return cache_.context(); }
+  uint64_t kv_cache_bytes() const override { return cache_.bytes(); }
+  void set_profiling(bool enabled) override { profile_.set_enabled(enabled); }
+  std::vector<OpTiming> take_profile() override { return profile_.take("cpu"); }
+
+  void forward(std::span<const int32_t> tokens, int pos, bool all_logits, float* logits) override {
+    const int n = int(tokens.size());
+    if (n == 0) throw Error("forward: no tokens");
+    if (pos < 0 || pos > filled_ || (pos != 0 && pos < filled_ - 1))
+      throw Error("forward: position " + std::to_string(pos) + " cannot follow a cache of " +
+                  std::to_string(filled_) + " positions");
+    if (int64_t(pos) + n > cache_.context())
+      throw Error("the context is full: " + std::to_string(pos + n) + " tokens > context length " +
+                  std::to_string(cache_.context()));
+    for (int32_t t : tokens)
+      if (t < 0 || t >= c_.vocab_size)
+        throw Error("token id " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(c_.vocab_size));
+    for (int start = 0; start < n; start += kMaxBatch) {
+      const int len = std::min(kMaxBatch, n - start);
+      const bool last_chunk = start + len == n;
+      float* out = all_logits ? logits + int64_t(start) * c_.vocab_size : (last_chunk ? logits : nullptr);
+      forward_chunk(tokens.subspan(start, len), pos + start, all_logits, out);
+      filled_ = pos + start + len;
+    }
+  }
+
+ private:
+  // One batch of tokens through every layer; logits for all of them or only the last.
+  void forward_chunk(std::span<const int32_t> tokens, int64_t pos, bool all_logits, float* logits) {
+    const int n = int(tokens.size());
+    s_.reserve(c_, n);
+    embed(tokens);
+    for (int layer = 0; layer < c_.num_layers; ++layer) {
+      attention_block(layer, pos, n);
+      mlp_block(layer, n);
+    }
+    if (logits) output_logits(n, all_logits, logits);
+  }
+
+  // x = embed[token] * sqrt(hidden)
+  void embed(std::span<const int32_t> tokens) {
+    OpProfile::Scope timer(profile_, "embedding", -1);
+    const int64_t hidden = c_.hidden_size;
+    const float normalizer = std::sqrt(float(hidden));
+    for (size_t t = 0; t < tokens.size(); ++t) {
+      matrix_row(w_->embed, tokens[t], &s_.x[t * hidden]);
+      scale(&s_.x[t * hidden], hidden, normalizer);
+    }
+  }
+
+  // x = x + post_attn_norm(o_proj(attention(rope(norm(q)), rope(norm(k)), v)))
+  void attention_block(int layer, int64_t pos, int n) {
+    const LayerWeights& l = w_->layers[layer];
+    norm_rows(s_.x.data(), l.input_norm.data(), n, s_.xn.data(), layer);
+    project(l.wq, s_.xn.data(), n, s_.q.data(), layer);
+    project(l.wk, s_.xn.data(), n, s_.k.data(), layer);
+    project(l.wv, s_.xn.data(), n, s_.v.data(), layer);
+    {
+      OpProfile::Scope timer(profile_, "qk_norm_rope", layer);
+      const bool global = c_.is_global(layer);
+      const float base = global ? c_.rope_theta : c_.rope_local_base_freq;
+      const float scaling = global ? c_.rope_scaling_factor : 1.0f;
+      for (int t = 0; t < n; ++t) {
+        float* q = &s_.q[int64_t(t) * c_.num_heads * c_.head_dim];
+        float* k = &s_.k[int64_t(t) * c_.num_kv_heads * c_.head_dim];
+        for (int h = 0; h < c_.num_heads; ++h)
+          rms_norm(q + h * c_.head_dim, l.q_norm.data(), c_.head_dim, c_.rms_norm_eps, q + h * c_.head_dim);
+        for (int h = 0; h < c_.num_kv_heads; ++h)
+          rms_norm(k + h * c_.head_dim, l.k_norm.data(), c_.head_dim, c_.rms_norm_eps, k + h * c_.head_dim);
+        rope(q, c_.num_heads, c_.head_dim, pos + t, base, scaling);
+        rope(k, c_.num_kv_heads, c_.head_dim, pos + t, base, scaling);
+      }
+    }
+    {
+      OpProfile::Scope timer(profile_, "attention", layer);
+      attention_batch(c_, layer, cache_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n, s_.att.data(), pool_);
+      store_kv(c_, layer, cache_, s_.k.data(), s_.v.data(), pos, n);
+    }
+    project(l.wo, s_.att.data(), n, s_.proj.data(), layer);
+    norm_rows(s_.proj.data(), l.post_attn_norm.data(), n, s_.proj.data(), layer);
+    add_in_place(s_.x.data(), s_.proj.data(), int64_t(n) * c_.hidden_size);
+  }
+
+  // x = x + post_ffn_norm(down(gelu_tanh(gate(h)) * up(h))), h = pre_ffn_norm(x)
+  void mlp_block(int layer, int n) {
+    const LayerWeights& l = w_->layers[layer];
+    norm_rows(s_.x.data(), l.pre_ffn_norm.data(), n, s_.xn.data(), layer);
+    project(l.w_gate, s_.xn.data(), n, s_.gate.data(), layer);
+    project(l.w_up, s_.xn.data(), n, s_.up.data(), layer);
+    {
+      OpProfile::Scope timer(profile_, "gelu_mul", layer);
+      gelu_tanh_mul(s_.gate.data(), s_.up.data(), int64_t(n) * c_.intermediate_size, s_.gate.data());
+    }
+    project(l.w_down, s_.gate.data(), n, s_.proj.data(), layer);
+    norm_rows(s_.proj.data(), l.post_ffn_norm.data(), n, s_.proj.data(), layer);
+    add_in_place(s_.x.data(), s_.proj.data(), int64_t(n) * c_.hidden_size);
+  }
+
+  // logits = final_norm(x) . embed^T (the embedding is tied)
+  void output_logits(int n, bool all_logits, float* logits) {
+    const int64_t hidden = c_.hidden_size;
+    const int first = all_logits ? 0 : n - 1;
+    const int rows = n - first;
+    norm_rows(&s_.x[first * hidden], w_->final_norm.data(), rows, s_.xn.data(), -1);
+    project(w_->embed, s_.xn.data(), rows, logits, -1);
+    if (c_.final_logit_softcapping > 0) {
+      const float cap = c_.final_logit_softcapping;
+      for (int64_t i = 0; i < int64_t(rows) * c_.vocab_size; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
+    }
+  }
+
+  void norm_rows(const float* x, const float* weight, int n, float* out, int layer) {
+    OpProfile::Scope timer(profile_, "rms_norm", layer);
+    const int64_t hidden = c_.hidden_size;
+    for (int t = 0; t < n; ++t) rms_norm(x + t * hidden, weight, hidden, c_.rms_norm_eps, out + t * hidden);
+  }
+
+  void project(const Matrix& w, const float* x, int n, float* y, int layer) {
+    OpProfile::Scope timer(profile_, "matmul", layer);
+    matmul(w, x, n, y, pool_);
+  }
+
+  std::shared_ptr<const Gemma3Weights> w_;
+  const Gemma3Config& c_;
+  ThreadPool pool_;
+  KvCache cache_;
+  RunState s_;
+  OpProfile profile_;
+  int filled_ = 0;  // positions [0, filled_) are in the cache
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const Gemma3Weights> weights, const CpuOptions& options) {
+  return std::make_unique<CpuBackend>(std::move(weights), options);
+}
+
+}  // namespace kiln

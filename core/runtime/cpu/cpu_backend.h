@@ -1,0 +1,47 @@
+// The forward pass on the CPU: the reference every other backend is measured against.
+#pragma once
+
+#include <memory>
+
+#include "model/weights.h"
+#include "profile/op_profile.h"
+#include "runtime/backend.h"
+#include "runtime/cpu/kv_cache.h"
+#include "runtime/cpu/thread_pool.h"
+
+namespace kiln {
+
+struct CpuOptions {
+  int context_length = 4096;
+  int threads = 0;
+  DType kv_element = DType::F32;  // F16 halves the cache; F32 keeps the reference exact
+};
+
+std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const Gemma3Weights> weights, const CpuOptions& options);
+
+// Scratch activations for up to `capacity` tokens of one batch (llama2.c's RunState).
+struct RunState {
+  int capacity = 0;
+  std::vector<float> x;      // [n][hidden]  the residual stream
+  std::vector<float> xn;     // [n][hidden]  normed input of a block
+  std::vector<float> q;      // [n][heads * head_dim]
+  std::vector<float> k;      // [n][kv_heads * head_dim]
+  std::vector<float> v;      // [n][kv_heads * head_dim]
+  std::vector<float> att;    // [n][heads * head_dim]  attention output before o_proj
+  std::vector<float> proj;   // [n][hidden]  output of o_proj / down_proj
+  std::vector<float> gate;   // [n][ffn]
+  std::vector<float> up;     // [n][ffn]
+  void reserve(const Gemma3Config& c, int n);
+};
+
+// Attention of a batch of n new tokens at positions [pos, pos + n) for one layer. Keys and values
+// of earlier positions come from the cache; those of the batch from k/v (already normed and rotated).
+// Writes att [n][heads * head_dim]. Does not write the cache.
+void attention_batch(const Gemma3Config& c, int layer, const KvCache& cache, const float* q, const float* k,
+                     const float* v, int64_t pos, int n, float* att, ThreadPool& pool);
+
+// Stores the batch's keys and values in the cache (after attention_batch: a local layer's ring may
+// overwrite positions that queries of the same batch still needed).
+void store_kv(const Gemma3Config& c, int layer, KvCache& cache, const float* k, const float* v, int64_t pos, int n);
+
+}  // namespace kiln

@@ -1,0 +1,34 @@
+#include "runtime/cpu/kv_cache.h"
+
+#include <cstring>
+
+namespace kiln {
+
+KvCache::KvCache(const Gemma3Config& config, int context, DType element)
+    : element_(element), context_(context), row_elements_(int64_t(config.num_kv_heads) * config.head_dim) {
+  const size_t elem = element == DType::F32 ? 4 : 2;
+  for (int l = 0; l < config.num_layers; ++l) {
+    slots_.push_back(config.kv_positions(l, context));
+    const size_t bytes = size_t(slots_.back()) * row_elements_ * elem;
+    keys_.push_back(allocate_aligned(bytes));
+    values_.push_back(allocate_aligned(bytes));
+    std::memset(keys_.back().get(), 0, bytes);
+    std::memset(values_.back().get(), 0, bytes);
+  }
+}
+
+uint64_t KvCache::bytes() const {
+  uint64_t total = 0;
+  for (int s : slots_) total += uint64_t(s) * row_elements_ * (element_ == DType::F32 ? 4 : 2) * 2;
+  return total;
+}
+
+uint64_t KvCache::bytes_for(const Gemma3Config& config, int context, DType element) {
+  uint64_t total = 0;
+  for (int l = 0; l < config.num_layers; ++l)
+    total += uint64_t(config.kv_positions(l, context)) * config.num_kv_heads * config.head_dim *
+             (element == DType::F32 ? 4 : 2) * 2;
+  return total;
+}
+
+}  // namespace kiln

@@ -1,0 +1,82 @@
+#include "runtime/cpu/ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kiln {
+
+void rms_norm(const float* x, const float* weight, int64_t n, float eps, float* out) {
+  // Sum in double: the reference sums in float32 on the GPU in a tree, and a double sum is
+  // closer to that than a long float32 chain.
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += double(x[i]) * x[i];
+  const float inv = 1.0f / std::sqrt(float(sum / double(n)) + eps);
+  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inv * weight[i];
+}
+
+void scale(float* x, int64_t n, float factor) {
+  for (int64_t i = 0; i < n; ++i) x[i] *= factor;
+}
+
+void add_in_place(float* x, const float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+void gelu_tanh_mul(const float* gate, const float* up, int64_t n, float* out) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    const float gelu = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * (g + 0.044715f * g * g * g)));
+    out[i] = gelu * up[i];
+  }
+}
+
+void rope(float* x, int n_heads, int head_dim, int64_t pos, float base, float scaling) {
+  const int half = head_dim / 2;
+  const double p = double(pos) / double(scaling);
+  for (int i = 0; i < half; ++i) {
+    // inv_freq as the reference computes it (float32), the angle in double for long contexts.
+    const float inv_freq = 1.0f / std::pow(base, float(2 * i) / float(head_dim));
+    const double angle = p * double(inv_freq);
+    const float c = float(std::cos(angle));
+    const float s = float(std::sin(angle));
+    for (int h = 0; h < n_heads; ++h) {
+      float* v = x + int64_t(h) * head_dim;
+      const float a = v[i];
+      const float b = v[i + half];
+      v[i] = a * c - b * s;
+      v[i + half] = b * c + a * s;
+    }
+  }
+}
+
+void softmax(float* x, int64_t n) {
+  float max_v = x[0];
+  for (int64_t i = 1; i < n; ++i) max_v = std::max(max_v, x[i]);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - max_v);
+    sum += x[i];
+  }
+  const float inv = float(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void attend_one(const float* q, const float* const* keys, const float* const* values, int64_t n_keys,
+                int head_dim, float scale_factor, float* scores, float* out) {
+  for (int64_t j = 0; j < n_keys; ++j) {
+    const float* k = keys[j];
+    float dot = 0;
+    for (int d = 0; d < head_dim; ++d) dot += q[d] * k[d];
+    scores[j] = dot * scale_factor;
+  }
+  softmax(scores, n_keys);
+  std::fill(out, out + head_dim, 0.0f);
+  for (int64_t j = 0; j < n_keys; ++j) {
+    const float* v = values[j];
+    const float w = scores[j];
+    for (int d = 0; d < head_dim; ++d) out[d] += w * v[d];
+  }
+}
+
+}  // namespace kiln
