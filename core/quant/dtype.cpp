@@ -1,0 +1,67 @@
+// Names and sizes of the storage formats (see dtype.h for the layouts).
+#include "quant/dtype.h"
+
+#include <string>
+
+#include "kiln/types.h"
+#include "quant/kquants.h"
+
+namespace kiln {
+
+const char* to_string(DType t) {
+  switch (t) {
+    case DType::F32: return "F32";
+    case DType::F16: return "F16";
+    case DType::BF16: return "BF16";
+    case DType::Q8_0: return "Q8_0";
+    case DType::Q4_0: return "Q4_0";
+    case DType::Q4_K: return "Q4_K";
+    case DType::Q5_K: return "Q5_K";
+    case DType::Q6_K: return "Q6_K";
+  }
+  return "unknown";
+}
+
+bool is_block_quantized(DType t) {
+  switch (t) {
+    case DType::Q8_0:
+    case DType::Q4_0:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: return true;
+    default: return false;
+  }
+}
+
+namespace {
+
+// Throws when a row does not split into whole blocks: a caller that sized a buffer from a
+// truncated row would otherwise read or write past it.
+int64_t whole_blocks(DType t, int64_t cols, int64_t block) {
+  if (cols < 0 || cols % block != 0) {
+    throw Error(std::string("row of ") + std::to_string(cols) + " weights is not a whole number of " +
+                std::to_string(block) + "-weight blocks for " + to_string(t));
+  }
+  return cols / block;
+}
+
+}  // namespace
+
+size_t row_bytes(DType t, int64_t cols) {
+  if (cols < 0) throw Error("negative row length " + std::to_string(cols));
+  const auto n = static_cast<size_t>(cols);
+  switch (t) {
+    case DType::F32: return n * sizeof(float);
+    case DType::F16:
+    case DType::BF16: return n * sizeof(uint16_t);
+    case DType::Q8_0: return static_cast<size_t>(whole_blocks(t, cols, kBlockSize)) * sizeof(BlockQ8_0);
+    case DType::Q4_0: return static_cast<size_t>(whole_blocks(t, cols, kBlockSize)) * sizeof(BlockQ4_0);
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K:
+      return static_cast<size_t>(whole_blocks(t, cols, kSuperBlockSize)) * kquant_block_bytes(t);
+  }
+  throw Error("unknown storage type " + std::to_string(static_cast<int>(t)));
+}
+
+}  // namespace kiln
