@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "kiln/types.h"
+#include "model/gguf_checkpoint.h"
 #include "model/mapped_file.h"
 #include "model/safetensors.h"
 
@@ -26,10 +27,9 @@ constexpr const char* kWeightsName = "model.safetensors";
 constexpr const char* kIndexName = "model.safetensors.index.json";
 constexpr size_t kMaxJsonFileBytes = 64u << 20;  // configs and indexes are kilobytes; refuse junk
 
-// The one place where a .gguf path leaves this file. The GGUF reader replaces the line below with
-// its own call, e.g. `return open_gguf_checkpoint(path, header_only);`.
+// The one place where a .gguf path leaves this file: the GGUF reader (model/gguf_checkpoint.h).
 Checkpoint open_gguf(const std::string& path, bool header_only) {
-  throw Error(path + ": GGUF support is not built");
+  return open_gguf_checkpoint(path, header_only);
 }
 
 bool is_gguf_path(const std::string& path) {

@@ -287,6 +287,18 @@ class CheckpointTest : public QObject {
     QVERIFY2(message.contains(mentions), qPrintable(message));
   }
 
+  // A .gguf path goes to the GGUF reader: same canonical tensors as the Hugging Face folder.
+  void ggufPathDispatches() {
+    const QString gguf = fixture("gguf/tiny-gemma3-a/tiny-gemma3-a-f16.gguf");
+    const kiln::Checkpoint checkpoint = kiln::open_checkpoint(gguf.toStdString());
+    QCOMPARE(checkpoint.format, std::string("gguf"));
+    QCOMPARE(sorted_names(*checkpoint.tensors), expected_names(6));
+    QCOMPARE(kiln::open_checkpoint_header(gguf.toStdString()).config.num_layers, 6);
+    QTemporaryDir dir;
+    const QString missing = dir.filePath("absent.gguf");
+    QVERIFY(error_of([&] { kiln::open_checkpoint(missing.toStdString()); }).startsWith(missing + ": "));
+  }
+
   void fileInsideFolderMeansFolder() {
     const QString folder = fixture("tiny-gemma3-b");
     for (const char* file : {"/config.json", "/model.safetensors", "/tokenizer.model"}) {
