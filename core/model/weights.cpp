@@ -84,6 +84,8 @@ struct Shapes {
 
 }  // namespace
 
+DType embedding_type_for(DType precision) { return precision == DType::Q4_0 ? DType::Q8_0 : precision; }
+
 uint64_t Gemma3Weights::bytes() const {
   auto norms = [](const LayerWeights& l) {
     return (l.input_norm.size() + l.post_attn_norm.size() + l.pre_ffn_norm.size() + l.post_ffn_norm.size() +
@@ -108,7 +110,9 @@ Gemma3Weights load_weights(const Gemma3Config& config, const TensorSource& sourc
     if (cancel.stop_requested()) throw Error("loading cancelled");
     if (progress) progress(++done, total);
   };
-  w.embed = load_matrix(source, "embed_tokens.weight", s.vocab, s.hidden, precision, pool, w.notes);
+  w.embed = load_matrix(source, "embed_tokens.weight", s.vocab, s.hidden, embedding_type_for(precision), pool, w.notes);
+  if (embedding_type_for(precision) != precision)
+    w.notes.push_back("embedding (also the output projection) held in " + std::string(to_string(w.embed.type)));
   step();
   w.final_norm = load_norm(source, "norm.weight", s.hidden);
   step();
@@ -188,7 +192,7 @@ Gemma3Weights synthetic_weights(const Gemma3Config& config, DType precision, uin
   w.config = config;
   w.notes.push_back("synthetic random weights");
   uint64_t k = seed;
-  w.embed = random_matrix(s.vocab, s.hidden, precision, ++k, pool);
+  w.embed = random_matrix(s.vocab, s.hidden, embedding_type_for(precision), ++k, pool);
   w.final_norm.assign(s.hidden, 1.0f);
   w.layers.resize(config.num_layers);
   for (LayerWeights& l : w.layers) {
@@ -211,7 +215,8 @@ uint64_t weight_bytes_for(const Gemma3Config& config, DType precision) {
   const uint64_t norms = (4 * s.hidden + 2 * s.head_dim) * sizeof(float);
   const uint64_t layer = mat(s.q_dim, s.hidden) + 2 * mat(s.kv_dim, s.hidden) + mat(s.hidden, s.q_dim) +
                          2 * mat(s.ffn, s.hidden) + mat(s.hidden, s.ffn) + norms;
-  return mat(s.vocab, s.hidden) + s.hidden * sizeof(float) + layer * uint64_t(config.num_layers);
+  const DType embed = storage_type_for(embedding_type_for(precision), s.hidden);
+  return uint64_t(s.vocab) * row_bytes(embed, s.hidden) + s.hidden * sizeof(float) + layer * uint64_t(config.num_layers);
 }
 
 }  // namespace kiln

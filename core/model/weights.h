@@ -39,6 +39,10 @@ struct Gemma3Weights {
   uint64_t bytes() const;         // bytes of all weights held
 };
 
+// The tied embedding is also the output projection, the tensor most sensitive to rounding: with
+// Q4_0 it is held in Q8_0, as llama.cpp's Q4_0 files hold it.
+DType embedding_type_for(DType precision);
+
 // Converts every tensor of `source` to `precision` (DType F32, F16, Q8_0 or Q4_0), checking each
 // shape against the config. Threads quantize in parallel; progress(done, total) reports tensors.
 // Throws kiln::Error naming the file and tensor on a missing tensor or a wrong shape.
