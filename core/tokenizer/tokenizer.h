@@ -36,6 +36,7 @@ class Tokenizer {
   int32_t end_of_turn_id() const;    // -1 when the model has none
   bool is_control(int32_t id) const;
   int32_t piece_to_id(std::string_view piece) const;  // -1 when unknown
+  const std::string& origin() const;                  // the file (or source) it was loaded from
 
  private:
   struct Impl;
