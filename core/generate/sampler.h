@@ -21,7 +21,8 @@ class Sampler {
   SamplingParams params_;
   uint64_t seed_;
   std::mt19937_64 rng_;
-  std::vector<std::pair<float, int32_t>> candidates_;  // reused between calls
+  std::vector<std::pair<float, int32_t>> candidates_;  // (logit, then probability; id), reused
+  std::vector<int32_t> penalized_;                     // distinct recent tokens, reused
 };
 
 // Greedy choice: the index of the largest logit (lowest index on ties).
