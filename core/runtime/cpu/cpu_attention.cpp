@@ -48,7 +48,7 @@ void attention_typed(const Gemma3Config& c, int layer, const KvCache& cache, con
   const KeyValueRows<T> rows{c,   reinterpret_cast<const T*>(cache.keys(layer)),
                              reinterpret_cast<const T*>(cache.values(layer)),
                              k,   v,
-                             pos, cache.slots(layer),
+                             pos, cache.slot_count(layer),
                              global, cache.row_elements()};
   pool.parallel_for(int64_t(n) * heads, [&](int64_t begin, int64_t end) {
     std::vector<float> scores;
@@ -95,7 +95,7 @@ void attention_batch(const Gemma3Config& c, int layer, const KvCache& cache, con
 void store_kv(const Gemma3Config& c, int layer, KvCache& cache, const float* k, const float* v, int64_t pos, int n) {
   const int64_t row = cache.row_elements();
   // Only the last `slots` positions of the batch survive in a ring; skip the rest.
-  const int first = std::max(0, n - cache.slots(layer));
+  const int first = std::max(0, n - cache.slot_count(layer));
   for (int t = first; t < n; ++t) {
     const int64_t s = cache.slot_of(layer, pos + t);
     if (cache.element() == DType::F32) {

@@ -18,7 +18,7 @@ class KvCache {
 
   DType element() const { return element_; }
   int context() const { return context_; }
-  int slots(int layer) const { return slots_[layer]; }
+  int slot_count(int layer) const { return slots_[layer]; }
   int slot_of(int layer, int64_t pos) const { return int(pos % slots_[layer]); }
   int64_t row_elements() const { return row_elements_; }  // kv_heads * head_dim
 
