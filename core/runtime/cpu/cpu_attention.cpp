@@ -50,6 +50,10 @@ void attention_typed(const Gemma3Config& c, int layer, const KvCache& cache, con
                              k,   v,
                              pos, cache.slot_count(layer),
                              global, cache.row_elements()};
+  // Short contexts are cheaper on one thread than the wake-up of the others: aim for chunks of
+  // at least ~64k multiply-adds.
+  const int64_t keys = global ? pos + n : std::min<int64_t>(c.sliding_window, pos + n);
+  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, keys * D));
   pool.parallel_for(int64_t(n) * heads, [&](int64_t begin, int64_t end) {
     std::vector<float> scores;
     for (int64_t item = begin; item < end; ++item) {
@@ -79,7 +83,7 @@ void attention_typed(const Gemma3Config& c, int layer, const KvCache& cache, con
           for (int d = 0; d < D; ++d) out[d] += w * to_float(value[d]);
         });
     }
-  });
+  }, grain);
 }
 
 }  // namespace
