@@ -39,7 +39,8 @@ size_t top_p_prefix(std::vector<Candidate>& c, size_t begin, size_t end, double 
                         first + static_cast<std::ptrdiff_t>(size), ranks_before);
     double mass = 0.0;
     size_t keep = 0;
-    while (keep < ranked && (keep == 0 || mass < target)) mass += first[static_cast<std::ptrdiff_t>(keep++)].first;
+    while (keep < ranked && (keep == 0 || mass < target))
+      mass += first[static_cast<std::ptrdiff_t>(keep++)].first;
     if (mass >= target || ranked == size) return keep;
     ranked = std::min(size, ranked * 8);
   }
@@ -66,8 +67,10 @@ void keep_top_p_unsorted(std::vector<Candidate>& c, double target) {
     before += band_mass[static_cast<size_t>(b)];
   }
   if (cut < 0) return;  // min-p already cut deeper than top-p would: keep all that is left
-  const auto band_start = std::partition(c.begin(), c.end(), [&](const Candidate& x) { return band_of(x.first) < cut; });
-  const auto band_end = std::partition(band_start, c.end(), [&](const Candidate& x) { return band_of(x.first) == cut; });
+  const auto band_start =
+      std::partition(c.begin(), c.end(), [&](const Candidate& x) { return band_of(x.first) < cut; });
+  const auto band_end =
+      std::partition(band_start, c.end(), [&](const Candidate& x) { return band_of(x.first) == cut; });
   const size_t kept_before = static_cast<size_t>(band_start - c.begin());
   const size_t band_size = static_cast<size_t>(band_end - band_start);
   const double need = target - before;

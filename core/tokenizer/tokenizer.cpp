@@ -161,6 +161,8 @@ std::string Tokenizer::decode(std::span<const int32_t> ids) const {
   return text;
 }
 
+// Mirrors SentencePiece's decoder piece by piece. (A model with add_dummy_prefix would also drop
+// the space of the very first piece in decode(); Gemma's tokenizers have no dummy prefix.)
 std::string Tokenizer::piece_bytes(int32_t id) const {
   const auto& sp = impl_->processor;
   if (!impl_->in_range(id))

@@ -186,6 +186,15 @@ class TestTokenizer : public QObject {
     const std::vector<int32_t> with_controls{tok.bos_id(), tok.encode("hi")[0], tok.eos_id()};
     QCOMPARE(tok.piece_bytes(tok.bos_id()), std::string());
     QCOMPARE(tok.decode(with_controls), tok.piece_bytes(with_controls[1]));
+    // <unk> and the turn markers inside text: still the same bytes as decode().
+    std::vector<int32_t> mixed = tok.encode("ab");
+    for (int32_t id : {tok.piece_to_id("<unk>"), tok.start_of_turn_id(), tok.eos_id(), tok.end_of_turn_id()}) {
+      mixed.push_back(id);
+      for (int32_t more : tok.encode(" c")) mixed.push_back(more);
+    }
+    std::string joined;
+    for (int32_t id : mixed) joined += tok.piece_bytes(id);
+    QCOMPARE(joined, tok.decode(mixed));
   }
 
   void streamed_pieces_release_whole_characters() {
