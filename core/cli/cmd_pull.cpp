@@ -1,0 +1,77 @@
+// kiln pull OWNER/REPO[:FILE]: fetch a model from the Hugging Face hub into the folder the app's
+// Models page scans, with a progress line, resume and checksum verification.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli/common.h"
+#include "download/hub.h"
+
+namespace {
+
+std::string human_bytes(uint64_t bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  double v = double(bytes);
+  int u = 0;
+  while (v >= 1000 && u < 4) {
+    v /= 1000;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+void print_listing(const std::vector<kiln::HubFile>& files) {
+  for (const auto& f : files)
+    std::printf("%10s  %s%s\n", human_bytes(f.size).c_str(), f.path.c_str(), f.sha256.empty() ? "" : "  (LFS)");
+}
+
+}  // namespace
+
+void add_pull_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("pull", "Download a model from the Hugging Face hub (OWNER/REPO or OWNER/REPO:FILE)");
+  auto reference = std::make_shared<std::string>();
+  auto token = std::make_shared<std::string>();
+  auto dir = std::make_shared<std::string>();
+  auto list_only = std::make_shared<bool>(false);
+  cmd->add_option("model", *reference, "OWNER/REPO, or OWNER/REPO:FILE for one file (a GGUF name or quant tag)")->required();
+  cmd->add_option("--token", *token, "Hugging Face access token (default: $HF_TOKEN)");
+  cmd->add_option("--dir", *dir, "Destination folder (default: the user models folder/OWNER/REPO)");
+  cmd->add_flag("--list", *list_only, "Only list the repository's files with their sizes");
+  cmd->callback([=] {
+    kiln::HubOptions options = kiln::hub_options_from_env();
+    if (!token->empty()) options.token = *token;
+    const kiln::HubReference ref = kiln::parse_hub_reference(*reference);
+    kiln::cli::InterruptScope interrupt;
+    const auto listing = kiln::list_repo_files(options, ref.repo, interrupt.token());
+    if (*list_only) {
+      print_listing(listing);
+      return;
+    }
+    const std::vector<kiln::HubFile> files =
+        ref.file.empty() ? kiln::files_to_pull(listing, ref.repo)
+                         : std::vector<kiln::HubFile>{kiln::select_file(listing, ref.repo, ref.file)};
+    const std::string dest = dir->empty() ? kiln::local_repo_dir(ref.repo) : *dir;
+    const bool tty = isatty(STDERR_FILENO);
+    for (const kiln::HubFile& f : files) {
+      auto show = [&](const kiln::DownloadProgress& p) {
+        if (!tty) return;
+        const int percent = p.total ? int(100.0 * double(p.done) / double(p.total)) : 100;
+        std::fprintf(stderr, "\r\033[K%s  %3d%%  %s / %s  %s/s", p.file.c_str(), percent, human_bytes(p.done).c_str(),
+                     human_bytes(p.total).c_str(), human_bytes(uint64_t(p.bytes_per_s)).c_str());
+      };
+      const kiln::DownloadResult r = kiln::download_file(options, ref.repo, f, dest, show, interrupt.token());
+      if (tty) std::fprintf(stderr, "\r\033[K");
+      const char* how = r == kiln::DownloadResult::AlreadyPresent ? "already here"
+                        : r == kiln::DownloadResult::Resumed     ? "resumed, verified"
+                                                                 : "downloaded, verified";
+      std::fprintf(stderr, "%s  %s  (%s)\n", f.path.c_str(), human_bytes(f.size).c_str(), how);
+    }
+    // The path the user can pass to --model: the folder, or the GGUF file itself.
+    const bool one_gguf = files.size() == 1 && files[0].path.size() > 5 &&
+                          files[0].path.compare(files[0].path.size() - 5, 5, ".gguf") == 0;
+    std::printf("%s\n", (one_gguf ? dest + "/" + files[0].path : dest).c_str());
+  });
+}

@@ -1,0 +1,137 @@
+// libcurl easy interface, one handle per request (downloads are one at a time; no shared state).
+#include "download/http_client.h"
+
+#include <curl/curl.h>
+
+#include <memory>
+#include <mutex>
+
+#include "kiln/types.h"
+
+namespace kiln {
+namespace {
+
+constexpr size_t kMaxErrorBody = 64 * 1024;
+
+void global_init_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct Transfer {
+  const HttpRequest* request = nullptr;
+  const HttpSink* sink = nullptr;   // nullptr: collect into result.body
+  size_t max_bytes = 0;
+  CURL* curl = nullptr;
+  HttpResult result;
+  long seen_status = -1;            // status whose body is arriving
+  uint64_t received = 0;
+  bool too_large = false;
+};
+
+bool is_success(long status) { return status >= 200 && status < 300; }
+
+size_t on_header(char* data, size_t size, size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const std::string line(data, size * count);
+  if (line.rfind("HTTP/", 0) == 0) {
+    t->result.next_link.clear();  // a new response (after a redirect) starts
+  } else if (line.size() > 5 && (line[0] == 'L' || line[0] == 'l') && line.compare(1, 4, "ink:") == 0) {
+    // Link: <url>; rel="next"
+    const size_t open = line.find('<'), close = line.find('>');
+    if (open != std::string::npos && close != std::string::npos && close > open &&
+        line.find("rel=\"next\"", close) != std::string::npos)
+      t->result.next_link = line.substr(open + 1, close - open - 1);
+  }
+  return size * count;
+}
+
+size_t on_body(char* data, size_t size, size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const size_t n = size * count;
+  long status = 0;
+  curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+  if (status >= 300 && status < 400) return n;  // body of a redirect being followed
+  if (status != t->seen_status) {
+    t->seen_status = status;
+    t->received = 0;
+    if (t->sink && t->sink->on_status) t->sink->on_status(status);
+  }
+  if (t->request->cancel.stop_requested()) return 0;  // aborts with CURLE_WRITE_ERROR
+  t->received += n;
+  if (t->sink && is_success(status)) {
+    if (!t->sink->write(data, n)) return 0;
+    if (t->sink->on_progress) t->sink->on_progress(t->received);
+    return n;
+  }
+  const size_t limit = t->sink ? kMaxErrorBody : t->max_bytes;
+  if (t->result.body.size() + n > limit) {
+    t->too_large = true;
+    return 0;
+  }
+  t->result.body.append(data, n);
+  return n;
+}
+
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<Transfer*>(user);
+  return t->request->cancel.stop_requested() ? 1 : 0;  // non-zero aborts the transfer
+}
+
+HttpResult perform(const HttpRequest& request, const HttpSink* sink, size_t max_bytes) {
+  global_init_once();
+  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+  if (!curl) throw Error("cannot start an HTTP transfer (curl_easy_init failed)");
+  Transfer t;
+  t.request = &request;
+  t.sink = sink;
+  t.max_bytes = max_bytes;
+  t.curl = curl.get();
+  char error[CURL_ERROR_SIZE] = {0};
+
+  curl_slist* headers = nullptr;
+  if (!request.token.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + request.token).c_str());
+  headers = curl_slist_append(headers, "User-Agent: kiln/" KILN_DOWNLOAD_VERSION);
+  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> header_list(headers, curl_slist_free_all);
+  const std::string range = std::to_string(request.range_start) + "-";
+
+  CURL* c = curl.get();
+  curl_easy_setopt(c, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
+  // A stalled transfer (under 1 byte/s for a minute) fails instead of hanging forever.
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  if (request.range_start > 0) curl_easy_setopt(c, CURLOPT_RANGE, range.c_str());
+
+  const CURLcode code = curl_easy_perform(c);
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &t.result.status);
+  t.result.curl_code = code;
+  t.result.cancelled = request.cancel.stop_requested();
+  if (code != CURLE_OK) {
+    t.result.curl_error = error[0] ? error : curl_easy_strerror(code);
+    if (t.too_large) t.result.curl_error = "response larger than " + std::to_string(t.sink ? kMaxErrorBody : max_bytes) + " bytes";
+  }
+  return t.result;
+}
+
+}  // namespace
+
+HttpResult http_get_text(const HttpRequest& request, size_t max_bytes) { return perform(request, nullptr, max_bytes); }
+
+HttpResult http_get_stream(const HttpRequest& request, const HttpSink& sink) { return perform(request, &sink, 0); }
+
+}  // namespace kiln

@@ -1,0 +1,42 @@
+// A small blocking HTTP GET over libcurl: redirects followed, bearer token sent to the first host
+// only (curl drops custom Authorization headers on a redirect to another host), cancellable.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stop_token>
+#include <string>
+
+namespace kiln {
+
+struct HttpRequest {
+  std::string url;
+  std::string token;                 // "" = no Authorization header
+  uint64_t range_start = 0;          // > 0: "Range: bytes=N-"
+  std::stop_token cancel;
+};
+
+struct HttpResult {
+  long status = 0;                   // final HTTP status (after redirects)
+  std::string body;                  // text bodies and error bodies (bounded)
+  std::string next_link;             // Link: <...>; rel="next" (paginated listings)
+  int curl_code = 0;                 // CURLcode; 0 = the transfer completed
+  std::string curl_error;            // curl's message when curl_code != 0
+  bool cancelled = false;
+};
+
+// Body bytes of a successful (2xx) response go to `sink` (which returns false to abort); the
+// bodies of other statuses are kept in HttpResult::body. on_status sees the status before the
+// first body byte. on_progress(received) reports bytes received so far in this response.
+struct HttpSink {
+  std::function<void(long status)> on_status;
+  std::function<bool(const char* data, size_t bytes)> write;
+  std::function<void(uint64_t received)> on_progress;
+};
+
+// GET into memory, up to max_bytes (more is an error reported as curl_code != 0).
+HttpResult http_get_text(const HttpRequest& request, size_t max_bytes);
+// GET streaming into `sink`.
+HttpResult http_get_stream(const HttpRequest& request, const HttpSink& sink);
+
+}  // namespace kiln
