@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "kiln/types.h"
@@ -80,12 +81,22 @@ std::string build_sentencepiece_proto(const GgufFile& file) {
   out.reserve(n * 24);
   int64_t unk_id = -1;
   bool has_bytes = false;
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(n);
+  std::string renamed;
   for (size_t i = 0; i < n; ++i) {
     std::string_view piece = (*tokens)[i];
     if (piece.empty()) throw Error(path + ": token " + std::to_string(i) + " is empty");
     int64_t type = types[i] == 0 ? int64_t{kNormal} : types[i];  // 0 is GGUF's "undefined"
     if (type < kNormal || type > kByte)
       throw Error(path + ": token " + std::to_string(i) + " has unknown token type " + std::to_string(types[i]));
+    // SentencePiece refuses a vocabulary with a piece twice; a repeated one keeps its id as an
+    // unused placeholder (never produced by encoding), so every other id stays where it is.
+    if (!seen.insert(piece).second) {
+      renamed = "<kiln-duplicate-" + std::to_string(i) + ">";
+      piece = renamed;
+      type = kUnused;
+    }
     // llama.cpp's converter writes SentencePiece's user-defined pieces ("<start_of_turn>" in a model
     // without tokenizer_config.json) as normal tokens. They keep their score of +0.0, which no BPE
     // merge has (the first merge scores -0.0), so "<...>" pieces with +0.0 get their type back: that

@@ -1,5 +1,6 @@
 // A corrupt, truncated or hostile GGUF file must end in a one-line kiln::Error naming the file:
 // never a crash, a hang, another exception type, or an allocation the file cannot back.
+#include <sentencepiece_processor.h>
 #include <sys/resource.h>
 
 #include <QTemporaryDir>
@@ -149,6 +150,21 @@ class GgufCorruptionTest : public QObject {
     b = f16_;
     b.replace(after(f16_, "blk.0.attn_q.weight") - 19, 19, "blk.0.attn_k.weight");
     expect_error(b, "appears twice");
+  }
+
+  void repeatedTokenStillLoads() {
+    // Token "on" renamed to "er": SentencePiece itself refuses repeated pieces, Kiln keeps the id unused.
+    std::string b = f16_;
+    const std::string er_on = std::string("\x02\0\0\0\0\0\0\0er\x02\0\0\0\0\0\0\0on", 20);
+    const size_t at = b.find(er_on);
+    QVERIFY(at != std::string::npos);
+    b.replace(at + 18, 2, "er");
+    auto f = GgufFile::from_bytes(b, kName);
+    const std::string proto = build_sentencepiece_proto(*f);
+    QVERIFY(proto.find("<kiln-duplicate-") != std::string::npos);
+    sentencepiece::SentencePieceProcessor sp;
+    QVERIFY(sp.LoadFromSerializedProto(proto).ok());
+    QCOMPARE(sp.GetPieceSize(), 512);
   }
 
   void alignmentKey() {
