@@ -1,0 +1,120 @@
+// Threading and tiling of y = x . W^T. Decode (one token) streams every weight row once through a
+// fused dequantize-and-dot kernel: it is memory-bandwidth bound, so the weights are read in their
+// stored format and never expanded. Prefill (several tokens) expands a tile of rows to floats once
+// and applies it to a group of up to 32 tokens, so the dequantization cost is shared by them.
+#include "runtime/cpu/matmul.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kiln/types.h"
+#include "quant/convert.h"
+#include "runtime/cpu/matmul_kernels.h"
+
+namespace kiln {
+
+namespace {
+
+// Prefill blocking, chosen by measurement (tests/bench, 2560 x 10240): a tile of 6 rows x 128
+// columns of weights (3 KiB) and the same 128 columns of 32 tokens (16 KiB) stay in L1 together.
+constexpr int64_t kTileCols = 128;
+constexpr int64_t kTokenGroup = 32;
+constexpr size_t kDecodeChunkBytes = 64 * 1024;  // weight bytes a thread takes at a time in decode
+
+void check_matmul_args(const Matrix& w, const float* x, int64_t n, const float* y) {
+  if (!is_matmul_type(w.type)) {
+    throw Error(std::string("matmul: weights in ") + to_string(w.type) +
+                " must be converted to F32, F16, BF16, Q8_0 or Q4_0 at load");
+  }
+  if (w.rows < 0 || w.cols < 0 || n < 0) throw Error("matmul: negative size");
+  if (w.rows > 0 && w.cols > 0 && !w.storage) throw Error("matmul: weight matrix has no storage");
+  if (n > 0 && w.rows > 0 && (!y || (w.cols > 0 && !x))) throw Error("matmul: null activation buffer");
+  (void)row_bytes(w.type, w.cols);  // throws when the row is not a whole number of blocks
+}
+
+void decode(const MatmulKernels& kernels, const Matrix& w, const float* x, float* y, ThreadPool& pool) {
+  const size_t stride = row_bytes(w.type, w.cols);
+  const auto dot_rows = kernels.dot_rows[static_cast<int>(w.type)];
+  const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kDecodeChunkBytes / std::max<size_t>(1, stride)));
+  pool.parallel_for(w.rows, [&](int64_t begin, int64_t end) {
+    dot_rows(w.row(begin), stride, end - begin, w.cols, x, y + begin);
+  }, grain);
+}
+
+// xt[c][t] = x[t][c] for t < tokens, zero for tokens <= t < padded: the tile kernels vectorize
+// over tokens, so they want each column's tokens side by side.
+void transpose_tokens(const float* x, int64_t cols, int64_t tokens, int64_t padded, float* xt) {
+  for (int64_t c = 0; c < cols; ++c) {
+    float* column = xt + c * padded;
+    for (int64_t t = 0; t < tokens; ++t) column[t] = x[t * cols + c];
+    std::fill(column + tokens, column + padded, 0.0f);
+  }
+}
+
+void prefill(const MatmulKernels& kernels, const Matrix& w, const float* x, int64_t n, float* y,
+             ThreadPool& pool) {
+  constexpr int64_t kRows = MatmulKernels::kTileRows;
+  const int64_t tiles = (w.rows + kRows - 1) / kRows;
+  const auto to_float = kernels.to_float[static_cast<int>(w.type)];
+  std::vector<float> xt(static_cast<size_t>(w.cols) * kTokenGroup);  // [cols][padded tokens]
+  for (int64_t g0 = 0; g0 < n; g0 += kTokenGroup) {
+    const int64_t tokens = std::min(kTokenGroup, n - g0);
+    const int64_t padded = (tokens + 7) / 8 * 8;
+    transpose_tokens(x + g0 * w.cols, w.cols, tokens, padded, xt.data());
+    pool.parallel_for(tiles, [&](int64_t tile_begin, int64_t tile_end) {
+      // Rows past the last weight row hold zeros or an earlier tile's values: their sums are not stored.
+      float expanded[kRows * kTileCols] = {};  // [kRows][kTileCols]
+      float acc[kRows * kTokenGroup];          // [kRows][padded]
+      for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
+        const int64_t r0 = tile * kRows;
+        const int64_t rows = std::min(kRows, w.rows - r0);
+        std::fill_n(acc, kRows * padded, 0.0f);
+        for (int64_t c0 = 0; c0 < w.cols; c0 += kTileCols) {
+          const int64_t cols = std::min(kTileCols, w.cols - c0);
+          const size_t offset = row_bytes(w.type, c0);  // c0 is a whole number of blocks
+          for (int64_t r = 0; r < rows; ++r) to_float(w.row(r0 + r) + offset, cols, expanded + r * kTileCols);
+          kernels.tile_product(expanded, kTileCols, xt.data() + c0 * padded, padded, padded, cols, acc, padded);
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t t = 0; t < tokens; ++t) y[(g0 + t) * w.rows + r0 + r] = acc[r * padded + t];
+        }
+      }
+    });
+  }
+}
+
+}  // namespace
+
+MatmulKernels best_matmul_kernels() {
+  return cpu_has_avx2_kernels() ? avx2_matmul_kernels() : portable_matmul_kernels();
+}
+
+void matmul_with(const MatmulKernels& kernels, const Matrix& w, const float* x, int64_t n, float* y,
+                 ThreadPool& pool) {
+  check_matmul_args(w, x, n, y);
+  if (n == 0 || w.rows == 0) return;
+  if (w.cols == 0) {
+    std::fill_n(y, n * w.rows, 0.0f);
+    return;
+  }
+  if (n == 1) {
+    decode(kernels, w, x, y, pool);
+  } else {
+    prefill(kernels, w, x, n, y, pool);
+  }
+}
+
+void matmul(const Matrix& w, const float* x, int64_t n, float* y, ThreadPool& pool) {
+  matmul_with(best_matmul_kernels(), w, x, n, y, pool);
+}
+
+void matrix_row(const Matrix& w, int64_t r, float* out) {
+  if (r < 0 || r >= w.rows) {
+    throw Error("matrix_row: row " + std::to_string(r) + " is outside 0.." + std::to_string(w.rows - 1));
+  }
+  if (!w.storage) throw Error("matrix_row: matrix has no storage");
+  dequantize_row(w.type, w.row(r), w.cols, out);
+}
+
+}  // namespace kiln

@@ -1,0 +1,232 @@
+// matmul against a double-precision dot of the dequantized weights, for every weight format, every
+// kernel set this CPU runs (portable and AVX2), 1 and 2 threads, decode (n = 1) and prefill (n > 1),
+// at sizes that hit every tail: rows not a multiple of the tile, columns not a multiple of 8 or of
+// the column chunk.
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kiln/types.h"
+#include "quant/convert.h"
+#include "runtime/cpu/matmul.h"
+#include "runtime/cpu/matmul_kernels.h"
+
+using namespace kiln;
+
+namespace {
+
+const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0};
+
+Matrix random_matrix(DType type, int64_t rows, int64_t cols, std::mt19937& rng, float scale = 1.0f) {
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  Matrix m;
+  m.type = type;
+  m.rows = rows;
+  m.cols = cols;
+  m.storage = allocate_aligned(m.bytes());
+  std::vector<float> row(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (auto& v : row) v = unit(rng) * scale;
+    // Some weights so small that fp16 holds them as subnormals (below 2^-14 = 6.1e-5).
+    for (int64_t c = r % 7; c < cols; c += 7) row[c] *= 1e-5f;
+    quantize_row(type, row.data(), cols, m.row(r));
+  }
+  return m;
+}
+
+struct Reference {
+  std::vector<double> y;          // [n][rows]
+  std::vector<double> magnitude;  // [n][rows]: sum |w| |x|, the scale of float rounding error
+};
+
+// y[t][r] = sum_c w[r][c] x[t][c] in double, with w from the scalar dequantize_row.
+Reference reference_matmul(const Matrix& w, const std::vector<float>& x, int64_t n) {
+  Reference ref{std::vector<double>(n * w.rows), std::vector<double>(n * w.rows)};
+  std::vector<float> row(w.cols);
+  for (int64_t r = 0; r < w.rows; ++r) {
+    dequantize_row(w.type, w.row(r), w.cols, row.data());
+    for (int64_t t = 0; t < n; ++t) {
+      double s = 0, m = 0;
+      for (int64_t c = 0; c < w.cols; ++c) {
+        const double p = double(row[c]) * double(x[t * w.cols + c]);
+        s += p;
+        m += std::fabs(p);
+      }
+      ref.y[t * w.rows + r] = s;
+      ref.magnitude[t * w.rows + r] = m;
+    }
+  }
+  return ref;
+}
+
+std::vector<MatmulKernels> kernel_sets() {
+  std::vector<MatmulKernels> sets = {portable_matmul_kernels()};
+  if (cpu_has_avx2_kernels()) sets.push_back(avx2_matmul_kernels());
+  return sets;
+}
+
+// Error relative to sum |w x|: float accumulation of m terms is off by about m * 2^-24 of that
+// sum, and a plain |y - ref| / |ref| would be meaningless where the terms cancel.
+QString check(const std::vector<float>& y, const Reference& ref) {
+  for (size_t i = 0; i < y.size(); ++i) {
+    const double error = std::fabs(double(y[i]) - ref.y[i]);
+    if (!(error <= 1e-5 * ref.magnitude[i] + 1e-30)) {
+      return QString("output %1: %2 vs %3 (relative error %4)").arg(i).arg(y[i]).arg(ref.y[i])
+          .arg(error / ref.magnitude[i]);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+class TestMatmul : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void every_format_at_odd_sizes() {
+    std::mt19937 rng(2024);
+    ThreadPool one(1), two(2);
+    const auto sets = kernel_sets();
+    qInfo("kernel sets: %s%s", sets[0].name, sets.size() > 1 ? ", avx2" : "");
+    const int64_t row_counts[] = {1, 3, 16, 17, 40, 67};
+    const int64_t token_counts[] = {1, 2, 3, 5, 9};
+    int cases = 0;
+    for (DType type : kTypes) {
+      // Block formats need whole 32-weight blocks; float formats take any width.
+      const std::vector<int64_t> widths = is_block_quantized(type)
+          ? std::vector<int64_t>{32, 96, 288, 320} : std::vector<int64_t>{32, 33, 47, 257, 319};
+      for (int64_t rows : row_counts) {
+        for (int64_t cols : widths) {
+          const Matrix w = random_matrix(type, rows, cols, rng);
+          for (int64_t n : token_counts) {
+            std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+            std::vector<float> x(n * cols);
+            for (auto& v : x) v = unit(rng);
+            const Reference ref = reference_matmul(w, x, n);
+            for (const auto& kernels : sets) {
+              for (ThreadPool* pool : {&one, &two}) {
+                std::vector<float> y(n * rows, std::nanf(""));
+                matmul_with(kernels, w, x.data(), n, y.data(), *pool);
+                const QString problem = check(y, ref);
+                if (!problem.isEmpty()) {
+                  QFAIL(qPrintable(QString("%1 %2x%3 n=%4 %5 threads=%6: %7").arg(to_string(type)).arg(rows)
+                                       .arg(cols).arg(n).arg(kernels.name).arg(pool->size()).arg(problem)));
+                }
+                ++cases;
+              }
+            }
+          }
+        }
+      }
+    }
+    QVERIFY(cases > 0);
+  }
+
+  void larger_matrices_split_across_threads() {
+    // Big enough that decode gives each thread several chunks and prefill several tiles; 17 tokens
+    // need two token vectors and a tail, 70 more than one group of transposed tokens.
+    std::mt19937 rng(5);
+    ThreadPool two(2);
+    for (DType type : kTypes) {
+      const Matrix w = random_matrix(type, 300, 1024, rng);
+      for (int64_t n : {int64_t(1), int64_t(4), int64_t(17), int64_t(70)}) {
+        std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+        std::vector<float> x(n * w.cols);
+        for (auto& v : x) v = unit(rng);
+        const Reference ref = reference_matmul(w, x, n);
+        for (const auto& kernels : kernel_sets()) {
+          std::vector<float> y(n * w.rows, std::nanf(""));
+          matmul_with(kernels, w, x.data(), n, y.data(), two);
+          const QString problem = check(y, ref);
+          QVERIFY2(problem.isEmpty(), qPrintable(QString("%1 %2: %3").arg(to_string(type)).arg(kernels.name).arg(problem)));
+        }
+      }
+    }
+  }
+
+  void tiny_weights_keep_their_precision() {
+    // Weights below 6.1e-5 are fp16 subnormals (and give Q8_0 / Q4_0 subnormal scales): every kernel
+    // must decode them exactly, which the mixed-magnitude cases above could not show.
+    std::mt19937 rng(12);
+    ThreadPool pool(2);
+    for (DType type : kTypes) {
+      const Matrix w = random_matrix(type, 21, 96, rng, 3e-5f);
+      for (int64_t n : {int64_t(1), int64_t(3)}) {
+        std::vector<float> x(n * w.cols);
+        std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+        for (auto& v : x) v = unit(rng);
+        const Reference ref = reference_matmul(w, x, n);
+        for (const auto& kernels : kernel_sets()) {
+          std::vector<float> y(n * w.rows);
+          matmul_with(kernels, w, x.data(), n, y.data(), pool);
+          const QString problem = check(y, ref);
+          QVERIFY2(problem.isEmpty(), qPrintable(QString("%1 %2: %3").arg(to_string(type)).arg(kernels.name).arg(problem)));
+        }
+      }
+    }
+  }
+
+  void default_matmul_uses_a_correct_kernel_set() {
+    std::mt19937 rng(8);
+    ThreadPool pool(2);
+    const Matrix w = random_matrix(DType::Q4_0, 33, 64, rng);
+    std::vector<float> x(3 * 64, 0.5f);
+    const Reference ref = reference_matmul(w, x, 3);
+    std::vector<float> y(3 * 33);
+    matmul(w, x.data(), 3, y.data(), pool);
+    const QString problem = check(y, ref);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+  }
+
+  void matrix_row_returns_the_dequantized_row() {
+    std::mt19937 rng(9);
+    for (DType type : kTypes) {
+      const Matrix w = random_matrix(type, 5, 64, rng);
+      std::vector<float> got(64), want(64);
+      matrix_row(w, 3, got.data());
+      dequantize_row(type, w.row(3), 64, want.data());
+      QCOMPARE(got, want);
+    }
+  }
+
+  void bad_input_is_an_error() {
+    std::mt19937 rng(10);
+    ThreadPool pool(1);
+    const Matrix w = random_matrix(DType::F32, 4, 8, rng);
+    std::vector<float> out(8), x(8);
+    QVERIFY_THROWS_EXCEPTION(Error, matrix_row(w, 4, out.data()));
+    QVERIFY_THROWS_EXCEPTION(Error, matrix_row(w, -1, out.data()));
+    Matrix kquant;
+    kquant.type = DType::Q4_K;
+    kquant.rows = 1;
+    kquant.cols = 256;
+    kquant.storage = allocate_aligned(144);
+    QVERIFY_THROWS_EXCEPTION(Error, matmul(kquant, x.data(), 1, out.data(), pool));
+    Matrix ragged;
+    ragged.type = DType::Q8_0;
+    ragged.rows = 1;
+    ragged.cols = 40;
+    ragged.storage = allocate_aligned(64);
+    QVERIFY_THROWS_EXCEPTION(Error, matmul(ragged, x.data(), 1, out.data(), pool));
+    Matrix empty_storage;
+    empty_storage.rows = 2;
+    empty_storage.cols = 8;
+    QVERIFY_THROWS_EXCEPTION(Error, matmul(empty_storage, x.data(), 1, out.data(), pool));
+  }
+
+  void allocation_is_aligned() {
+    for (size_t bytes : {size_t(0), size_t(1), size_t(63), size_t(64), size_t(1000)}) {
+      AlignedBytes p = allocate_aligned(bytes);
+      QVERIFY(p);
+      QCOMPARE(reinterpret_cast<uintptr_t>(p.get()) % 64, uintptr_t(0));
+    }
+    QVERIFY_THROWS_EXCEPTION(Error, allocate_aligned(SIZE_MAX - 10));
+    QVERIFY_THROWS_EXCEPTION(Error, allocate_aligned(size_t(1) << 62));  // refused, not a crash
+  }
+};
+
+QTEST_APPLESS_MAIN(TestMatmul)
+#include "test_matmul.moc"
