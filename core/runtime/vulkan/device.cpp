@@ -1,0 +1,249 @@
+#include "runtime/vulkan/device.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kiln/types.h"
+#include "runtime/vulkan/vk_check.h"
+
+namespace kiln::vk {
+namespace {
+
+std::string version_text(uint32_t v) {
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
+         std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+const char* type_name(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+  }
+}
+
+bool has_extension(VkPhysicalDevice pd, const char* name) {
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> ext(n);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, ext.data());
+  for (const auto& e : ext)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
+// Reads limits, features, queues and memory of one device and decides whether Kiln can use it.
+PhysicalDeviceInfo probe(VkPhysicalDevice pd, int index) {
+  PhysicalDeviceInfo d;
+  d.handle = pd;
+  vkGetPhysicalDeviceProperties(pd, &d.properties);
+  vkGetPhysicalDeviceMemoryProperties(pd, &d.memory);
+  const uint32_t api = d.properties.apiVersion;
+  const bool v11 = api >= VK_API_VERSION_1_1, v12 = api >= VK_API_VERSION_1_2, v13 = api >= VK_API_VERSION_1_3;
+
+  GpuDevice& r = d.report;
+  r.index = index;
+  r.name = d.properties.deviceName;
+  r.type = type_name(d.properties.deviceType);
+  r.api_version = version_text(api);
+  r.driver = std::to_string(d.properties.driverVersion);
+  r.max_storage_buffer_range = d.properties.limits.maxStorageBufferRange;
+  d.cpu_implementation = d.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  for (uint32_t i = 0; i < d.memory.memoryHeapCount; ++i)
+    r.heaps.push_back({d.memory.memoryHeaps[i].size, (d.memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0});
+  d.max_memory_allocation = 1ull << 30;
+  d.max_buffer_size = 1ull << 30;
+
+  uint32_t subgroup_ops = 0, subgroup_stages = 0;
+  if (v11) {
+    VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceMaintenance4Properties m4{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES};
+    sub.pNext = &m3;
+    if (v12) m3.pNext = &drv;
+    if (v13) drv.pNext = &m4;
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    p2.pNext = &sub;
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    d.subgroup_size = sub.subgroupSize;
+    subgroup_ops = sub.supportedOperations;
+    subgroup_stages = sub.supportedStages;
+    d.max_memory_allocation = m3.maxMemoryAllocationSize;
+    d.max_buffer_size = v13 ? m4.maxBufferSize : m3.maxMemoryAllocationSize;
+    if (v12) r.driver = std::string(drv.driverName) + " " + drv.driverInfo;
+
+    VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+    VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+    VkPhysicalDeviceShaderFloat16Int8Features f16i8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+    VkPhysicalDeviceShaderIntegerDotProductFeatures idot{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+    if (v12) {
+      s16.pNext = &s8;
+      s8.pNext = &f16i8;
+      if (v13 || has_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) f16i8.pNext = &idot;
+    }
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &s16;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    r.storage16 = s16.storageBuffer16BitAccess;
+    r.storage8 = s8.storageBuffer8BitAccess;
+    r.fp16 = f16i8.shaderFloat16;
+    r.int8 = f16i8.shaderInt8;
+    r.integer_dot = idot.shaderIntegerDotProduct;
+  }
+  r.subgroup_size = int(d.subgroup_size);
+
+  uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);
+  std::vector<VkQueueFamilyProperties> families(nq);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, families.data());
+  for (uint32_t i = 0; i < nq; ++i) {
+    if (!(families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+    // Prefer the family with timestamps (profiling), then the first.
+    if (d.compute_family == UINT32_MAX || (d.timestamp_valid_bits == 0 && families[i].timestampValidBits > 0)) {
+      d.compute_family = i;
+      d.timestamp_valid_bits = families[i].timestampValidBits;
+    }
+  }
+
+  for (uint32_t i = 0; i < d.memory.memoryTypeCount; ++i) {
+    const auto f = d.memory.memoryTypes[i].propertyFlags;
+    if ((f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
+        (d.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU || d.cpu_implementation))
+      d.unified_memory = true;
+  }
+
+  const auto& lim = d.properties.limits;
+  const uint32_t needed_ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  if (!v11)
+    d.hard_refusal = "Vulkan " + r.api_version + " (Kiln needs 1.1 or newer)";
+  else if (d.compute_family == UINT32_MAX)
+    d.hard_refusal = "no compute queue";
+  else if (!(subgroup_stages & VK_SHADER_STAGE_COMPUTE_BIT) || (subgroup_ops & needed_ops) != needed_ops)
+    d.hard_refusal = "no subgroup arithmetic in compute shaders";
+  else if (d.subgroup_size < 4)
+    d.hard_refusal = "subgroup size " + std::to_string(d.subgroup_size) + " (Kiln needs at least 4)";
+  else if (lim.maxComputeWorkGroupInvocations < 256 || lim.maxComputeWorkGroupSize[0] < 256)
+    d.hard_refusal = "workgroups of 256 invocations not supported";
+  else if (lim.maxComputeSharedMemorySize < 20 * 1024)
+    d.hard_refusal = "only " + std::to_string(lim.maxComputeSharedMemorySize) + " bytes of shared memory";
+  else if (lim.maxPushConstantsSize < 128)
+    d.hard_refusal = "push constants under 128 bytes";
+  if (!d.hard_refusal.empty()) {
+    r.refusal = d.hard_refusal;
+  } else if (d.cpu_implementation) {
+    r.refusal = "a CPU implementation of Vulkan: slower than Kiln's own CPU path, used only when asked for (--device " +
+                std::to_string(index) + ")";
+  } else {
+    r.usable = true;
+  }
+  return d;
+}
+
+int rank(const PhysicalDeviceInfo& d) {
+  switch (d.properties.deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 3;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 0;
+    default: return 1;
+  }
+}
+
+uint64_t device_local_bytes(const PhysicalDeviceInfo& d) {
+  uint64_t best = 0;
+  for (const auto& h : d.report.heaps)
+    if (h.device_local) best = std::max(best, h.size);
+  return best;
+}
+
+}  // namespace
+
+Instance::Instance() {
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "kiln";
+  app.pEngineName = "kiln";
+  app.apiVersion = VK_API_VERSION_1_2;
+  VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ci.pApplicationInfo = &app;
+  const VkResult res = vkCreateInstance(&ci, nullptr, &instance_);
+  if (res != VK_SUCCESS) {
+    instance_ = VK_NULL_HANDLE;
+    check(res, "creating the Vulkan instance");
+  }
+  uint32_t n = 0;
+  vkEnumeratePhysicalDevices(instance_, &n, nullptr);
+  std::vector<VkPhysicalDevice> handles(n);
+  vkEnumeratePhysicalDevices(instance_, &n, handles.data());
+  for (uint32_t i = 0; i < n; ++i) devices_.push_back(probe(handles[i], int(i)));
+}
+
+Instance::~Instance() {
+  if (instance_) vkDestroyInstance(instance_, nullptr);
+}
+
+int choose_device(const std::vector<PhysicalDeviceInfo>& devices, int requested, bool allow_cpu) {
+  if (devices.empty()) throw Error("Vulkan: no device found (no GPU driver installed?)");
+  if (requested >= 0) {
+    if (requested >= int(devices.size()))
+      throw Error("Vulkan: there is no device " + std::to_string(requested) + " (" + std::to_string(devices.size()) +
+                  " found)");
+    const auto& d = devices[requested];
+    if (!d.hard_refusal.empty())
+      throw Error("Vulkan: device " + std::to_string(requested) + " (" + d.report.name + ") cannot run Kiln: " +
+                  d.hard_refusal);
+    return requested;
+  }
+  int best = -1;
+  for (const auto& d : devices) {
+    if (!d.hard_refusal.empty() || (d.cpu_implementation && !allow_cpu)) continue;
+    if (best < 0 || rank(d) > rank(devices[best]) ||
+        (rank(d) == rank(devices[best]) && device_local_bytes(d) > device_local_bytes(devices[best])))
+      best = d.report.index;
+  }
+  if (best >= 0) return best;
+  std::string why;
+  for (const auto& d : devices)
+    why += (why.empty() ? "" : "; ") + std::to_string(d.report.index) + " " + d.report.name + ": " + d.report.refusal;
+  throw Error("Vulkan: no usable device (" + why + ")");
+}
+
+Device::Device(std::shared_ptr<Instance> instance, int index) : instance_(std::move(instance)) {
+  info_ = instance_->devices().at(index);
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  q.queueFamilyIndex = info_.compute_family;
+  q.queueCount = 1;
+  q.pQueuePriorities = &priority;
+  VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  ci.queueCreateInfoCount = 1;
+  ci.pQueueCreateInfos = &q;
+  check(vkCreateDevice(info_.handle, &ci, nullptr, &device_), "creating the logical device on " + info_.report.name);
+  vkGetDeviceQueue(device_, info_.compute_family, 0, &queue_);
+}
+
+Device::~Device() {
+  if (device_) {
+    vkDeviceWaitIdle(device_);
+    vkDestroyDevice(device_, nullptr);
+  }
+}
+
+uint32_t Device::find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
+                                  VkMemoryPropertyFlags preferred) const {
+  uint32_t fallback = UINT32_MAX;
+  for (uint32_t i = 0; i < info_.memory.memoryTypeCount; ++i) {
+    if (!(type_bits & (1u << i))) continue;
+    const auto f = info_.memory.memoryTypes[i].propertyFlags;
+    if ((f & required) != required) continue;
+    if ((f & preferred) == preferred) return i;
+    if (fallback == UINT32_MAX) fallback = i;
+  }
+  return fallback;
+}
+
+void Device::wait_idle() const { vkDeviceWaitIdle(device_); }
+
+}  // namespace kiln::vk

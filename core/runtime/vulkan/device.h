@@ -1,0 +1,93 @@
+// Vulkan instance, physical-device probing and choice, and the logical device with its compute
+// queue. Everything the backend learns about the hardware (limits, features, memory types) is read
+// here once; nothing else queries the driver for capabilities.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/hardware.h"
+
+namespace kiln::vk {
+
+// What the device has done since it was created. The backend snapshots these around each forward
+// call, so "allocations during decode" is a measurement, not a claim.
+struct Counters {
+  uint64_t memory_allocations = 0;        // vkAllocateMemory
+  uint64_t buffers_created = 0;           // vkCreateBuffer
+  uint64_t descriptor_sets_allocated = 0; // sets handed out by vkAllocateDescriptorSets
+  uint64_t pipelines_created = 0;         // vkCreateComputePipelines
+  uint64_t submits = 0;                   // vkQueueSubmit
+};
+
+struct PhysicalDeviceInfo {
+  VkPhysicalDevice handle = VK_NULL_HANDLE;
+  GpuDevice report;                   // what `kiln info --hardware` shows, usable/refusal included
+  std::string hard_refusal;           // missing capability: never used, even when asked for
+  bool cpu_implementation = false;    // lavapipe/SwiftShader: used only when asked for
+  bool unified_memory = false;        // integrated/CPU: weights can live in mappable device memory
+  VkPhysicalDeviceProperties properties{};
+  VkPhysicalDeviceMemoryProperties memory{};
+  uint32_t compute_family = UINT32_MAX;
+  uint32_t timestamp_valid_bits = 0;  // 0: no timestamps on the compute queue (no profiling)
+  uint32_t subgroup_size = 0;
+  uint64_t max_memory_allocation = 0;
+  uint64_t max_buffer_size = 0;
+};
+
+class Instance {
+ public:
+  // Throws kiln::Error when there is no loader or no driver.
+  Instance();
+  ~Instance();
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+
+  VkInstance handle() const { return instance_; }
+  const std::vector<PhysicalDeviceInfo>& devices() const { return devices_; }
+
+ private:
+  VkInstance instance_ = VK_NULL_HANDLE;
+  std::vector<PhysicalDeviceInfo> devices_;
+};
+
+// The device to use: `requested` (>= 0) if it can run Kiln at all, else the best real GPU, else a
+// CPU implementation when allow_cpu. Throws kiln::Error saying why each device was refused.
+int choose_device(const std::vector<PhysicalDeviceInfo>& devices, int requested, bool allow_cpu);
+
+class Device {
+ public:
+  Device(std::shared_ptr<Instance> instance, int index);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  VkDevice handle() const { return device_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queue_family() const { return info_.compute_family; }
+  const PhysicalDeviceInfo& info() const { return info_; }
+  const VkPhysicalDeviceLimits& limits() const { return info_.properties.limits; }
+  Counters& counters() { return counters_; }
+  const Counters& counters() const { return counters_; }
+
+  // Index of a memory type allowed by type_bits with all `required` flags, preferring one with
+  // `preferred` too; UINT32_MAX when none.
+  uint32_t find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
+                            VkMemoryPropertyFlags preferred = 0) const;
+
+  // Waits for the queue to go idle (teardown, tests).
+  void wait_idle() const;
+
+ private:
+  std::shared_ptr<Instance> instance_;
+  PhysicalDeviceInfo info_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  Counters counters_;
+};
+
+}  // namespace kiln::vk

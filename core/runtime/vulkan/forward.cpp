@@ -1,0 +1,133 @@
+#include "runtime/vulkan/forward.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/vulkan/push_constants.h"
+
+namespace kiln::vk {
+namespace {
+
+class Recorder {
+ public:
+  Recorder(ModelGpu& m, CommandSequence& seq) : m_(m), seq_(seq), c_(m.config) {}
+
+  void matrix(BoundMatrix& bm, bool glu, int n, uint32_t x_offset, uint32_t x_stride, uint32_t y_stride,
+              const char* op, int layer) {
+    const bool batched = n > m_.tuning.matvec_max_tokens;
+    const Kernel& k = m_.matrix_kernel(bm.m.type, glu, batched);
+    record_matrix(seq_, k, bm.m, bm.sets, MatrixCall{glu, batched, n, x_offset, x_stride, y_stride},
+                  m_.tuning.matvec_rows, m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
+  }
+
+  void add_norm(int n, uint32_t post, uint32_t pre, int layer) {
+    AddNormPush p{uint32_t(c_.hidden_size), post, pre, c_.rms_norm_eps};
+    seq_.dispatch(*m_.add_norm_kernel, m_.add_norm_set, &p, sizeof p, uint32_t(n), 1, 1, "add_norm", layer);
+    seq_.barrier();
+  }
+
+  void embed(int n) {
+    const auto& em = m_.embed_logits.m;
+    const Kernel& k = m_.embed_kernel(em.type);
+    for (size_t i = 0; i < em.chunks.size(); ++i) {
+      EmbedPush p{uint32_t(n), uint32_t(c_.hidden_size), uint32_t(em.cols / 32), uint32_t(em.chunks[i].row_begin),
+                  uint32_t(em.chunks[i].rows), m_.layers[0].input_norm, std::sqrt(float(c_.hidden_size)), c_.rms_norm_eps};
+      seq_.dispatch(k, m_.embed_gather[i], &p, sizeof p, uint32_t(n), 1, 1, "embedding", -1);
+    }
+    seq_.barrier();
+  }
+
+  void attention(LayerGpu& l, int n, int pos, int layer) {
+    const uint32_t hd = c_.head_dim, heads = c_.num_heads, kvh = c_.num_kv_heads;
+    const uint32_t qkv_stride = (heads + 2 * kvh) * hd;
+    RopePush rp{uint32_t(pos), heads, kvh, hd, qkv_stride, uint32_t(l.cache_slots), l.q_norm, l.k_norm,
+                l.global ? m_.rope_global : m_.rope_local, c_.rms_norm_eps};
+    seq_.dispatch(*m_.rope_kernel, l.rope_set, &rp, sizeof rp, uint32_t(n) * (heads + kvh), 1, 1, "qk_norm_rope", layer);
+    seq_.barrier();
+
+    // One query: split its keys over workgroups so long contexts fill the GPU.
+    const uint32_t window = l.global ? 0u : uint32_t(c_.sliding_window);
+    const int64_t last = int64_t(pos) + n - 1;
+    const int64_t lo = window ? std::max<int64_t>(0, last - window + 1) : 0;
+    const uint32_t keys = uint32_t(last - lo + 1);
+    uint32_t splits = 1, per_split = keys;
+    if (n == 1) {
+      per_split = std::max<uint32_t>(256, (keys + m_.tuning.max_attention_splits - 1) / m_.tuning.max_attention_splits);
+      splits = (keys + per_split - 1) / per_split;
+    }
+    if (splits == 1) per_split = uint32_t(m_.context);  // every key of every query
+    AttentionPush ap{uint32_t(pos), heads, kvh, hd, qkv_stride, heads * hd, uint32_t(l.cache_slots), window, splits,
+                     per_split, 1.0f / std::sqrt(c_.query_pre_attn_scalar), c_.attn_logit_softcapping};
+    seq_.dispatch(*m_.attention_kernel, l.attention_set, &ap, sizeof ap, uint32_t(n) * heads * splits, 1, 1,
+                  "attention", layer);
+    seq_.barrier();
+    if (splits > 1) {
+      CombinePush cp{heads, hd, splits, heads * hd};
+      seq_.dispatch(*m_.combine_kernel, m_.combine_set, &cp, sizeof cp, uint32_t(n) * heads, 1, 1, "attention", layer);
+      seq_.barrier();
+    }
+  }
+
+  void run(int n, int pos, bool all_logits) {
+    const uint32_t hidden = c_.hidden_size, ffn = c_.intermediate_size;
+    const uint32_t q_dim = c_.num_heads * c_.head_dim, qkv_stride = (c_.num_heads + 2 * c_.num_kv_heads) * c_.head_dim;
+    embed(n);
+    for (int i = 0; i < c_.num_layers; ++i) {
+      LayerGpu& l = m_.layers[i];
+      matrix(l.qkv, false, n, 0, hidden, qkv_stride, "qkv_proj", i);
+      attention(l, n, pos, i);
+      matrix(l.o, false, n, 0, q_dim, hidden, "o_proj", i);
+      add_norm(n, l.post_attn_norm, l.pre_ffn_norm, i);
+      matrix(l.gate_up, true, n, 0, hidden, ffn, "gate_up_gelu", i);
+      matrix(l.down, false, n, 0, ffn, hidden, "down_proj", i);
+      const uint32_t next = i + 1 < c_.num_layers ? m_.layers[i + 1].input_norm : m_.final_norm;
+      add_norm(n, l.post_ffn_norm, next, i);
+    }
+    // xn now holds final_norm(x) for every token.
+    const int rows = all_logits ? n : 1;
+    const uint32_t first = all_logits ? 0 : uint32_t(n - 1) * hidden;
+    matrix(m_.embed_logits, false, rows, first, hidden, uint32_t(c_.vocab_size), "logits", -1);
+    seq_.copy_to_host(m_.logits, 0, m_.logits_host, 0, uint64_t(rows) * c_.vocab_size * 4);
+  }
+
+ private:
+  ModelGpu& m_;
+  CommandSequence& seq_;
+  const Gemma3Config& c_;
+};
+
+}  // namespace
+
+void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatrix& m,
+                   std::span<const VkDescriptorSet> sets, const MatrixCall& call, uint32_t matvec_rows,
+                   uint32_t max_groups_x, const char* op, int layer) {
+  for (size_t i = 0; i < m.chunks.size(); ++i) {
+    const auto& ch = m.chunks[i];
+    MatrixPush p{uint32_t(ch.rows), uint32_t(m.cols / 32), uint32_t(call.n), call.x_offset, call.x_stride,
+                 uint32_t(call.glu ? ch.row_begin / 2 : ch.row_begin), call.y_stride, 0};
+    if (call.batched) {
+      seq.dispatch(kernel, sets[i], &p, sizeof p, uint32_t((ch.rows + 63) / 64), uint32_t((call.n + 63) / 64), 1, op,
+                   layer);
+    } else {
+      const uint32_t groups = uint32_t((ch.rows + matvec_rows - 1) / matvec_rows);
+      p.groups_x = std::min(groups, max_groups_x);
+      seq.dispatch(kernel, sets[i], &p, sizeof p, p.groups_x, (groups + p.groups_x - 1) / p.groups_x, 1, op, layer);
+    }
+  }
+  seq.barrier();  // chunks write disjoint rows: one barrier after all of them
+}
+
+void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, bool all_logits) {
+  Recorder(model, seq).run(n, pos, all_logits);
+}
+
+uint32_t max_dispatches_per_forward(const ModelGpu& model) {
+  uint32_t per_layer = 4;  // rope, attention, combine, add_norm x2 counted below
+  for (const LayerGpu& l : model.layers) {
+    per_layer = std::max<uint32_t>(per_layer, uint32_t(l.qkv.m.chunks.size() + l.o.m.chunks.size() +
+                                                       l.gate_up.m.chunks.size() + l.down.m.chunks.size()));
+  }
+  return uint32_t(model.layers.size()) * (per_layer + 5) + 2 * uint32_t(model.embed_logits.m.chunks.size()) + 4;
+}
+
+}  // namespace kiln::vk

@@ -1,0 +1,33 @@
+// Recording Gemma 3's forward pass for a batch of tokens into one command sequence.
+#pragma once
+
+#include <span>
+
+#include "runtime/vulkan/model_gpu.h"
+#include "runtime/vulkan/sequence.h"
+
+namespace kiln::vk {
+
+struct MatrixCall {
+  bool glu = false;      // rows are (gate, up) pairs; y gets gelu_tanh(gate) * up
+  bool batched = false;  // tiled matrix-matrix kernel (prefill) instead of matrix-vector
+  int n = 1;             // tokens
+  uint32_t x_offset = 0, x_stride = 0, y_stride = 0;  // floats
+};
+
+// y[t][chunk.row_begin + r] (or [.. / 2] with GLU) = W x[t] over every chunk of m, then a barrier.
+// sets[i] binds chunk i's weights, scales, x and y to `kernel` (a matvec_* or matmul_* pipeline).
+void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatrix& m,
+                   std::span<const VkDescriptorSet> sets, const MatrixCall& call, uint32_t matvec_rows,
+                   uint32_t max_groups_x, const char* op, int layer);
+
+// Records n tokens (already written to model.tokens) at positions [pos, pos + n): embedding,
+// every layer (writing K/V into the cache), the final norm and the logits, which end up in
+// model.logits_host: n rows when all_logits, else the last token's row. n <= model.max_batch,
+// and n <= model.logit_rows when all_logits.
+void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, bool all_logits);
+
+// Dispatches one recording of a forward pass needs at most (for the timestamp pool).
+uint32_t max_dispatches_per_forward(const ModelGpu& model);
+
+}  // namespace kiln::vk

@@ -1,0 +1,273 @@
+#include "runtime/vulkan/model_gpu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "kiln/types.h"
+
+namespace kiln::vk {
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+
+uint32_t env_u32(const char* name, uint32_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  const long n = std::strtol(v, nullptr, 10);
+  return n > 0 ? uint32_t(n) : fallback;
+}
+
+const char* type_suffix(DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::F16: return "f16";
+    case DType::Q8_0: return "q8_0";
+    case DType::Q4_0: return "q4_0";
+    default: throw Error(std::string("Vulkan: weights in ") + to_string(t) + " are not supported on the GPU");
+  }
+}
+
+// Norm vectors packed into one buffer, each starting at a multiple of 4 floats (vec4 loads).
+struct NormPacker {
+  std::vector<float> data;
+  uint32_t add(const std::vector<float>& v) {
+    const uint32_t at = uint32_t(data.size());
+    data.insert(data.end(), v.begin(), v.end());
+    data.resize((data.size() + 3) / 4 * 4, 0.0f);
+    return at;
+  }
+};
+
+void require_same_type(const Matrix& a, const Matrix& b, const char* what) {
+  if (a.type != b.type)
+    throw Error(std::string("Vulkan: ") + what + " weights differ in storage type (" + to_string(a.type) + " vs " +
+                to_string(b.type) + "); the GPU path needs them alike");
+}
+
+}  // namespace
+
+std::vector<float> rope_table(const Gemma3Config& c, int context) {
+  // As the CPU reference computes it: inv_freq in float32, the angle in double.
+  const int64_t hd = c.head_dim, half = hd / 2;
+  std::vector<float> table(size_t(2) * context * half * 2);
+  for (int kind = 0; kind < 2; ++kind) {
+    const float base = kind == 0 ? c.rope_local_base_freq : c.rope_theta;
+    const double scaling = kind == 0 ? 1.0 : double(c.rope_scaling_factor);
+    for (int64_t i = 0; i < half; ++i) {
+      const float inv_freq = 1.0f / std::pow(base, float(2 * i) / float(hd));
+      for (int64_t p = 0; p < context; ++p) {
+        const double angle = (double(p) / scaling) * double(inv_freq);
+        float* e = &table[((size_t(kind) * context + p) * half + i) * 2];
+        e[0] = float(std::cos(angle));
+        e[1] = float(std::sin(angle));
+      }
+    }
+  }
+  return table;
+}
+
+Tuning tuning_for(const Device& device) {
+  Tuning t;
+  if (device.info().cpu_implementation) t.matvec_wg = 64;  // lavapipe: fewer, fatter invocations
+  t.matvec_wg = env_u32("KILN_VK_MATVEC_WG", t.matvec_wg);
+  t.matvec_rows = env_u32("KILN_VK_MATVEC_ROWS", t.matvec_rows);
+  t.matvec_rows += t.matvec_rows % 2;
+  t.matvec_wg = std::clamp<uint32_t>(t.matvec_wg, 32, 256);
+  return t;
+}
+
+ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_kv)
+    : device(dev), config(weights.config), tuning(tuning_for(dev)), context(ctx) {
+  build(weights, f16_kv);
+  build_pipelines();
+  build_sets();
+  pipelines->save_cache();
+}
+
+ModelGpu::~ModelGpu() { device.wait_idle(); }
+
+const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched) {
+  const std::string name = std::string(batched ? "matmul_" : "matvec_") + (glu ? "glu_" : "") + type_suffix(type);
+  if (batched) return pipelines->get(name, 4);
+  return pipelines->get(name, 4, {tuning.matvec_wg, tuning.matvec_rows});
+}
+
+const Kernel& ModelGpu::embed_kernel(DType type) {
+  return pipelines->get(std::string("embed_") + type_suffix(type), 6, {tuning.norm_wg});
+}
+
+void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
+  const Gemma3Config& c = config;
+  const int64_t hidden = c.hidden_size, hd = c.head_dim, heads = c.num_heads, kvh = c.num_kv_heads;
+  const int64_t ffn = c.intermediate_size, vocab = c.vocab_size;
+  if (context <= 0) throw Error("Vulkan: context length must be positive");
+  if (hd % 8 != 0 || hd > 256)
+    throw Error("Vulkan: head_dim " + std::to_string(hd) + " is not supported on the GPU (a multiple of 8, at most 256)");
+  if (heads % kvh != 0) throw Error("Vulkan: heads must be a multiple of kv_heads");
+  if (hidden % kBlockSize != 0 || ffn % kBlockSize != 0)
+    throw Error("Vulkan: hidden and intermediate sizes must be multiples of 32 on the GPU");
+  if (int64_t(w.layers.size()) != c.num_layers) throw Error("Vulkan: the weights hold the wrong number of layers");
+
+  kv_f16 = f16_kv;
+  const bool uma = device.info().unified_memory && std::getenv("KILN_VK_FORCE_STAGING") == nullptr;
+  const MemoryKind resident = uma ? MemoryKind::DeviceMappable : MemoryKind::DeviceLocal;
+  weight_arena = std::make_unique<MemoryArena>(device, resident, 1024 * kMiB, "model weights");
+  state_arena = std::make_unique<MemoryArena>(device, MemoryKind::DeviceLocal, 256 * kMiB, "KV cache and activations");
+  upload_arena = std::make_unique<MemoryArena>(device, MemoryKind::HostUpload, 1 * kMiB, "token input");
+  readback_arena = std::make_unique<MemoryArena>(device, MemoryKind::HostReadback, 64 * kMiB, "logits");
+  const uint64_t max_range =
+      std::min<uint64_t>(device.limits().maxStorageBufferRange, state_arena->max_block_bytes());
+
+  // The largest batch whose activations each fit one binding.
+  const int64_t qkv_width = (heads + 2 * kvh) * hd;
+  const int64_t widest = std::max({hidden, qkv_width, heads * hd, ffn});
+  max_batch = int(std::min<int64_t>({512, context, int64_t(max_range / (uint64_t(widest) * 4))}));
+  if (max_batch < 1) throw Error("Vulkan: one token's activations exceed the device's storage-buffer range");
+  logit_rows = int(std::clamp<int64_t>(int64_t(std::min<uint64_t>(max_range, 64 * kMiB) / (uint64_t(vocab) * 4)), 1,
+                                       max_batch));
+
+  // Per-context buffers that must each fit one binding: refuse before uploading anything.
+  const uint64_t elem = kv_f16 ? 2 : 4;
+  const uint64_t global_kv = uint64_t(context) * kvh * hd * elem, rope_bytes = uint64_t(context) * hd * 8;
+  if (std::max(global_kv, rope_bytes) > max_range)
+    throw Error("Vulkan: a context of " + std::to_string(context) + " needs " +
+                std::to_string(std::max(global_kv, rope_bytes) / kMiB) + " MiB in one binding, over the device's limit of " +
+                std::to_string(max_range / kMiB) + " MiB; use a shorter context");
+
+  // Weights: one staging buffer for everything on discrete GPUs.
+  Uploader up(device, 64 * kMiB);
+  // KILN_VK_MAX_CHUNK_BYTES lowers the split size so tests can exercise multi-chunk matrices.
+  const uint64_t chunk_limit = std::min<uint64_t>({device.limits().maxStorageBufferRange, weight_arena->max_block_bytes(),
+                                                   env_u32("KILN_VK_MAX_CHUNK_BYTES", UINT32_MAX)});
+  auto rows_of = [](const Matrix& m) { return [&m](int64_t r) { return m.row(r); }; };
+  embed_logits.m = upload_matrix(*weight_arena, up, w.embed.type, w.embed.rows, w.embed.cols, rows_of(w.embed),
+                                 chunk_limit, 64);
+  NormPacker norm_pack;
+  layers.resize(c.num_layers);
+  for (int i = 0; i < c.num_layers; ++i) {
+    const LayerWeights& lw = w.layers[i];
+    LayerGpu& l = layers[i];
+    require_same_type(lw.wq, lw.wk, "q/k");
+    require_same_type(lw.wq, lw.wv, "q/v");
+    require_same_type(lw.w_gate, lw.w_up, "gate/up");
+    const int64_t q_rows = lw.wq.rows, k_rows = lw.wk.rows;
+    l.qkv.m = upload_matrix(
+        *weight_arena, up, lw.wq.type, q_rows + 2 * k_rows, hidden,
+        [&](int64_t r) { return r < q_rows ? lw.wq.row(r) : r < q_rows + k_rows ? lw.wk.row(r - q_rows) : lw.wv.row(r - q_rows - k_rows); },
+        chunk_limit, 64);
+    l.o.m = upload_matrix(*weight_arena, up, lw.wo.type, lw.wo.rows, lw.wo.cols, rows_of(lw.wo), chunk_limit, 64);
+    l.gate_up.m = upload_matrix(
+        *weight_arena, up, lw.w_gate.type, 2 * ffn, hidden,
+        [&](int64_t r) { return (r % 2 == 0) ? lw.w_gate.row(r / 2) : lw.w_up.row(r / 2); }, chunk_limit, 64);
+    l.down.m = upload_matrix(*weight_arena, up, lw.w_down.type, lw.w_down.rows, lw.w_down.cols, rows_of(lw.w_down),
+                             chunk_limit, 64);
+    l.input_norm = norm_pack.add(lw.input_norm);
+    l.post_attn_norm = norm_pack.add(lw.post_attn_norm);
+    l.pre_ffn_norm = norm_pack.add(lw.pre_ffn_norm);
+    l.post_ffn_norm = norm_pack.add(lw.post_ffn_norm);
+    l.q_norm = norm_pack.add(lw.q_norm);
+    l.k_norm = norm_pack.add(lw.k_norm);
+    l.global = c.is_global(i);
+    weight_bytes += l.qkv.m.bytes() + l.o.m.bytes() + l.gate_up.m.bytes() + l.down.m.bytes();
+  }
+  weight_bytes += embed_logits.m.bytes();
+  final_norm = norm_pack.add(w.final_norm);
+
+  auto state = [&](uint64_t bytes, const char* what) {
+    if (bytes > max_range)
+      throw Error("Vulkan: " + std::string(what) + " needs " + std::to_string(bytes / kMiB) +
+                  " MiB in one binding, over the device's limit of " + std::to_string(max_range / kMiB) +
+                  " MiB; use a shorter context");
+    return state_arena->allocate(bytes);
+  };
+  norms = state(norm_pack.data.size() * 4, "the norm weights");
+  up.write(norms, 0, norm_pack.data.data(), norm_pack.data.size() * 4);
+
+  const int64_t half = hd / 2;
+  const std::vector<float> table = rope_table(c, context);
+  rope_local = 0;
+  rope_global = uint32_t(context * half);
+  rope = state(table.size() * 4, "the RoPE table");
+  up.write(rope, 0, table.data(), table.size() * 4);
+
+  // KV cache: local layers keep a ring of window + max_batch - 1 positions, so a batch never
+  // overwrites keys its own earlier queries still see.
+  for (LayerGpu& l : layers) {
+    l.cache_slots = l.global ? context : std::min(context, c.sliding_window + max_batch - 1);
+    const uint64_t bytes = uint64_t(l.cache_slots) * kvh * hd * elem;
+    l.k_cache = state(bytes, "a layer's KV cache");
+    l.v_cache = state(bytes, "a layer's KV cache");
+    kv_bytes += 2 * bytes;
+  }
+
+  const uint64_t B = uint64_t(max_batch);
+  x = state(B * hidden * 4, "activations");
+  xn = state(B * hidden * 4, "activations");
+  proj = state(B * hidden * 4, "activations");
+  qkv = state(B * qkv_width * 4, "activations");
+  att = state(B * heads * hd * 4, "activations");
+  act = state(B * ffn * 4, "activations");
+  partials = state(uint64_t(tuning.max_attention_splits) * heads * (hd + 2) * 4, "attention partials");
+  logits = state(uint64_t(logit_rows) * vocab * 4, "logits");
+  logits_host = readback_arena->allocate(uint64_t(logit_rows) * vocab * 4);
+  tokens = upload_arena->allocate(B * 4);
+  up.finish();
+}
+
+void ModelGpu::build_pipelines() {
+  pipelines = std::make_unique<PipelineLibrary>(device, PipelineLibrary::default_cache_path(device.info()));
+  descriptors = std::make_unique<DescriptorAllocator>(device);
+  // Every pipeline the forward pass can ask for, created now.
+  auto matrix_kernels = [&](DType t, bool glu) {
+    matrix_kernel(t, glu, false);
+    matrix_kernel(t, glu, true);
+  };
+  matrix_kernels(embed_logits.m.type, false);
+  embed_kernel(embed_logits.m.type);
+  for (const LayerGpu& l : layers) {
+    matrix_kernels(l.qkv.m.type, false);
+    matrix_kernels(l.o.m.type, false);
+    matrix_kernels(l.gate_up.m.type, true);
+    matrix_kernels(l.down.m.type, false);
+  }
+  const std::string kv = kv_f16 ? "f16" : "f32";
+  rope_kernel = &pipelines->get("qk_norm_rope_kv_" + kv, 5, {tuning.rope_wg});
+  attention_kernel = &pipelines->get("attention_kv_" + kv, 5, {tuning.attention_wg});
+  combine_kernel = &pipelines->get("attention_combine", 2, {64});
+  add_norm_kernel = &pipelines->get("add_norm", 4, {tuning.norm_wg});
+}
+
+void ModelGpu::build_sets() {
+  DescriptorAllocator& d = *descriptors;
+  auto bind = [&](BoundMatrix& bm, const Kernel& k, const BufferSlice& in, const BufferSlice& out) {
+    for (const auto& c : bm.m.chunks) {
+      const BufferSlice b[] = {c.weights, c.scales, in, out};
+      bm.sets.push_back(d.allocate(k, b));
+    }
+  };
+  const Kernel& any4 = *add_norm_kernel;  // every 4-binding kernel shares one set layout
+  bind(embed_logits, any4, xn, logits);
+  for (const auto& c : embed_logits.m.chunks) {
+    const BufferSlice b[] = {c.weights, c.scales, tokens, x, xn, norms};
+    embed_gather.push_back(d.allocate(embed_kernel(embed_logits.m.type), b));
+  }
+  for (LayerGpu& l : layers) {
+    bind(l.qkv, any4, xn, qkv);
+    bind(l.o, any4, att, proj);
+    bind(l.gate_up, any4, xn, act);
+    bind(l.down, any4, act, proj);
+    const BufferSlice r[] = {qkv, norms, rope, l.k_cache, l.v_cache};
+    l.rope_set = d.allocate(*rope_kernel, r);
+    const BufferSlice a[] = {qkv, l.k_cache, l.v_cache, att, partials};
+    l.attention_set = d.allocate(*attention_kernel, a);
+  }
+  const BufferSlice n[] = {proj, x, xn, norms};
+  add_norm_set = d.allocate(*add_norm_kernel, n);
+  const BufferSlice cmb[] = {partials, att};
+  combine_set = d.allocate(*combine_kernel, cmb);
+}
+
+}  // namespace kiln::vk

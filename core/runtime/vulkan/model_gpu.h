@@ -1,0 +1,93 @@
+// Everything one loaded model keeps on the device, built once at load: weights (q|k|v stacked,
+// gate/up interleaved), norm weights, the RoPE table, KV cache, activations for the largest batch,
+// the pipelines with their per-device tuning, and every descriptor set the forward pass binds.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <memory>
+#include <vector>
+
+#include "model/weights.h"
+#include "runtime/vulkan/device.h"
+#include "runtime/vulkan/memory.h"
+#include "runtime/vulkan/pipeline.h"
+#include "runtime/vulkan/sequence.h"
+#include "runtime/vulkan/weight_layout.h"
+
+namespace kiln::vk {
+
+// Workgroup shapes per device (specialization constants). Overridable for tuning runs through
+// KILN_VK_MATVEC_WG / KILN_VK_MATVEC_ROWS.
+struct Tuning {
+  uint32_t matvec_wg = 128;
+  uint32_t matvec_rows = 2;      // even: the GLU variant pairs gate and up rows
+  uint32_t norm_wg = 256;
+  uint32_t rope_wg = 64;
+  uint32_t attention_wg = 64;    // >= head_dim / 4
+  int matvec_max_tokens = 4;     // batches up to this size use matrix-vector kernels
+  uint32_t max_attention_splits = 32;
+};
+Tuning tuning_for(const Device& device);
+
+// (cos, sin) of the RoPE angle for [kind: local, global][position < context][head_dim / 2].
+std::vector<float> rope_table(const Gemma3Config& config, int context);
+
+// A matrix and one descriptor set per chunk, for its input and output activations.
+struct BoundMatrix {
+  DeviceMatrix m;
+  std::vector<VkDescriptorSet> sets;
+};
+
+struct LayerGpu {
+  BoundMatrix qkv;      // [(heads + 2 kv_heads) * head_dim, hidden]: x -> qkv
+  BoundMatrix o;        // [hidden, heads * head_dim]:              att -> proj
+  BoundMatrix gate_up;  // [2 ffn, hidden], rows gate0 up0 gate1 ...: xn -> act (GLU)
+  BoundMatrix down;     // [hidden, ffn]:                            act -> proj
+  uint32_t input_norm = 0, post_attn_norm = 0, pre_ffn_norm = 0, post_ffn_norm = 0, q_norm = 0, k_norm = 0;  // float offsets
+  bool global = false;
+  int cache_slots = 0;        // positions the KV cache holds (a ring on local layers)
+  BufferSlice k_cache, v_cache;  // [slots][kv_heads][head_dim]
+  VkDescriptorSet rope_set = VK_NULL_HANDLE, attention_set = VK_NULL_HANDLE;
+};
+
+struct ModelGpu {
+  ModelGpu(Device& device, const Gemma3Weights& weights, int context, bool f16_kv);
+  ~ModelGpu();
+
+  Device& device;
+  Gemma3Config config;
+  Tuning tuning;
+  int context = 0;
+  int max_batch = 0;      // tokens one recording can carry
+  int logit_rows = 0;     // rows of logits one recording can return
+  bool kv_f16 = true;
+  uint64_t kv_bytes = 0, weight_bytes = 0;
+  uint32_t final_norm = 0;
+  uint32_t rope_local = 0, rope_global = 0;  // vec2 offsets into the RoPE table
+
+  std::unique_ptr<MemoryArena> weight_arena, state_arena, upload_arena, readback_arena;
+  std::unique_ptr<PipelineLibrary> pipelines;
+  std::unique_ptr<DescriptorAllocator> descriptors;
+
+  BoundMatrix embed_logits;                  // embedding as the output projection: xn -> logits
+  std::vector<VkDescriptorSet> embed_gather; // per embedding chunk: tokens -> x, xn
+  std::vector<LayerGpu> layers;
+
+  // Activations, [max_batch][...] floats unless noted.
+  BufferSlice norms, rope, tokens /*host int32*/, x, xn, qkv, att, proj, act, partials;
+  BufferSlice logits /*[logit_rows][vocab]*/, logits_host;
+  VkDescriptorSet add_norm_set = VK_NULL_HANDLE, combine_set = VK_NULL_HANDLE;
+
+  // Kernels for a weight type.
+  const Kernel& matrix_kernel(DType type, bool glu, bool batched);
+  const Kernel& embed_kernel(DType type);
+  const Kernel *rope_kernel = nullptr, *attention_kernel = nullptr, *combine_kernel = nullptr, *add_norm_kernel = nullptr;
+
+ private:
+  void build(const Gemma3Weights& w, bool f16_kv);
+  void build_pipelines();
+  void build_sets();
+};
+
+}  // namespace kiln::vk

@@ -1,0 +1,186 @@
+#include "runtime/vulkan/pipeline.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "kiln/types.h"
+#include "kiln_spirv_table.h"
+#include "runtime/vulkan/vk_check.h"
+
+namespace kiln::vk {
+
+std::span<const uint32_t> kernel_spirv(const std::string& name) {
+  for (const auto& e : vk_spirv::kTable)
+    if (name == e.name) return {e.words, e.count};
+  throw Error("Vulkan: no embedded kernel named '" + name + "' (internal error)");
+}
+
+PipelineLibrary::PipelineLibrary(Device& device, std::string cache_path)
+    : device_(device), cache_path_(std::move(cache_path)) {
+  std::vector<char> data;
+  if (!cache_path_.empty()) {
+    std::ifstream in(cache_path_, std::ios::binary);
+    if (in) data.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  ci.initialDataSize = data.size();
+  ci.pInitialData = data.empty() ? nullptr : data.data();
+  // A stale or foreign cache file is rejected by the driver's header check; retry empty then.
+  if (vkCreatePipelineCache(device.handle(), &ci, nullptr, &cache_) != VK_SUCCESS) {
+    ci.initialDataSize = 0;
+    ci.pInitialData = nullptr;
+    check(vkCreatePipelineCache(device.handle(), &ci, nullptr, &cache_), "creating the pipeline cache");
+  }
+}
+
+PipelineLibrary::~PipelineLibrary() {
+  VkDevice dev = device_.handle();
+  for (auto& [name, k] : kernels_) vkDestroyPipeline(dev, k->pipeline, nullptr);
+  for (auto& [n, l] : layouts_) {
+    vkDestroyPipelineLayout(dev, l.second, nullptr);
+    vkDestroyDescriptorSetLayout(dev, l.first, nullptr);
+  }
+  vkDestroyPipelineCache(dev, cache_, nullptr);
+}
+
+std::string PipelineLibrary::default_cache_path(const PhysicalDeviceInfo& info) {
+  std::filesystem::path dir;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    dir = std::filesystem::path(x) / "kiln";
+  else if (const char* h = std::getenv("HOME"); h && *h)
+    dir = std::filesystem::path(h) / ".cache" / "kiln";
+  else
+    return "";
+  char name[96];
+  std::snprintf(name, sizeof name, "vulkan-pipelines-%04x-%04x-%08x.bin", info.properties.vendorID,
+                info.properties.deviceID, info.properties.driverVersion);
+  return (dir / name).string();
+}
+
+void PipelineLibrary::save_cache() {
+  if (cache_path_.empty()) return;
+  size_t size = 0;
+  if (vkGetPipelineCacheData(device_.handle(), cache_, &size, nullptr) != VK_SUCCESS || size == 0) return;
+  std::vector<char> data(size);
+  if (vkGetPipelineCacheData(device_.handle(), cache_, &size, data.data()) != VK_SUCCESS) return;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(cache_path_).parent_path(), ec);
+  const std::string tmp = cache_path_ + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) return;
+    out.write(data.data(), std::streamsize(size));
+    if (!out) return;
+  }
+  std::filesystem::rename(tmp, cache_path_, ec);  // atomic: a concurrent reader sees old or new
+}
+
+VkDescriptorSetLayout PipelineLibrary::set_layout(uint32_t bindings) {
+  auto it = layouts_.find(bindings);
+  if (it != layouts_.end()) return it->second.first;
+  std::vector<VkDescriptorSetLayoutBinding> b(bindings);
+  for (uint32_t i = 0; i < bindings; ++i)
+    b[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  li.bindingCount = bindings;
+  li.pBindings = b.data();
+  VkDescriptorSetLayout set = VK_NULL_HANDLE;
+  check(vkCreateDescriptorSetLayout(device_.handle(), &li, nullptr, &set), "creating a descriptor set layout");
+  VkPushConstantRange pc{VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushConstantBytes};
+  VkPipelineLayoutCreateInfo pi{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pi.setLayoutCount = 1;
+  pi.pSetLayouts = &set;
+  pi.pushConstantRangeCount = 1;
+  pi.pPushConstantRanges = &pc;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  check(vkCreatePipelineLayout(device_.handle(), &pi, nullptr, &layout), "creating a pipeline layout");
+  layouts_[bindings] = {set, layout};
+  return set;
+}
+
+const Kernel& PipelineLibrary::get(const std::string& spirv_name, uint32_t bindings, std::vector<uint32_t> spec) {
+  std::string key = spirv_name;
+  for (uint32_t s : spec) {
+    key += '/';
+    key += std::to_string(s);
+  }
+  if (auto it = kernels_.find(key); it != kernels_.end()) return *it->second;
+
+  auto k = std::make_unique<Kernel>();
+  k->name = key;
+  k->bindings = bindings;
+  k->set_layout = set_layout(bindings);
+  k->layout = layouts_[bindings].second;
+
+  const auto words = kernel_spirv(spirv_name);
+  VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  mi.codeSize = words.size() * 4;
+  mi.pCode = words.data();
+  VkShaderModule module = VK_NULL_HANDLE;
+  check(vkCreateShaderModule(device_.handle(), &mi, nullptr, &module), "creating shader module " + spirv_name);
+
+  std::vector<VkSpecializationMapEntry> entries(spec.size());
+  for (uint32_t i = 0; i < spec.size(); ++i) entries[i] = {i, i * 4, 4};
+  VkSpecializationInfo si{uint32_t(entries.size()), entries.data(), spec.size() * 4, spec.data()};
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  ci.stage.module = module;
+  ci.stage.pName = "main";
+  ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
+  ci.layout = k->layout;
+  const VkResult res = vkCreateComputePipelines(device_.handle(), cache_, 1, &ci, nullptr, &k->pipeline);
+  ++device_.counters().pipelines_created;
+  vkDestroyShaderModule(device_.handle(), module, nullptr);
+  check(res, "creating pipeline " + key);
+  return *kernels_.emplace(key, std::move(k)).first->second;
+}
+
+DescriptorAllocator::DescriptorAllocator(Device& device) : device_(device) {}
+
+DescriptorAllocator::~DescriptorAllocator() {
+  for (VkDescriptorPool p : pools_) vkDestroyDescriptorPool(device_.handle(), p, nullptr);
+}
+
+VkDescriptorSet DescriptorAllocator::allocate(const Kernel& kernel, std::span<const BufferSlice> buffers) {
+  constexpr uint32_t kSetsPerPool = 512, kMaxBindings = 8;
+  if (buffers.size() != kernel.bindings || kernel.bindings > kMaxBindings)
+    throw Error("Vulkan: kernel " + kernel.name + " given " + std::to_string(buffers.size()) + " buffers (internal error)");
+  if (left_in_pool_ == 0) {
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kMaxBindings};
+    VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pi.maxSets = kSetsPerPool;
+    pi.poolSizeCount = 1;
+    pi.pPoolSizes = &size;
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    check(vkCreateDescriptorPool(device_.handle(), &pi, nullptr, &pool), "creating a descriptor pool");
+    pools_.push_back(pool);
+    left_in_pool_ = kSetsPerPool;
+  }
+  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  ai.descriptorPool = pools_.back();
+  ai.descriptorSetCount = 1;
+  ai.pSetLayouts = &kernel.set_layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  check(vkAllocateDescriptorSets(device_.handle(), &ai, &set), "allocating a descriptor set");
+  --left_in_pool_;
+  ++device_.counters().descriptor_sets_allocated;
+
+  VkDescriptorBufferInfo infos[kMaxBindings];
+  VkWriteDescriptorSet writes[kMaxBindings];
+  for (uint32_t i = 0; i < kernel.bindings; ++i) {
+    infos[i] = {buffers[i].buffer, buffers[i].offset, buffers[i].size};
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstSet = set;
+    writes[i].dstBinding = i;
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  vkUpdateDescriptorSets(device_.handle(), kernel.bindings, writes, 0, nullptr);
+  return set;
+}
+
+}  // namespace kiln::vk

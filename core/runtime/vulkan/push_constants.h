@@ -1,0 +1,35 @@
+// Push-constant blocks of the kernels, laid out exactly as the shaders' push_constant blocks
+// (std430 scalars, 4 bytes each). Shared by the forward recorder and the kernel tests.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::vk {
+
+struct MatrixPush {  // matvec.comp, matmul.comp
+  uint32_t rows, nb, n_tokens, x_offset, x_stride, y_offset, y_stride, groups_x;
+};
+struct EmbedPush {  // embed.comp
+  uint32_t n_tokens, hidden, nb, row_begin, row_count, norm_offset;
+  float scale, eps;
+};
+struct AddNormPush {  // add_norm.comp
+  uint32_t hidden, post_offset, pre_offset;
+  float eps;
+};
+struct RopePush {  // qk_norm_rope.comp
+  uint32_t pos0, n_heads, n_kv_heads, head_dim, qkv_stride, cache_slots, q_norm_offset, k_norm_offset, rope_offset;
+  float eps;
+};
+struct AttentionPush {  // attention.comp
+  uint32_t pos0, n_heads, n_kv_heads, head_dim, qkv_stride, out_stride, cache_slots, window, splits, keys_per_split;
+  float scale, softcap;
+};
+struct CombinePush {  // attention_combine.comp
+  uint32_t n_heads, head_dim, splits, out_stride;
+};
+struct CopyPush {  // copy_words.comp
+  uint32_t count;
+};
+
+}  // namespace kiln::vk

@@ -1,0 +1,120 @@
+// The Vulkan Backend: a device, the model uploaded once, one command sequence. forward() writes
+// the token ids, records the whole pass, submits once per batch and reads the logits back.
+#include "runtime/vulkan_backend.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kiln/types.h"
+#include "runtime/vulkan/device.h"
+#include "runtime/vulkan/forward.h"
+#include "runtime/vulkan/model_gpu.h"
+#include "runtime/vulkan/sequence.h"
+
+namespace kiln {
+namespace {
+
+bool weights_are_f32(const Gemma3Weights& w) {
+  if (w.embed.type != DType::F32) return false;
+  for (const LayerWeights& l : w.layers)
+    if (l.wq.type != DType::F32 || l.w_down.type != DType::F32) return false;
+  return true;
+}
+
+class VulkanBackend final : public Backend {
+ public:
+  VulkanBackend(std::shared_ptr<const Gemma3Weights> weights, const VulkanOptions& options) {
+    if (!weights) throw Error("Vulkan: no weights given");
+    auto instance = std::make_shared<vk::Instance>();
+    const int index = vk::choose_device(instance->devices(), options.device, options.allow_cpu_device);
+    device_ = std::make_unique<vk::Device>(instance, index);
+    // fp16 keys and values halve the cache; F32 weights keep it exact, like the CPU reference.
+    const bool f16_kv = options.f16_kv && !weights_are_f32(*weights);
+    model_ = std::make_unique<vk::ModelGpu>(*device_, *weights, options.context_length, f16_kv);
+    sequence_ = std::make_unique<vk::CommandSequence>(*device_, vk::max_dispatches_per_forward(*model_));
+    after_load_ = device_->counters();
+  }
+
+  std::string name() const override { return "vulkan (" + device_->info().report.name + ")"; }
+  int context_length() const override { return model_->context; }
+  uint64_t kv_cache_bytes() const override { return model_->kv_bytes; }
+  void set_profiling(bool enabled) override { profiling_ = enabled; }
+  std::vector<OpTiming> take_profile() override { return sequence_->take_profile(); }
+
+  std::vector<std::pair<std::string, double>> counters() const override {
+    const double tokens = double(std::max<uint64_t>(decode_tokens_, 1));
+    const vk::Counters& now = device_->counters();
+    return {
+        {"allocations_during_decode", double(decode_.memory_allocations + decode_.buffers_created)},
+        {"descriptor_set_allocations_during_decode", double(decode_.descriptor_sets_allocated)},
+        {"pipeline_creations_during_decode", double(decode_.pipelines_created)},
+        {"submits_per_token", decode_tokens_ ? double(decode_.submits) / tokens : 0.0},
+        {"decode_tokens", double(decode_tokens_)},
+        {"allocations_after_load", double(now.memory_allocations + now.buffers_created - after_load_.memory_allocations -
+                                          after_load_.buffers_created)},
+        {"weight_bytes", double(model_->weight_bytes)},
+        {"kv_cache_bytes", double(model_->kv_bytes)},
+        {"max_batch", double(model_->max_batch)},
+        {"dispatches_last_call", double(sequence_->dispatches_recorded())},
+    };
+  }
+
+  void forward(std::span<const int32_t> tokens, int pos, bool all_logits, float* logits) override {
+    const Gemma3Config& c = model_->config;
+    const int n = int(tokens.size());
+    if (n == 0) throw Error("forward: no tokens");
+    if (pos < 0 || pos > filled_ || (pos != 0 && pos < filled_ - 1))
+      throw Error("forward: position " + std::to_string(pos) + " cannot follow a cache of " + std::to_string(filled_) +
+                  " positions");
+    if (int64_t(pos) + n > model_->context)
+      throw Error("the context is full: " + std::to_string(pos + n) + " tokens > context length " +
+                  std::to_string(model_->context));
+    for (int32_t t : tokens)
+      if (t < 0 || t >= c.vocab_size)
+        throw Error("token id " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(c.vocab_size));
+
+    const vk::Counters before = device_->counters();
+    const int step = all_logits ? model_->logit_rows : model_->max_batch;
+    for (int start = 0; start < n; start += step) {
+      const int len = std::min(step, n - start);
+      const bool last = start + len == n;
+      std::memcpy(model_->tokens.mapped, tokens.data() + start, size_t(len) * 4);
+      sequence_->begin(profiling_);
+      vk::record_forward(*model_, *sequence_, len, pos + start, all_logits);
+      sequence_->submit_and_wait();
+      filled_ = pos + start + len;
+      const size_t row = size_t(c.vocab_size);
+      if (all_logits)
+        std::memcpy(logits + size_t(start) * row, model_->logits_host.mapped, size_t(len) * row * 4);
+      else if (last)
+        std::memcpy(logits, model_->logits_host.mapped, row * 4);
+    }
+    if (n == 1) {  // decode: what this step cost beyond the work itself
+      const vk::Counters& after = device_->counters();
+      decode_.memory_allocations += after.memory_allocations - before.memory_allocations;
+      decode_.buffers_created += after.buffers_created - before.buffers_created;
+      decode_.descriptor_sets_allocated += after.descriptor_sets_allocated - before.descriptor_sets_allocated;
+      decode_.pipelines_created += after.pipelines_created - before.pipelines_created;
+      decode_.submits += after.submits - before.submits;
+      ++decode_tokens_;
+    }
+  }
+
+ private:
+  std::unique_ptr<vk::Device> device_;
+  std::unique_ptr<vk::ModelGpu> model_;
+  std::unique_ptr<vk::CommandSequence> sequence_;
+  vk::Counters after_load_, decode_;
+  uint64_t decode_tokens_ = 0;
+  int filled_ = 0;
+  bool profiling_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_vulkan_backend(std::shared_ptr<const Gemma3Weights> weights,
+                                             const VulkanOptions& options) {
+  return std::make_unique<VulkanBackend>(std::move(weights), options);
+}
+
+}  // namespace kiln

@@ -1,0 +1,43 @@
+#version 450
+// The residual step of both halves of a layer, and the norm that follows it, in one pass a token:
+//   x  = x + rms_norm(y) * w_post     (post_attention_norm / post_ffn_norm)
+//   xn = rms_norm(x) * w_pre          (pre_ffn_norm, the next layer's input_norm, or the final norm)
+// Each invocation reads back only what it wrote itself, so no barrier is needed between passes.
+#extension GL_GOOGLE_include_directive : require
+layout(local_size_x_id = 0) in;
+
+#include "common.glsl"
+
+layout(std430, binding = 0) readonly buffer BlockOutput { vec4 y4[]; };
+layout(std430, binding = 1) buffer Residual { vec4 x4[]; };
+layout(std430, binding = 2) writeonly buffer Normed { vec4 xn4[]; };
+layout(std430, binding = 3) readonly buffer Norms { vec4 norm4[]; };
+
+layout(push_constant) uniform Push {
+  uint hidden;
+  uint post_offset;  // floats into Norms; multiples of 4
+  uint pre_offset;
+  float eps;
+} pc;
+
+void main() {
+  const uint t = gl_WorkGroupID.x;
+  const uint n4 = pc.hidden >> 2;
+  const uint base = t * n4;
+  const uint tid = gl_LocalInvocationID.x;
+  float ss = 0.0;
+  for (uint i = tid; i < n4; i += gl_WorkGroupSize.x) {
+    const vec4 v = y4[base + i];
+    ss += dot(v, v);
+  }
+  const float inv_y = 1.0 / sqrt(wg_sum(ss) / float(pc.hidden) + pc.eps);
+  float ss2 = 0.0;
+  for (uint i = tid; i < n4; i += gl_WorkGroupSize.x) {
+    const vec4 v = x4[base + i] + y4[base + i] * inv_y * norm4[(pc.post_offset >> 2) + i];
+    x4[base + i] = v;
+    ss2 += dot(v, v);
+  }
+  const float inv_x = 1.0 / sqrt(wg_sum(ss2) / float(pc.hidden) + pc.eps);
+  for (uint i = tid; i < n4; i += gl_WorkGroupSize.x)
+    xn4[base + i] = x4[base + i] * inv_x * norm4[(pc.pre_offset >> 2) + i];
+}

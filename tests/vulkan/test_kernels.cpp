@@ -1,0 +1,341 @@
+// Every Vulkan kernel against the CPU reference ops (runtime/cpu), on whatever Vulkan device is
+// there (lavapipe in CI): normalised error per op, outputs poisoned with NaN beforehand so an
+// element a kernel forgets to write fails the test.
+#include <QtTest>
+
+#include <cmath>
+
+#include "model/config.h"
+#include "quant/convert.h"
+#include "runtime/cpu/matmul.h"
+#include "runtime/cpu/ops.h"
+#include "runtime/cpu/thread_pool.h"
+#include "runtime/vulkan/forward.h"
+#include "runtime/vulkan/model_gpu.h"
+#include "runtime/vulkan/push_constants.h"
+#include "runtime/vulkan/weight_layout.h"
+#include "vk_harness.h"
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+Matrix random_matrix(DType type, int64_t rows, int64_t cols, uint64_t seed) {
+  Matrix m;
+  m.type = type;
+  m.rows = rows;
+  m.cols = cols;
+  m.storage = allocate_aligned(m.bytes());
+  const std::vector<float> v = random_floats(size_t(rows * cols), seed);
+  for (int64_t r = 0; r < rows; ++r) quantize_row(type, &v[r * cols], cols, m.row(r));
+  return m;
+}
+
+const char* suffix(DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::F16: return "f16";
+    case DType::Q8_0: return "q8_0";
+    default: return "q4_0";
+  }
+}
+
+std::vector<float> gelu_reference(const std::vector<float>& gate, const std::vector<float>& up) {
+  std::vector<float> out(gate.size());
+  gelu_tanh_mul(gate.data(), up.data(), int64_t(gate.size()), out.data());
+  return out;
+}
+
+}  // namespace
+
+class VulkanKernels : public QObject {
+  Q_OBJECT
+  VkHarness h;
+  ThreadPool pool{2};
+
+ private slots:
+  void matrix_data() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("cols");
+    QTest::addColumn<int>("tokens");
+    QTest::addColumn<bool>("batched");
+    QTest::addColumn<bool>("glu");
+    QTest::addColumn<int>("chunk_rows");  // 0: one chunk
+    for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0})
+      for (bool glu : {false, true}) {
+        const std::string s = std::string(suffix(t)) + (glu ? " glu" : "");
+        QTest::newRow((s + " matvec 1 token").c_str()) << int(t) << 200 << 96 << 1 << false << glu << 0;
+        QTest::newRow((s + " matvec 3 tokens, long rows").c_str()) << int(t) << 130 << 2240 << 3 << false << glu << 0;
+        QTest::newRow((s + " matvec split in chunks").c_str()) << int(t) << 330 << 96 << 1 << false << glu << 64;
+        QTest::newRow((s + " matmul 37 tokens").c_str()) << int(t) << 200 << 96 << 37 << true << glu << 0;
+        QTest::newRow((s + " matmul 70 tokens, long rows").c_str()) << int(t) << 130 << 2240 << 70 << true << glu << 0;
+        QTest::newRow((s + " matmul split in chunks").c_str()) << int(t) << 330 << 96 << 65 << true << glu << 128;
+      }
+  }
+
+  // matvec_* / matmul_* (and their GLU forms) against the CPU matmul and gelu_tanh_mul.
+  void matrix() {
+    QFETCH(int, type);
+    QFETCH(int, rows);
+    QFETCH(int, cols);
+    QFETCH(int, tokens);
+    QFETCH(bool, batched);
+    QFETCH(bool, glu);
+    QFETCH(int, chunk_rows);
+    const DType t = DType(type);
+    const Matrix a = random_matrix(t, rows, cols, 11 + rows), b = random_matrix(t, rows, cols, 97 + cols);
+    const std::vector<float> x = random_floats(size_t(tokens) * cols, 5);
+
+    std::vector<float> ya(size_t(tokens) * rows), yb(size_t(tokens) * rows);
+    matmul(a, x.data(), tokens, ya.data(), pool);
+    std::vector<float> expected = ya;
+    if (glu) {
+      matmul(b, x.data(), tokens, yb.data(), pool);
+      expected = gelu_reference(ya, yb);
+    }
+
+    // GLU weights are uploaded as the model does: gate and up rows interleaved.
+    const int64_t dev_rows = glu ? 2 * rows : rows;
+    auto row_ptr = [&](int64_t r) { return glu ? (r % 2 ? b.row(r / 2) : a.row(r / 2)) : a.row(r); };
+    const uint64_t limit = chunk_rows ? uint64_t(chunk_rows) * vk::layout_weight_bytes(t, 1, cols) : ~0ull;
+    const vk::DeviceMatrix dm = vk::upload_matrix(*h.arena, *h.uploader, t, dev_rows, cols, row_ptr, limit, 64);
+    h.uploader->finish();
+    if (chunk_rows) QVERIFY(dm.chunks.size() >= 3);
+
+    const vk::BufferSlice xs = h.upload(x), ys = h.poisoned(expected.size());
+    const std::string name = std::string(batched ? "matmul_" : "matvec_") + (glu ? "glu_" : "") + suffix(t);
+    const vk::Kernel& k = batched ? h.pipelines->get(name, 4) : h.pipelines->get(name, 4, {64, 2});
+    std::vector<VkDescriptorSet> sets;
+    for (const auto& c : dm.chunks) sets.push_back(h.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
+    h.seq->begin(false);
+    vk::record_matrix(*h.seq, k, dm, sets,
+                      vk::MatrixCall{glu, batched, tokens, 0, uint32_t(cols), uint32_t(rows)}, 2,
+                      batched ? 65535 : 7 /* folds the grid into y */, "test", -1);
+    h.seq->submit_and_wait();
+    const double err = relative_error(h.read(ys, expected.size()), expected);
+    QVERIFY2(err < 2e-6, qPrintable(QString("relative error %1").arg(err)));
+  }
+
+  void embedding_data() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<int>("hidden");
+    QTest::addColumn<bool>("chunked");
+    for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0}) {
+      QTest::newRow(suffix(t)) << int(t) << 96 << false;
+      QTest::newRow((std::string(suffix(t)) + " wide, chunked").c_str()) << int(t) << 2240 << true;
+    }
+  }
+
+  // embed_*: x = row * sqrt(hidden) and xn = rms_norm(x) * w, tokens from any chunk.
+  void embedding() {
+    QFETCH(int, type);
+    QFETCH(int, hidden);
+    QFETCH(bool, chunked);
+    const DType t = DType(type);
+    const int vocab = 300;
+    const Matrix e = random_matrix(t, vocab, hidden, 3);
+    const std::vector<int32_t> tokens{0, 299, 150, 7, 299, 64};
+    const std::vector<float> w = random_floats(size_t(hidden) + 4, 8, 0.5f, 1.5f);  // offset 4 in the norms buffer
+    const float eps = 1e-6f;
+
+    const size_t n = tokens.size();
+    std::vector<float> x(n * hidden), xn(n * hidden);
+    for (size_t i = 0; i < n; ++i) {
+      matrix_row(e, tokens[i], &x[i * hidden]);
+      scale(&x[i * hidden], hidden, std::sqrt(float(hidden)));
+      rms_norm(&x[i * hidden], w.data() + 4, hidden, eps, &xn[i * hidden]);
+    }
+
+    const uint64_t limit = chunked ? 64 * vk::layout_weight_bytes(t, 1, hidden) : ~0ull;
+    const vk::DeviceMatrix dm = vk::upload_matrix(*h.arena, *h.uploader, t, vocab, hidden,
+                                                  [&](int64_t r) { return e.row(r); }, limit, 64);
+    h.uploader->finish();
+    if (chunked) QCOMPARE(int(dm.chunks.size()), 5);
+    const vk::BufferSlice ts = h.upload(tokens), xs = h.poisoned(x.size()), xns = h.poisoned(xn.size()), ws = h.upload(w);
+    const vk::Kernel& k = h.pipelines->get(std::string("embed_") + suffix(t), 6, {256});
+    for (const auto& c : dm.chunks) {
+      vk::EmbedPush p{uint32_t(n), uint32_t(hidden), uint32_t(hidden / 32), uint32_t(c.row_begin), uint32_t(c.rows), 4,
+                      std::sqrt(float(hidden)), eps};
+      h.run(k, {c.weights, c.scales, ts, xs, xns, ws}, p, uint32_t(n));
+    }
+    const double ex = relative_error(h.read(xs, x.size()), x), exn = relative_error(h.read(xns, xn.size()), xn);
+    QVERIFY2(ex < 1e-6 && exn < 1e-6, qPrintable(QString("x %1, xn %2").arg(ex).arg(exn)));
+  }
+
+  void add_norm_data() {
+    QTest::addColumn<int>("hidden");
+    QTest::newRow("hidden 96") << 96;
+    QTest::newRow("hidden 5376") << 5376;
+  }
+
+  // add_norm: x += rms_norm(y) * w_post, then xn = rms_norm(x) * w_pre.
+  void add_norm() {
+    QFETCH(int, hidden);
+    const int n = 5;
+    const float eps = 1e-6f;
+    std::vector<float> y = random_floats(size_t(n) * hidden, 1, -30, 30), x = random_floats(size_t(n) * hidden, 2);
+    const std::vector<float> norms = random_floats(size_t(2) * hidden, 3, 0.2f, 2.0f);
+    std::vector<float> x_out = x, xn(x.size()), tmp(hidden);
+    for (int t = 0; t < n; ++t) {
+      rms_norm(&y[t * hidden], norms.data(), hidden, eps, tmp.data());
+      add_in_place(&x_out[t * hidden], tmp.data(), hidden);
+      rms_norm(&x_out[t * hidden], norms.data() + hidden, hidden, eps, &xn[t * hidden]);
+    }
+    const vk::BufferSlice ys = h.upload(y), xs = h.upload(x), xns = h.poisoned(xn.size()), ns = h.upload(norms);
+    h.run(h.pipelines->get("add_norm", 4, {256}), {ys, xs, xns, ns},
+          vk::AddNormPush{uint32_t(hidden), 0, uint32_t(hidden), eps}, n);
+    const double ex = relative_error(h.read(xs, x.size()), x_out), exn = relative_error(h.read(xns, xn.size()), xn);
+    QVERIFY2(ex < 1e-6 && exn < 1e-6, qPrintable(QString("x %1, xn %2").arg(ex).arg(exn)));
+  }
+
+  void qk_norm_rope_data() {
+    QTest::addColumn<int>("head_dim");
+    QTest::addColumn<bool>("global");
+    QTest::addColumn<bool>("f16");
+    for (int hd : {16, 128, 256})
+      for (bool g : {false, true})
+        for (bool f16 : {false, true})
+          QTest::newRow(("hd " + std::to_string(hd) + (g ? " global" : " local") + (f16 ? " f16" : " f32")).c_str())
+              << hd << g << f16;
+  }
+
+  // qk_norm_rope: per-head RMSNorm then RoPE on q in place; k and v into the cache ring.
+  void qk_norm_rope() {
+    QFETCH(int, head_dim);
+    QFETCH(bool, global);
+    QFETCH(bool, f16);
+    Gemma3Config c;
+    c.head_dim = head_dim;
+    c.rope_scaling_factor = 8.0f;
+    const int heads = 4, kv = 2, n = 3, pos0 = 5, cache_slots = 6, context = 16;  // positions 5, 6, 7 -> cache_slots 5, 0, 1
+    const int stride = (heads + 2 * kv) * head_dim;
+    const float eps = 1e-6f;
+    const std::vector<float> qkv = random_floats(size_t(n) * stride, 4, -3, 3);
+    const std::vector<float> norms = random_floats(size_t(2) * head_dim, 5, 0.5f, 1.5f);
+    const float base = global ? c.rope_theta : c.rope_local_base_freq;
+    const float scaling = global ? c.rope_scaling_factor : 1.0f;
+
+    std::vector<float> q_ref(size_t(n) * heads * head_dim), k_ref(size_t(cache_slots) * kv * head_dim, 0.0f),
+        v_ref(k_ref.size(), 0.0f);
+    for (int t = 0; t < n; ++t) {
+      const float* row = &qkv[size_t(t) * stride];
+      float* q = &q_ref[size_t(t) * heads * head_dim];
+      std::vector<float> k(row + heads * head_dim, row + (heads + kv) * head_dim);
+      for (int hh = 0; hh < heads; ++hh) rms_norm(row + hh * head_dim, norms.data(), head_dim, eps, q + hh * head_dim);
+      for (int hh = 0; hh < kv; ++hh) rms_norm(&k[hh * head_dim], norms.data() + head_dim, head_dim, eps, &k[hh * head_dim]);
+      rope(q, heads, head_dim, pos0 + t, base, scaling);
+      rope(k.data(), kv, head_dim, pos0 + t, base, scaling);
+      const int slot = (pos0 + t) % cache_slots;
+      for (int i = 0; i < kv * head_dim; ++i) {
+        k_ref[size_t(slot) * kv * head_dim + i] = k[i];
+        v_ref[size_t(slot) * kv * head_dim + i] = row[(heads + kv) * head_dim + i];
+      }
+    }
+
+    const std::vector<float> table = vk::rope_table(c, context);
+    const vk::BufferSlice qs = h.upload(qkv), ns = h.upload(norms), rs = h.upload(table);
+    const size_t cache = k_ref.size();
+    const vk::BufferSlice ks = f16 ? h.upload(std::vector<uint16_t>(cache, 0)) : h.upload(std::vector<float>(cache, 0));
+    const vk::BufferSlice vs = f16 ? h.upload(std::vector<uint16_t>(cache, 0)) : h.upload(std::vector<float>(cache, 0));
+    vk::RopePush p{pos0, heads, kv, uint32_t(head_dim), uint32_t(stride), cache_slots, 0, uint32_t(head_dim),
+                   global ? uint32_t(context * head_dim / 2) : 0u, eps};
+    h.run(h.pipelines->get(std::string("qk_norm_rope_kv_") + (f16 ? "f16" : "f32"), 5, {64}), {qs, ns, rs, ks, vs}, p,
+          n * (heads + kv));
+
+    const std::vector<float> got = h.read(qs, qkv.size());
+    std::vector<float> q_got;
+    for (int t = 0; t < n; ++t)
+      q_got.insert(q_got.end(), got.begin() + size_t(t) * stride, got.begin() + size_t(t) * stride + heads * head_dim);
+    auto cache_floats = [&](const vk::BufferSlice& s) {
+      if (!f16) return h.read(s, cache);
+      std::vector<float> out;
+      for (uint16_t v : h.read<uint16_t>(s, cache)) out.push_back(fp16_to_float(v));
+      return out;
+    };
+    const double eq = relative_error(q_got, q_ref);
+    const double ek = relative_error(cache_floats(ks), k_ref), ev = relative_error(cache_floats(vs), v_ref);
+    const double cache_bound = f16 ? 1e-3 : 1e-6;  // fp16 rounding of the stored keys and values
+    QVERIFY2(eq < 1e-6, qPrintable(QString("q %1").arg(eq)));
+    QVERIFY2(ek < cache_bound && ev < cache_bound, qPrintable(QString("k %1, v %2").arg(ek).arg(ev)));
+  }
+
+  void attention_data() {
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("kv_heads");
+    QTest::addColumn<int>("head_dim");
+    QTest::addColumn<int>("tokens");
+    QTest::addColumn<int>("pos0");
+    QTest::addColumn<int>("window");  // 0: global
+    QTest::addColumn<int>("cache_slots");
+    QTest::addColumn<int>("splits");
+    QTest::addColumn<bool>("f16");
+    QTest::newRow("global prefill, GQA 4:2, hd 16") << 4 << 2 << 16 << 7 << 20 << 0 << 64 << 1 << false;
+    QTest::newRow("local prefill across the ring, hd 32") << 6 << 2 << 32 << 5 << 30 << 8 << 12 << 1 << true;
+    QTest::newRow("prefill from 0, 70 keys (two tiles)") << 2 << 1 << 128 << 70 << 0 << 0 << 128 << 1 << true;
+    QTest::newRow("decode, 4 splits, hd 128") << 4 << 1 << 128 << 1 << 999 << 0 << 1024 << 4 << true;
+    QTest::newRow("decode local, window 512, hd 256") << 2 << 1 << 256 << 1 << 1500 << 512 << 512 << 2 << false;
+    QTest::newRow("decode at position 3") << 4 << 2 << 16 << 1 << 3 << 0 << 16 << 1 << false;
+  }
+
+  // attention (+ attention_combine when split) against attend_one over the same cache rows.
+  void attention() {
+    QFETCH(int, heads);
+    QFETCH(int, kv_heads);
+    QFETCH(int, head_dim);
+    QFETCH(int, tokens);
+    QFETCH(int, pos0);
+    QFETCH(int, window);
+    QFETCH(int, cache_slots);
+    QFETCH(int, splits);
+    QFETCH(bool, f16);
+    const int D = head_dim, stride = (heads + 2 * kv_heads) * D;
+    const float scale_factor = 1.0f / std::sqrt(24.0f);
+    const std::vector<float> qkv = random_floats(size_t(tokens) * stride, 7, -2, 2);
+    std::vector<float> k = random_floats(size_t(cache_slots) * kv_heads * D, 8, -2, 2);
+    std::vector<float> v = random_floats(k.size(), 9);
+    std::vector<uint16_t> k16, v16;
+    if (f16)
+      for (size_t i = 0; i < k.size(); ++i) {
+        k16.push_back(float_to_fp16(k[i]));
+        v16.push_back(float_to_fp16(v[i]));
+        k[i] = fp16_to_float(k16.back());  // the reference sees what the cache holds
+        v[i] = fp16_to_float(v16.back());
+      }
+
+    std::vector<float> expected(size_t(tokens) * heads * D), scores(size_t(pos0 + tokens));
+    for (int t = 0; t < tokens; ++t)
+      for (int hh = 0; hh < heads; ++hh) {
+        const int p = pos0 + t, kvh = hh / (heads / kv_heads);
+        const int lo = window ? std::max(0, p - window + 1) : 0;
+        std::vector<const float*> keys, values;
+        for (int j = lo; j <= p; ++j) {
+          keys.push_back(&k[(size_t(j % cache_slots) * kv_heads + kvh) * D]);
+          values.push_back(&v[(size_t(j % cache_slots) * kv_heads + kvh) * D]);
+        }
+        attend_one(&qkv[size_t(t) * stride + hh * D], keys.data(), values.data(), int64_t(keys.size()), D, scale_factor,
+                   scores.data(), &expected[(size_t(t) * heads + hh) * D]);
+      }
+
+    const vk::BufferSlice qs = h.upload(qkv), ks = f16 ? h.upload(k16) : h.upload(k),
+                          vs = f16 ? h.upload(v16) : h.upload(v), out = h.poisoned(expected.size()),
+                          partials = h.poisoned(size_t(tokens) * heads * splits * (D + 2));
+    const int p_last = pos0 + tokens - 1;
+    const int keys = p_last - (window ? std::max(0, p_last - window + 1) : 0) + 1;
+    const uint32_t per_split = splits == 1 ? 1u << 30 : uint32_t((keys + splits - 1) / splits);
+    vk::AttentionPush ap{uint32_t(pos0), uint32_t(heads), uint32_t(kv_heads), uint32_t(D), uint32_t(stride),
+                         uint32_t(heads * D), uint32_t(cache_slots), uint32_t(window), uint32_t(splits), per_split,
+                         scale_factor, 0.0f};
+    h.run(h.pipelines->get(std::string("attention_kv_") + (f16 ? "f16" : "f32"), 5, {64}), {qs, ks, vs, out, partials},
+          ap, uint32_t(tokens * heads * splits));
+    if (splits > 1)
+      h.run(h.pipelines->get("attention_combine", 2, {64}), {partials, out},
+            vk::CombinePush{uint32_t(heads), uint32_t(D), uint32_t(splits), uint32_t(heads * D)}, uint32_t(tokens * heads));
+    const double err = relative_error(h.read(out, expected.size()), expected);
+    QVERIFY2(err < 1e-5, qPrintable(QString("relative error %1").arg(err)));
+  }
+};
+
+QTEST_GUILESS_MAIN(VulkanKernels)
+#include "test_kernels.moc"

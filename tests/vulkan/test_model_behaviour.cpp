@@ -1,0 +1,103 @@
+// What the Vulkan backend promises beyond numbers: no allocation while decoding, one submit a token,
+// GPU timestamps per op and layer, a rewritable last position, and clear errors on bad input.
+#include <QtTest>
+
+#include <algorithm>
+
+#include "model_fixture.h"
+
+using namespace kiln;
+using namespace kiln::test;
+
+class VulkanModelBehaviour : public QObject {
+  Q_OBJECT
+ private slots:
+  // Decoding allocates nothing, builds no pipeline or descriptor set, and submits once a token.
+  void decode_is_allocation_free() {
+    auto w = load_fixture("tiny-gemma3-b", DType::Q8_0);
+    auto b = vulkan(w);
+    const int vocab = w->config.vocab_size;
+    std::vector<int32_t> ids{2, 10, 20, 30, 40, 50, 60};
+    std::vector<float> logits(size_t(ids.size()) * vocab);
+    b->forward(ids, 0, false, logits.data());
+    for (int p = int(ids.size()); p < 40; ++p) {
+      const int32_t next = int32_t(std::max_element(logits.begin(), logits.begin() + vocab) - logits.begin());
+      b->forward(std::span(&next, 1), p, false, logits.data());
+    }
+    QCOMPARE(counter(*b, "decode_tokens"), 33.0);
+    QCOMPARE(counter(*b, "allocations_during_decode"), 0.0);
+    QCOMPARE(counter(*b, "descriptor_set_allocations_during_decode"), 0.0);
+    QCOMPARE(counter(*b, "pipeline_creations_during_decode"), 0.0);
+    QCOMPARE(counter(*b, "submits_per_token"), 1.0);
+  }
+
+  // GPU timestamps summed per op and layer, reset by each take.
+  void profile_per_op_and_layer() {
+    auto w = load_fixture("tiny-gemma3-a", DType::F32);
+    auto b = vulkan(w);
+    b->set_profiling(true);
+    std::vector<int32_t> ids{2, 5, 6, 7};
+    std::vector<float> logits(size_t(w->config.vocab_size));
+    b->forward(ids, 0, false, logits.data());
+    b->forward(std::span(ids).first(1), 4, false, logits.data());
+    const auto profile = b->take_profile();
+    int attention_layers = 0;
+    bool logits_seen = false;
+    for (const OpTiming& t : profile) {
+      QCOMPARE(t.device, std::string("gpu"));
+      QVERIFY(t.micros > 0);
+      if (t.op == "attention") {
+        QCOMPARE(t.calls, uint64_t(2));  // one per forward call (no split this short)
+        ++attention_layers;
+      }
+      logits_seen |= t.op == "logits" && t.layer == -1;
+    }
+    QCOMPARE(attention_layers, w->config.num_layers);
+    QVERIFY(logits_seen);
+    QVERIFY(b->take_profile().empty());
+  }
+
+  // Going back one position rewrites it: the same logits as the first time.
+  void rewrite_last_position() {
+    auto w = load_fixture("tiny-gemma3-a", DType::F32);
+    auto b = vulkan(w);
+    const int vocab = w->config.vocab_size;
+    std::vector<int32_t> ids{2, 100, 200, 300, 400, 500, 17, 18, 19, 20};  // past the window of 8
+    std::vector<float> first(vocab), again(vocab);
+    b->forward(ids, 0, false, first.data());
+    b->forward(std::span(ids).last(1), int(ids.size()) - 1, false, again.data());
+    double diff = 0;
+    for (int v = 0; v < vocab; ++v) diff = std::max(diff, double(std::abs(first[v] - again[v])));
+    QVERIFY2(diff < 1e-5, qPrintable(QString("max difference %1").arg(diff)));
+  }
+
+  // Bad input is a clear kiln::Error, and the backend still works afterwards.
+  void bad_input_is_an_error() {
+    auto w = load_fixture("tiny-gemma3-a", DType::Q4_0);
+    auto b = vulkan(w, 16);
+    std::vector<float> logits(size_t(w->config.vocab_size) * 32);
+    const std::vector<int32_t> bad{2, 512}, ok{2, 3};
+    QVERIFY_THROWS_EXCEPTION(Error, b->forward(bad, 0, false, logits.data()));
+    QVERIFY_THROWS_EXCEPTION(Error, b->forward(ok, 5, false, logits.data()));        // a gap in the cache
+    QVERIFY_THROWS_EXCEPTION(Error, b->forward(std::vector<int32_t>(17, 3), 0, true, logits.data()));  // > context
+    QVERIFY_THROWS_EXCEPTION(Error, b->forward({}, 0, false, logits.data()));
+    b->forward(ok, 0, false, logits.data());
+    QVERIFY(std::isfinite(logits[0]));
+
+    VulkanOptions o;
+    o.device = 99;
+    try {
+      make_vulkan_backend(w, o);
+      QFAIL("device 99 accepted");
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).find("no device 99") != std::string::npos, e.what());
+    }
+    o.device = -1;
+    o.allow_cpu_device = true;
+    o.context_length = 1 << 28;  // its KV cache cannot fit one binding: refused before any upload
+    QVERIFY_THROWS_EXCEPTION(Error, make_vulkan_backend(w, o));
+  }
+};
+
+QTEST_GUILESS_MAIN(VulkanModelBehaviour)
+#include "test_model_behaviour.moc"

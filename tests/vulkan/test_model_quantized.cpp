@@ -1,0 +1,59 @@
+// The Vulkan backend with F16, Q8_0 and Q4_0 weights: within the CPU path's bounds of Hugging Face's
+// logits, and next to the CPU backend's own numbers on the same weights.
+#include <QtTest>
+
+#include <algorithm>
+
+#include "runtime/cpu/cpu_backend.h"
+#include "model_fixture.h"
+
+using namespace kiln;
+using namespace kiln::test;
+
+class VulkanModelQuantized : public QObject {
+  Q_OBJECT
+ private slots:
+  void quantized_within_bounds_data() {
+    QTest::addColumn<QString>("fixture");
+    QTest::addColumn<int>("type");
+    QTest::addColumn<double>("max_relative_error");  // the CPU path's bounds (tests/core/test_forward_fixtures)
+    QTest::addColumn<double>("min_top1");
+    for (const char* f : {"tiny-gemma3-a", "tiny-gemma3-b"}) {
+      const std::string s(f);
+      QTest::newRow((s + " f16").c_str()) << QString(f) << int(DType::F16) << 2e-3 << 1.0;
+      QTest::newRow((s + " q8_0").c_str()) << QString(f) << int(DType::Q8_0) << 2e-2 << 0.97;
+      QTest::newRow((s + " q4_0").c_str()) << QString(f) << int(DType::Q4_0) << 1.6e-1 << 0.9;
+    }
+  }
+
+  // Quantized weights (fp16 KV cache): within the CPU path's bounds of the reference, no worse than
+  // the CPU backend on the same weights, and close to its numbers.
+  void quantized_within_bounds() {
+    QFETCH(QString, fixture);
+    QFETCH(int, type);
+    QFETCH(double, max_relative_error);
+    QFETCH(double, min_top1);
+    const std::string name = fixture.toStdString();
+    const Reference ref = read_reference(fixture_dir(name.c_str()) + "/reference.json");
+    auto w = load_fixture(name, DType(type));
+    auto gpu = vulkan(w);
+    auto cpu = make_cpu_backend(w, CpuOptions{64, 2, DType::F16});
+    for (const ReferenceCase& c : ref.cases)
+      for (int prefill : {0, 3}) {
+        const auto ours = run(*gpu, c.ids, prefill, w->config.vocab_size);
+        const Agreement a = compare(ours, c.logits);
+        const auto theirs = run(*cpu, c.ids, prefill, w->config.vocab_size);
+        const Agreement cpu_a = compare(theirs, c.logits), vs_cpu = compare(ours, theirs);
+        QVERIFY2(a.relative_error < max_relative_error, qPrintable(QString("relative error %1").arg(a.relative_error)));
+        QVERIFY2(a.top1 >= min_top1, qPrintable(QString("top-1 %1").arg(a.top1)));
+        // The CPU reads a batch's own keys unrounded, the GPU from its fp16 cache: ~2e-4 apart.
+        QVERIFY2(vs_cpu.relative_error < 1e-3, qPrintable(QString("vs CPU %1").arg(vs_cpu.relative_error)));
+        QVERIFY2(a.relative_error < cpu_a.relative_error + 5e-4,
+                 qPrintable(QString("%1 vs the CPU's %2").arg(a.relative_error).arg(cpu_a.relative_error)));
+      }
+  }
+
+};
+
+QTEST_GUILESS_MAIN(VulkanModelQuantized)
+#include "test_model_quantized.moc"

@@ -1,0 +1,90 @@
+// A Vulkan device with everything a kernel test needs: buffers filled from host vectors, one
+// dispatch at a time, results read back. Uses the backend's own device, memory and pipeline code.
+#pragma once
+
+#include <QtTest>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "runtime/vulkan/device.h"
+#include "runtime/vulkan/memory.h"
+#include "runtime/vulkan/pipeline.h"
+#include "runtime/vulkan/sequence.h"
+
+namespace kiln::test {
+
+struct VkHarness {
+  std::shared_ptr<vk::Instance> instance = std::make_shared<vk::Instance>();
+  std::unique_ptr<vk::Device> device;
+  std::unique_ptr<vk::MemoryArena> arena, readback;
+  std::unique_ptr<vk::Uploader> uploader;
+  std::unique_ptr<vk::PipelineLibrary> pipelines;
+  std::unique_ptr<vk::DescriptorAllocator> descriptors;
+  std::unique_ptr<vk::CommandSequence> seq;
+
+  VkHarness() {
+    device = std::make_unique<vk::Device>(instance, vk::choose_device(instance->devices(), -1, true));
+    // Device-local memory: on lavapipe too, uploads then go through the staging path.
+    arena = std::make_unique<vk::MemoryArena>(*device, vk::MemoryKind::DeviceLocal, 64u << 20, "test buffers");
+    readback = std::make_unique<vk::MemoryArena>(*device, vk::MemoryKind::HostReadback, 64u << 20, "test readback");
+    uploader = std::make_unique<vk::Uploader>(*device, 8u << 20);
+    pipelines = std::make_unique<vk::PipelineLibrary>(*device, "");
+    descriptors = std::make_unique<vk::DescriptorAllocator>(*device);
+    seq = std::make_unique<vk::CommandSequence>(*device, 64);
+  }
+
+  template <typename T>
+  vk::BufferSlice upload(const std::vector<T>& data) {
+    vk::BufferSlice s = arena->allocate(data.size() * sizeof(T));
+    uploader->write(s, 0, data.data(), data.size() * sizeof(T));
+    uploader->finish();
+    return s;
+  }
+  // A buffer filled with NaN, so anything a kernel fails to write shows up.
+  vk::BufferSlice poisoned(size_t floats) { return upload(std::vector<float>(floats, std::nanf(""))); }
+
+  template <typename T = float>
+  std::vector<T> read(const vk::BufferSlice& s, size_t count) {
+    vk::BufferSlice host = readback->allocate(count * sizeof(T));
+    seq->begin(false);
+    seq->copy_to_host(s, 0, host, 0, count * sizeof(T));
+    seq->submit_and_wait();
+    std::vector<T> out(count);
+    std::memcpy(out.data(), host.mapped, count * sizeof(T));
+    return out;
+  }
+
+  template <typename Push>
+  void run(const vk::Kernel& k, std::initializer_list<vk::BufferSlice> buffers, const Push& push, uint32_t gx,
+           uint32_t gy = 1) {
+    std::vector<vk::BufferSlice> b(buffers);
+    VkDescriptorSet set = descriptors->allocate(k, b);
+    seq->begin(false);
+    seq->dispatch(k, set, &push, sizeof push, gx, gy, 1, "test", -1);
+    seq->submit_and_wait();
+  }
+};
+
+inline std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// ||a - b|| / ||b||; NaN anywhere in a gives infinity.
+inline double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (!std::isfinite(a[i])) return INFINITY;
+    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    norm += double(b[i]) * b[i];
+  }
+  return std::sqrt(diff / std::max(norm, 1e-30));
+}
+
+}  // namespace kiln::test
