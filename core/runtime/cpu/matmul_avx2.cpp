@@ -249,6 +249,7 @@ KILN_AVX2 void tile_product(const float* w, int64_t ld_w, const float* xt, int64
 }  // namespace
 
 bool cpu_has_avx2_kernels() {
+  __builtin_cpu_init();  // needed when called before static constructors have run
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
 }
 
