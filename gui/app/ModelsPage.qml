@@ -1,0 +1,144 @@
+// Choose a model, see its facts and what each precision would cost, load it, unload it.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Dialogs
+import QtQuick.Layouts
+import Kiln
+import Kiln.Ui
+
+Item {
+    id: page
+    required property EngineController engine
+    required property ModelLibrary library
+    required property AppSettings settings
+    signal loadRequested(string path)
+    signal chatRequested()
+
+    // The model whose facts are shown: the one clicked, else the one loaded.
+    property string selectedPath: engine.modelLoaded ? engine.modelInfo.path : ""
+    property var selectedInfo: ({})
+    property string inspectError
+
+    function select(path) {
+        selectedPath = path
+        selectedInfo = ({})
+        inspectError = ""
+        if (path.length > 0)
+            engine.inspect(path)
+    }
+    onSelectedPathChanged: if (selectedPath.length > 0 && selectedInfo.path !== selectedPath) engine.inspect(selectedPath)
+
+    Connections {
+        target: page.engine
+        function onInspected(path, info) { if (path === page.selectedPath) page.selectedInfo = info }
+        function onInspectFailed(path, message) { if (path === page.selectedPath) page.inspectError = message }
+        function onLoaded(info) { page.library.refresh() }
+    }
+
+    FolderDialog {
+        id: folderDialog
+        title: qsTr("Open a Hugging Face model folder")
+        onAccepted: page.select(page.library.toLocalPath(selectedFolder.toString()))
+    }
+    FileDialog {
+        id: fileDialog
+        title: qsTr("Open a GGUF model file")
+        nameFilters: [qsTr("GGUF models (*.gguf)"), qsTr("All files (*)")]
+        onAccepted: page.select(page.library.toLocalPath(selectedFile.toString()))
+    }
+
+    ScrollView {
+        anchors.fill: parent
+        contentWidth: availableWidth
+
+        ColumnLayout {
+            width: parent.width
+            spacing: 20
+
+            PageHeader {
+                Layout.fillWidth: true
+                Layout.topMargin: Theme.pagePadding
+                Layout.leftMargin: Theme.pagePadding
+                Layout.rightMargin: Theme.pagePadding
+                title: qsTr("Models")
+                subtitle: qsTr("Open a Gemma 3 model — a Hugging Face folder or a .gguf file — and choose how it is held in memory.")
+            }
+
+            RowLayout {
+                Layout.fillWidth: true
+                Layout.leftMargin: Theme.pagePadding
+                Layout.rightMargin: Theme.pagePadding
+                Layout.bottomMargin: Theme.pagePadding
+                spacing: 20
+
+                // The library.
+                Card {
+                    title: qsTr("Library")
+                    subtitle: qsTr("Bundled, downloaded with “kiln pull” into %1, and recently opened.").arg(page.library.userModelsDir)
+                    Layout.preferredWidth: 360
+                    Layout.alignment: Qt.AlignTop
+
+                    RowLayout {
+                        spacing: Theme.gap
+                        PlainButton {
+                            objectName: "openFolderButton"
+                            text: qsTr("Open folder…")
+                            iconName: "folder"
+                            onClicked: folderDialog.open()
+                        }
+                        PlainButton {
+                            text: qsTr("Open file…")
+                            iconName: "file"
+                            onClicked: fileDialog.open()
+                        }
+                    }
+                    Repeater {
+                        model: page.library
+                        delegate: ModelListItem {
+                            required property var model
+                            Layout.fillWidth: true
+                            name: model.name
+                            path: model.path
+                            kind: model.kind
+                            exists: model.exists
+                            selected: model.path === page.selectedPath
+                            loaded: page.engine.modelLoaded && page.engine.modelInfo.path === model.path
+                            onClicked: page.select(model.path)
+                            onForgetRequested: page.settings.removeRecentModel(model.path)
+                        }
+                    }
+                    Label {
+                        visible: page.library.count === 0
+                        text: qsTr("No models yet. Open a folder or a file, or download one with “kiln pull”.")
+                        color: Theme.textMuted
+                        wrapMode: Text.Wrap
+                        Layout.fillWidth: true
+                    }
+                }
+
+                ColumnLayout {
+                    Layout.fillWidth: true
+                    Layout.alignment: Qt.AlignTop
+                    spacing: 20
+
+                    LoadPanel {
+                        Layout.fillWidth: true
+                        engine: page.engine
+                        settings: page.settings
+                        path: page.selectedPath
+                        info: page.selectedInfo
+                        inspectError: page.inspectError
+                        onLoadRequested: page.loadRequested(page.selectedPath)
+                        onChatRequested: page.chatRequested()
+                    }
+                    ModelFactsCard {
+                        Layout.fillWidth: true
+                        visible: page.selectedInfo.path !== undefined
+                        info: page.engine.modelLoaded && page.engine.modelInfo.path === page.selectedPath
+                              ? page.engine.modelInfo : page.selectedInfo
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,249 @@
+// Everything the user can set; saved at once. Load settings say when they need a reload.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Kiln
+import Kiln.Ui
+
+Item {
+    id: page
+    required property AppSettings settings
+    required property EngineController engine
+    required property HardwareMonitor hardware
+    signal reloadRequested()
+
+    readonly property var npu: hardware.info.npu || ({})
+    readonly property bool hasUsableGpu: (hardware.info.gpus || []).some(g => g.usable)
+    readonly property bool needsReload: engine.modelLoaded && engine.loadedSignature !== settings.loadSignature
+    readonly property string reloadNote: engine.modelLoaded ? qsTr("Takes effect when the model is reloaded.") : ""
+
+    ScrollView {
+        anchors.fill: parent
+        contentWidth: availableWidth
+
+        ColumnLayout {
+            width: Math.min(parent.width, 900)
+            spacing: 20
+
+            PageHeader {
+                Layout.fillWidth: true
+                Layout.topMargin: Theme.pagePadding
+                Layout.leftMargin: Theme.pagePadding
+                Layout.rightMargin: Theme.pagePadding
+                title: qsTr("Settings")
+                subtitle: qsTr("Saved as you change them.")
+            }
+
+            Banner {
+                Layout.fillWidth: true
+                Layout.leftMargin: Theme.pagePadding
+                Layout.rightMargin: Theme.pagePadding
+                kind: "warning"
+                closable: false
+                text: page.needsReload ? qsTr("The loaded model still uses the previous loading settings.") : ""
+                actionText: qsTr("Reload now")
+                onActionTriggered: page.reloadRequested()
+            }
+
+            Card {
+                title: qsTr("Loading the model")
+                Layout.fillWidth: true
+                Layout.leftMargin: Theme.pagePadding
+                Layout.rightMargin: Theme.pagePadding
+
+                SettingRow {
+                    label: qsTr("Precision")
+                    description: qsTr("How the weights are held in memory. INT8 is close to FP16 at half the size; INT4 is smaller again.")
+                    note: page.reloadNote
+                    SegmentedChoice {
+                        objectName: "settingsPrecision"
+                        options: [{ value: "fp16", label: "FP16" }, { value: "int8", label: "INT8" }, { value: "int4", label: "INT4" }]
+                        value: page.settings.precision
+                        onChosen: value => page.settings.precision = value
+                    }
+                }
+                SettingRow {
+                    label: qsTr("Backend")
+                    description: qsTr("Where the model runs. Automatic picks the best Vulkan GPU and falls back to the CPU.")
+                    note: page.reloadNote
+                    SegmentedChoice {
+                        options: [
+                            { value: "auto", label: qsTr("Automatic") },
+                            { value: "vulkan", label: "Vulkan", enabled: page.hasUsableGpu,
+                              tip: page.hasUsableGpu ? "" : qsTr("No usable Vulkan GPU: %1").arg(page.hardware.info.vulkanStatus || qsTr("see the Hardware page")) },
+                            { value: "cpu", label: "CPU" }
+                        ]
+                        value: page.settings.backend
+                        onChosen: value => page.settings.backend = value
+                    }
+                }
+                SettingRow {
+                    label: qsTr("NPU attention")
+                    description: page.npu.present ? qsTr("Run attention on the %1 NPU.").arg(page.npu.generation)
+                                 : qsTr("Not available: %1").arg(page.npu.reason || qsTr("no NPU found"))
+                    note: page.npu.present ? page.reloadNote : ""
+                    SegmentedChoice {
+                        objectName: "settingsNpu"
+                        enabled: page.npu.present === true
+                        opacity: enabled ? 1 : 0.5
+                        options: [{ value: "auto", label: qsTr("Automatic") }, { value: "on", label: qsTr("On") }, { value: "off", label: qsTr("Off") }]
+                        value: page.settings.npuAttention
+                        onChosen: value => page.settings.npuAttention = value
+                    }
+                }
+                SettingRow {
+                    label: qsTr("Context length")
+                    description: qsTr("The most tokens a conversation can hold. Longer takes more memory.")
+                    note: page.reloadNote
+                    ComboBox {
+                        id: contextBox
+                        implicitWidth: 200
+                        textRole: "label"
+                        valueRole: "value"
+                        model: [
+                            { value: 0, label: qsTr("Model default (≤ 8192)") },
+                            { value: 2048, label: "2048" }, { value: 4096, label: "4096" },
+                            { value: 8192, label: "8192" }, { value: 16384, label: "16384" },
+                            { value: 32768, label: "32768" }, { value: 131072, label: "131072" }
+                        ]
+                        Component.onCompleted: currentIndex = Math.max(0, indexOfValue(page.settings.contextLength))
+                        onActivated: page.settings.contextLength = currentValue
+                    }
+                }
+                SettingRow {
+                    label: qsTr("CPU threads")
+                    description: qsTr("0 uses every core (%1 here).").arg(page.hardware.info.cpuCores || "?")
+                    note: page.reloadNote
+                    SpinBox {
+                        from: 0
+                        to: Math.max(256, page.hardware.info.cpuCores || 0)
+                        value: page.settings.threads
+                        editable: true
+                        onValueModified: page.settings.threads = value
+                    }
+                }
+            }
+
+            Card {
+                title: qsTr("Answers")
+                subtitle: qsTr("Default sampling for new answers.")
+                Layout.fillWidth: true
+                Layout.leftMargin: Theme.pagePadding
+                Layout.rightMargin: Theme.pagePadding
+
+                SliderRow {
+                    label: qsTr("Temperature")
+                    description: qsTr("0 always picks the likeliest word; higher is more varied.")
+                    from: 0; to: 2; stepSize: 0.05
+                    value: page.settings.temperature
+                    onMoved: v => page.settings.temperature = v
+                }
+                SliderRow {
+                    label: qsTr("Top-p")
+                    description: qsTr("Sample only from the likeliest words that together hold this probability.")
+                    from: 0; to: 1; stepSize: 0.01
+                    value: page.settings.topP
+                    onMoved: v => page.settings.topP = v
+                }
+                SliderRow {
+                    label: qsTr("Min-p")
+                    description: qsTr("Drop words less likely than this fraction of the likeliest one.")
+                    from: 0; to: 0.5; stepSize: 0.01
+                    value: page.settings.minP
+                    onMoved: v => page.settings.minP = v
+                }
+                SettingRow {
+                    label: qsTr("Top-k")
+                    description: qsTr("Sample from at most this many words (0: no limit).")
+                    SpinBox {
+                        from: 0
+                        to: 1000
+                        editable: true
+                        value: page.settings.topK
+                        onValueModified: page.settings.topK = value
+                    }
+                }
+                SettingRow {
+                    label: qsTr("Longest answer")
+                    description: qsTr("Tokens after which an answer stops.")
+                    SpinBox {
+                        from: 16
+                        to: 32768
+                        stepSize: 64
+                        editable: true
+                        value: page.settings.maxTokens
+                        onValueModified: page.settings.maxTokens = value
+                    }
+                }
+            }
+
+            Card {
+                title: qsTr("Local API server")
+                subtitle: qsTr("Lets other programs on this computer use the loaded model through an OpenAI-compatible HTTP API.")
+                Layout.fillWidth: true
+                Layout.leftMargin: Theme.pagePadding
+                Layout.rightMargin: Theme.pagePadding
+
+                SettingRow {
+                    label: qsTr("Serve on localhost")
+                    description: !page.engine.serverAvailable ? qsTr("Not part of this build.")
+                                 : page.engine.serverRunning ? qsTr("Serving at %1").arg(page.engine.serverUrl)
+                                 : page.engine.serverError.length > 0 ? page.engine.serverError
+                                 : page.settings.serverEnabled ? qsTr("Starts when a model is loaded.")
+                                 : qsTr("Off.")
+                    Switch {
+                        objectName: "serverSwitch"
+                        enabled: page.engine.serverAvailable
+                        checked: page.settings.serverEnabled
+                        onToggled: page.settings.serverEnabled = checked
+                        ToolTip.visible: hovered && !enabled
+                        ToolTip.text: qsTr("This build of Kiln has no API server.")
+                    }
+                }
+                SettingRow {
+                    label: qsTr("Port")
+                    SpinBox {
+                        from: 1024
+                        to: 65535
+                        editable: true
+                        enabled: page.engine.serverAvailable
+                        value: page.settings.serverPort
+                        textFromValue: (v, locale) => String(v)
+                        valueFromText: (text, locale) => parseInt(text)
+                        onValueModified: page.settings.serverPort = value
+                    }
+                }
+            }
+
+            Card {
+                title: qsTr("Appearance")
+                Layout.fillWidth: true
+                Layout.leftMargin: Theme.pagePadding
+                Layout.rightMargin: Theme.pagePadding
+                Layout.bottomMargin: Theme.pagePadding
+
+                SettingRow {
+                    label: qsTr("Language")
+                    ComboBox {
+                        objectName: "languageBox"
+                        implicitWidth: 200
+                        textRole: "label"
+                        valueRole: "value"
+                        model: [{ value: "en", label: "English" }, { value: "de", label: "Deutsch" }]
+                        currentIndex: Math.max(0, indexOfValue(page.settings.language))
+                        onActivated: page.settings.language = currentValue
+                    }
+                }
+                SettingRow {
+                    label: qsTr("Theme")
+                    SegmentedChoice {
+                        objectName: "themeChoice"
+                        options: [{ value: "light", label: qsTr("Light") }, { value: "dark", label: qsTr("Dark") }]
+                        value: page.settings.theme
+                        onChosen: value => page.settings.theme = value
+                    }
+                }
+            }
+        }
+    }
+}

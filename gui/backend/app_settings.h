@@ -1,0 +1,104 @@
+// The user's choices, kept with QSettings (~/.config/kiln/kiln-desktop.conf on Linux).
+// One instance per window, created in QML; every property writes through at once.
+#pragma once
+
+#include <QObject>
+#include <QQmlEngine>
+#include <QSettings>
+#include <QStringList>
+
+namespace kiln::gui {
+
+class AppSettings : public QObject {
+  Q_OBJECT
+  QML_ELEMENT
+  // Loading: changes here need a reload, which loadSignature tells apart.
+  Q_PROPERTY(QString precision READ precision WRITE setPrecision NOTIFY changed)          // fp16 / int8 / int4
+  Q_PROPERTY(QString backend READ backend WRITE setBackend NOTIFY changed)                // auto / vulkan / cpu
+  Q_PROPERTY(QString npuAttention READ npuAttention WRITE setNpuAttention NOTIFY changed)  // auto / on / off
+  Q_PROPERTY(int contextLength READ contextLength WRITE setContextLength NOTIFY changed)  // 0: model default
+  Q_PROPERTY(int threads READ threads WRITE setThreads NOTIFY changed)                    // 0: all cores
+  Q_PROPERTY(QString loadSignature READ loadSignature NOTIFY changed)
+  // Sampling defaults for new answers.
+  Q_PROPERTY(double temperature READ temperature WRITE setTemperature NOTIFY changed)
+  Q_PROPERTY(int topK READ topK WRITE setTopK NOTIFY changed)
+  Q_PROPERTY(double topP READ topP WRITE setTopP NOTIFY changed)
+  Q_PROPERTY(double minP READ minP WRITE setMinP NOTIFY changed)
+  Q_PROPERTY(int maxTokens READ maxTokens WRITE setMaxTokens NOTIFY changed)
+  // The local API server.
+  Q_PROPERTY(bool serverEnabled READ serverEnabled WRITE setServerEnabled NOTIFY changed)
+  Q_PROPERTY(int serverPort READ serverPort WRITE setServerPort NOTIFY changed)
+  // Appearance and the window.
+  Q_PROPERTY(QString language READ language WRITE setLanguage NOTIFY changed)  // en / de
+  Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)           // light / dark
+  Q_PROPERTY(bool profiling READ profiling WRITE setProfiling NOTIFY changed)
+  Q_PROPERTY(int windowWidth READ windowWidth WRITE setWindowWidth NOTIFY changed)
+  Q_PROPERTY(int windowHeight READ windowHeight WRITE setWindowHeight NOTIFY changed)
+  // Models.
+  Q_PROPERTY(QStringList recentModels READ recentModels NOTIFY changed)
+  Q_PROPERTY(QString lastModel READ lastModel WRITE setLastModel NOTIFY changed)
+
+ public:
+  static constexpr int kMaxRecentModels = 8;
+
+  explicit AppSettings(QObject* parent = nullptr);
+
+  QString precision() const { return value("load/precision", "int8").toString(); }
+  void setPrecision(const QString& v);
+  QString backend() const { return value("load/backend", "auto").toString(); }
+  void setBackend(const QString& v);
+  QString npuAttention() const { return value("load/npu_attention", "auto").toString(); }
+  void setNpuAttention(const QString& v);
+  int contextLength() const { return value("load/context_length", 0).toInt(); }
+  void setContextLength(int v) { store("load/context_length", qMax(0, v)); }
+  int threads() const { return value("load/threads", 0).toInt(); }
+  void setThreads(int v) { store("load/threads", qMax(0, v)); }
+  QString loadSignature() const;
+
+  double temperature() const { return value("sampling/temperature", 0.8).toDouble(); }
+  void setTemperature(double v) { store("sampling/temperature", qBound(0.0, v, 2.0)); }
+  int topK() const { return value("sampling/top_k", 40).toInt(); }
+  void setTopK(int v) { store("sampling/top_k", qMax(0, v)); }
+  double topP() const { return value("sampling/top_p", 0.95).toDouble(); }
+  void setTopP(double v) { store("sampling/top_p", qBound(0.0, v, 1.0)); }
+  double minP() const { return value("sampling/min_p", 0.05).toDouble(); }
+  void setMinP(double v) { store("sampling/min_p", qBound(0.0, v, 1.0)); }
+  int maxTokens() const { return value("sampling/max_tokens", 1024).toInt(); }
+  void setMaxTokens(int v) { store("sampling/max_tokens", qBound(1, v, 1 << 20)); }
+
+  bool serverEnabled() const { return value("server/enabled", false).toBool(); }
+  void setServerEnabled(bool v) { store("server/enabled", v); }
+  int serverPort() const { return value("server/port", 8080).toInt(); }
+  void setServerPort(int v) { store("server/port", qBound(1, v, 65535)); }
+
+  QString language() const;
+  void setLanguage(const QString& v);
+  QString theme() const { return value("ui/theme", "light").toString(); }
+  void setTheme(const QString& v);
+  bool profiling() const { return value("ui/profiling", false).toBool(); }
+  void setProfiling(bool v) { store("ui/profiling", v); }
+  int windowWidth() const { return value("window/width", 1180).toInt(); }
+  void setWindowWidth(int v) { store("window/width", qMax(640, v)); }
+  int windowHeight() const { return value("window/height", 760).toInt(); }
+  void setWindowHeight(int v) { store("window/height", qMax(480, v)); }
+
+  QStringList recentModels() const { return value("models/recent", QStringList()).toStringList(); }
+  QString lastModel() const { return value("models/last", QString()).toString(); }
+  void setLastModel(const QString& path) { store("models/last", path); }
+  // Puts `path` first in the recent list (kept to kMaxRecentModels).
+  Q_INVOKABLE void addRecentModel(const QString& path);
+  Q_INVOKABLE void removeRecentModel(const QString& path);
+
+ signals:
+  // One signal for all: settings change rarely and QML re-reads cheaply.
+  void changed();
+
+ private:
+  QVariant value(const char* key, const QVariant& fallback) const { return settings_.value(key, fallback); }
+  void store(const char* key, const QVariant& v);
+  void storeChoice(const char* key, const QString& v, std::initializer_list<const char*> allowed);
+
+  QSettings settings_;
+};
+
+}  // namespace kiln::gui

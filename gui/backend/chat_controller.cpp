@@ -1,0 +1,280 @@
+#include "chat_controller.h"
+
+#include <algorithm>
+
+#include "engine_facts.h"
+
+namespace kiln::gui {
+
+namespace {
+
+constexpr int kTitleChars = 48;
+
+// A title from the first line of the first question, cut at a word where it can be.
+QString titleFrom(const QString& text) {
+  QString line = text.trimmed().section(QLatin1Char('\n'), 0, 0).simplified();
+  if (line.size() <= kTitleChars) return line;
+  line.truncate(kTitleChars);
+  const int space = line.lastIndexOf(QLatin1Char(' '));
+  if (space > kTitleChars / 2) line.truncate(space);
+  return line + QStringLiteral("…");
+}
+
+MessageStats toMessageStats(const kiln::GenerationStats& s) {
+  MessageStats out;
+  out.promptTokens = s.prompt_tokens;
+  out.generatedTokens = s.generated_tokens;
+  out.timeToFirstTokenMs = s.time_to_first_token_ms;
+  out.tokensPerSecond = s.decode_tokens_per_s;
+  out.totalMs = s.total_ms;
+  out.stopReason = QString::fromStdString(kiln::to_string(s.stop_reason));
+  return out;
+}
+
+}  // namespace
+
+ChatController::ChatController(QObject* parent) : ChatController(ConversationStore::defaultDirectory(), parent) {}
+
+ChatController::ChatController(const QString& directory, QObject* parent)
+    : QObject(parent),
+      store_(directory),
+      conversations_(new ConversationListModel(all_, this)),
+      messages_(new MessageListModel(this)) {
+  auto loaded = store_.loadAll();
+  for (Conversation& c : loaded.conversations) all_.push_back(std::make_unique<Conversation>(std::move(c)));
+  storageErrors_ = loaded.errors;
+  conversations_->refresh();
+  if (conversations_->rowCount() > 0) select(conversations_->idAt(0));
+  else newConversation();
+}
+
+ChatController::~ChatController() {
+  // The engine may outlive us for a moment: make sure our answer stops and nothing calls back.
+  if (engine_) {
+    if (generating()) engine_->stop();
+    disconnect(engine_, nullptr, this, nullptr);
+  }
+}
+
+void ChatController::setEngine(EngineController* engine) {
+  if (engine_ == engine) return;
+  if (engine_) disconnect(engine_, nullptr, this, nullptr);
+  engine_ = engine;
+  if (engine_) {
+    connect(engine_, &EngineController::textArrived, this, [this](quint64 id, const QString& text) {
+      if (id != active_.id) return;
+      if (Conversation* c = find(active_.conversationId)) appendAnswerText(*c, text);
+    });
+    connect(engine_, &EngineController::generationFinished, this,
+            [this](quint64 id, const kiln::GenerationStats& stats) { finishAnswer(id, &stats, {}); });
+    connect(engine_, &EngineController::generationFailed, this,
+            [this](quint64 id, const QString& message) { finishAnswer(id, nullptr, message); });
+  }
+  emit engineChanged();
+}
+
+void ChatController::setSettings(AppSettings* settings) {
+  if (settings_ == settings) return;
+  settings_ = settings;
+  emit settingsChanged();
+}
+
+Conversation* ChatController::find(const QString& id) const {
+  const auto it = std::find_if(all_.begin(), all_.end(), [&](const auto& c) { return c->id == id; });
+  return it == all_.end() ? nullptr : it->get();
+}
+
+QString ChatController::currentId() const { return current() ? current()->id : QString(); }
+QString ChatController::currentTitle() const { return current() ? current()->title : QString(); }
+QString ChatController::systemPrompt() const { return current() ? current()->systemPrompt : QString(); }
+
+void ChatController::setSystemPrompt(const QString& prompt) {
+  Conversation* c = current();
+  if (!c || c->systemPrompt == prompt) return;
+  c->systemPrompt = prompt;
+  touchAndSave(*c);
+  emit currentChanged();
+}
+
+QString ChatController::newConversation() {
+  // An untouched conversation on screen is already a new one: don't pile up empty ones.
+  if (Conversation* c = current(); c && c->messages.isEmpty() && c->systemPrompt.isEmpty() && c->title.isEmpty())
+    return c->id;
+  auto conversation = std::make_unique<Conversation>();
+  conversation->id = ConversationStore::newId();
+  conversation->created = conversation->updated = QDateTime::currentDateTimeUtc();
+  const QString id = conversation->id;
+  all_.push_back(std::move(conversation));
+  conversations_->setSearchText({});
+  conversations_->refresh();
+  select(id);
+  return id;
+}
+
+void ChatController::select(const QString& id) {
+  Conversation* c = find(id);
+  if (!c || c == current()) return;
+  // Leaving an empty, never-saved conversation behind: drop it instead of listing it.
+  if (Conversation* old = current(); old && old->messages.isEmpty() && old->systemPrompt.isEmpty() && old->title.isEmpty()) {
+    messages_->setConversation(nullptr);
+    std::erase_if(all_, [old](const auto& p) { return p.get() == old; });
+    conversations_->refresh();
+  }
+  messages_->setConversation(c);
+  setLastError({});
+  emit currentChanged();
+}
+
+void ChatController::rename(const QString& id, const QString& title) {
+  Conversation* c = find(id);
+  const QString trimmed = title.simplified();
+  if (!c || trimmed.isEmpty() || c->title == trimmed) return;
+  c->title = trimmed;
+  addStorageError(store_.save(*c));  // renaming is not new activity: keep its place in the list
+  conversations_->updated(c);
+  if (c == current()) emit currentChanged();
+}
+
+void ChatController::remove(const QString& id) {
+  Conversation* c = find(id);
+  if (!c) return;
+  if (generating() && active_.conversationId == id) stop();
+  addStorageError(store_.remove(id));
+  const bool wasCurrent = c == current();
+  if (wasCurrent) messages_->setConversation(nullptr);
+  std::erase_if(all_, [c](const auto& p) { return p.get() == c; });
+  conversations_->refresh();
+  if (wasCurrent) {
+    if (conversations_->rowCount() > 0) select(conversations_->idAt(0));
+    else newConversation();
+    emit currentChanged();
+  }
+}
+
+bool ChatController::canEdit() {
+  if (generating()) {
+    setLastError(tr("Wait for the answer to finish, or stop it."));
+    return false;
+  }
+  if (!engine_ || !engine_->modelLoaded()) {
+    setLastError(tr("No model is loaded. Open one on the Models page."));
+    return false;
+  }
+  if (!current()) return false;
+  return true;
+}
+
+bool ChatController::send(const QString& text) {
+  if (text.trimmed().isEmpty() || !canEdit()) return false;
+  Conversation& c = *current();
+  if (c.title.isEmpty()) c.title = titleFrom(text);
+  Message question;
+  question.text = text;
+  messages_->append(question);
+  return startAnswer(c);
+}
+
+bool ChatController::regenerate() {
+  if (!canEdit()) return false;
+  Conversation& c = *current();
+  if (c.messages.isEmpty()) return false;
+  if (c.messages.last().role == Message::Role::Assistant) messages_->truncate(static_cast<int>(c.messages.size()) - 1);
+  if (c.messages.isEmpty()) return false;
+  return startAnswer(c);
+}
+
+bool ChatController::editAndResend(int row, const QString& text) {
+  if (text.trimmed().isEmpty() || !canEdit()) return false;
+  Conversation& c = *current();
+  if (row < 0 || row >= c.messages.size() || c.messages[row].role != Message::Role::User) return false;
+  messages_->truncate(row + 1);
+  c.messages[row].text = text;
+  messages_->changed(row);
+  return startAnswer(c);
+}
+
+bool ChatController::startAnswer(Conversation& c) {
+  std::vector<kiln::ChatMessage> history;
+  if (!c.systemPrompt.trimmed().isEmpty()) history.push_back({kiln::Role::System, c.systemPrompt.toStdString()});
+  for (const Message& m : c.messages)
+    history.push_back({m.role == Message::Role::User ? kiln::Role::User : kiln::Role::Assistant, m.text.toStdString()});
+
+  kiln::GenerateOptions options;
+  if (settings_) {
+    options.sampling.temperature = static_cast<float>(settings_->temperature());
+    options.sampling.top_k = settings_->topK();
+    options.sampling.top_p = static_cast<float>(settings_->topP());
+    options.sampling.min_p = static_cast<float>(settings_->minP());
+    options.max_tokens = settings_->maxTokens();
+  }
+  const quint64 id = engine_->startChat(std::move(history), options);
+  if (id == 0) {
+    setLastError(tr("The model is busy; try again in a moment."));
+    touchAndSave(c);  // the question itself is kept
+    return false;
+  }
+  touchAndSave(c);  // the question is on disk before the answer starts
+  Message answer;
+  answer.role = Message::Role::Assistant;
+  answer.streaming = true;
+  messages_->append(answer);
+  active_ = {id, c.id};
+  setLastError({});
+  emit currentChanged();
+  emit generatingChanged();
+  return true;
+}
+
+void ChatController::appendAnswerText(Conversation& c, const QString& text) {
+  if (c.messages.isEmpty()) return;
+  if (&c == current()) messages_->appendText(static_cast<int>(c.messages.size()) - 1, text);
+  else c.messages.last().text += text;
+}
+
+void ChatController::finishAnswer(quint64 id, const kiln::GenerationStats* stats, const QString& error) {
+  if (id != active_.id) return;
+  const QString conversationId = active_.conversationId;
+  active_ = {};
+  if (Conversation* c = find(conversationId); c && !c->messages.isEmpty()) {
+    Message& answer = c->messages.last();
+    answer.streaming = false;
+    answer.hasStats = stats != nullptr;
+    if (stats) answer.stats = toMessageStats(*stats);
+    answer.error = error;
+    if (c == current()) messages_->changed(static_cast<int>(c->messages.size()) - 1);
+    touchAndSave(*c);
+  }
+  emit generatingChanged();
+  if (stats) emit answerFinished(conversationId, statsToMap(*stats));
+  else emit answerFailed(conversationId, error);
+}
+
+void ChatController::stop() {
+  if (generating() && engine_) engine_->stop();
+}
+
+void ChatController::touchAndSave(Conversation& c) {
+  c.updated = QDateTime::currentDateTimeUtc();
+  addStorageError(store_.save(c));
+  conversations_->refresh();
+}
+
+void ChatController::dismissStorageErrors() {
+  if (storageErrors_.isEmpty()) return;
+  storageErrors_.clear();
+  emit storageErrorsChanged();
+}
+
+void ChatController::setLastError(const QString& message) {
+  if (lastError_ == message) return;
+  lastError_ = message;
+  emit lastErrorChanged();
+}
+
+void ChatController::addStorageError(const QString& message) {
+  if (message.isEmpty()) return;
+  storageErrors_ << message;
+  emit storageErrorsChanged();
+}
+
+}  // namespace kiln::gui

@@ -1,0 +1,105 @@
+// The Chat page's logic: conversations (new, select, rename, delete, search), sending, streaming
+// the answer into the right conversation, stop, regenerate, edit-and-resend, and saving.
+// Lives on the GUI thread; it reaches the engine only through EngineController.
+#pragma once
+
+#include <QObject>
+#include <QPointer>
+#include <QQmlEngine>
+#include <memory>
+#include <vector>
+
+#include "app_settings.h"
+#include "conversation_list_model.h"
+#include "conversation_store.h"
+#include "engine_controller.h"
+#include "message_list_model.h"
+
+namespace kiln::gui {
+
+class ChatController : public QObject {
+  Q_OBJECT
+  QML_ELEMENT
+  Q_PROPERTY(kiln::gui::EngineController* engine READ engine WRITE setEngine NOTIFY engineChanged)
+  Q_PROPERTY(kiln::gui::AppSettings* settings READ settings WRITE setSettings NOTIFY settingsChanged)
+  Q_PROPERTY(kiln::gui::ConversationListModel* conversations READ conversations CONSTANT)
+  Q_PROPERTY(kiln::gui::MessageListModel* messages READ messages CONSTANT)
+  Q_PROPERTY(QString currentId READ currentId NOTIFY currentChanged)
+  Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentChanged)
+  Q_PROPERTY(QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY currentChanged)
+  Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+  Q_PROPERTY(QStringList storageErrors READ storageErrors NOTIFY storageErrorsChanged)
+  Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
+  Q_PROPERTY(QString storageDirectory READ storageDirectory CONSTANT)
+
+ public:
+  // Reads the saved conversations from ConversationStore::defaultDirectory().
+  explicit ChatController(QObject* parent = nullptr);
+  ChatController(const QString& directory, QObject* parent);
+  ~ChatController() override;
+
+  EngineController* engine() const { return engine_; }
+  void setEngine(EngineController* engine);
+  AppSettings* settings() const { return settings_; }
+  void setSettings(AppSettings* settings);
+  ConversationListModel* conversations() const { return conversations_; }
+  MessageListModel* messages() const { return messages_; }
+  QString currentId() const;
+  QString currentTitle() const;
+  QString systemPrompt() const;
+  void setSystemPrompt(const QString& prompt);
+  bool generating() const { return active_.id != 0; }
+  QStringList storageErrors() const { return storageErrors_; }
+  QString lastError() const { return lastError_; }
+  QString storageDirectory() const { return store_.directory(); }
+
+  // Starts an empty conversation (saved once it has content) and shows it; returns its id.
+  Q_INVOKABLE QString newConversation();
+  Q_INVOKABLE void select(const QString& id);
+  Q_INVOKABLE void rename(const QString& id, const QString& title);
+  Q_INVOKABLE void remove(const QString& id);
+  // Each returns false (and sets lastError) when it cannot start an answer now.
+  Q_INVOKABLE bool send(const QString& text);
+  Q_INVOKABLE bool regenerate();
+  Q_INVOKABLE bool editAndResend(int row, const QString& text);
+  Q_INVOKABLE void stop();
+  Q_INVOKABLE void dismissStorageErrors();
+
+ signals:
+  void engineChanged();
+  void settingsChanged();
+  void currentChanged();
+  void generatingChanged();
+  void storageErrorsChanged();
+  void lastErrorChanged();
+  void answerFinished(const QString& conversationId, const QVariantMap& stats);
+  void answerFailed(const QString& conversationId, const QString& message);
+
+ private:
+  struct ActiveAnswer {
+    quint64 id = 0;            // the engine's generation id; 0: none
+    QString conversationId;    // where the text goes, even if another conversation is on screen
+  };
+
+  Conversation* find(const QString& id) const;
+  Conversation* current() const { return messages_->conversation(); }
+  bool startAnswer(Conversation& conversation);
+  void appendAnswerText(Conversation& conversation, const QString& text);
+  void finishAnswer(quint64 id, const kiln::GenerationStats* stats, const QString& error);
+  void touchAndSave(Conversation& conversation);
+  void setLastError(const QString& message);
+  void addStorageError(const QString& message);
+  bool canEdit();
+
+  ConversationStore store_;
+  std::vector<std::unique_ptr<Conversation>> all_;
+  ConversationListModel* conversations_;
+  MessageListModel* messages_;
+  QPointer<EngineController> engine_;
+  QPointer<AppSettings> settings_;
+  ActiveAnswer active_;
+  QStringList storageErrors_;
+  QString lastError_;
+};
+
+}  // namespace kiln::gui

@@ -1,0 +1,51 @@
+// Conversations on disk: one JSON file per conversation in the user's data folder.
+// Writes go through QSaveFile (write a temporary, then rename), so a crash or a kill in the
+// middle of a save leaves the previous version whole. A damaged file is reported by name and
+// skipped; it is left where it is and every other conversation still loads.
+#pragma once
+
+#include <QCoreApplication>
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include "conversation.h"
+
+namespace kiln::gui {
+
+class ConversationStore {
+  Q_DECLARE_TR_FUNCTIONS(ConversationStore)
+
+ public:
+  // Files bigger than this are refused instead of read: no conversation is that long.
+  static constexpr qint64 kMaxFileBytes = 32ll << 20;
+
+  explicit ConversationStore(QString directory);
+
+  // The default place: <AppDataLocation>/conversations (XDG_DATA_HOME moves it, as tests do).
+  static QString defaultDirectory();
+  static QString newId();
+
+  struct LoadResult {
+    QList<Conversation> conversations;
+    QStringList errors;  // one line per file that could not be read: "<path>: <problem>"
+  };
+  LoadResult loadAll() const;
+
+  // Returns "" on success, else one line naming the file and the problem.
+  QString save(const Conversation& conversation) const;
+  QString remove(const QString& id) const;
+
+  QString directory() const { return directory_; }
+  QString pathFor(const QString& id) const;
+
+ private:
+  QString directory_;
+};
+
+QJsonObject conversationToJson(const Conversation& conversation);
+// Fills `out` from `json`; returns "" or what is wrong (without the file name).
+QString conversationFromJson(const QJsonObject& json, Conversation& out);
+
+}  // namespace kiln::gui

@@ -1,0 +1,209 @@
+#include "engine_controller.h"
+
+#include <utility>
+
+#include "engine_facts.h"
+#include "engine_worker.h"
+
+namespace kiln::gui {
+
+EngineController::EngineController(QObject* parent) : QObject(parent) {
+  registerEngineMetaTypes();
+  worker_ = new EngineWorker;
+  worker_->moveToThread(&thread_);
+  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+  // Auto connections: the worker's signals are emitted on its thread, so they arrive queued here.
+  connect(worker_, &EngineWorker::loadProgress, this, [this](const QString& stage, double fraction) {
+    if (status_ != Loading || pendingLoads_ > 1) return;  // a superseded load may still report a step
+    loadStage_ = stage;
+    loadFraction_ = fraction;
+    emit loadProgressChanged();
+  });
+  connect(worker_, &EngineWorker::loaded, this, &EngineController::onLoaded);
+  connect(worker_, &EngineWorker::loadFailed, this, &EngineController::onLoadFailed);
+  connect(worker_, &EngineWorker::inspected, this, [this](const QString& path, const kiln::ModelInfo& info) {
+    emit inspected(path, modelInfoToMap(info));
+  });
+  connect(worker_, &EngineWorker::inspectFailed, this, &EngineController::inspectFailed);
+  connect(worker_, &EngineWorker::hardwareProbed, this, &EngineController::hardwareProbed);
+  connect(worker_, &EngineWorker::textArrived, this, &EngineController::textArrived);
+  connect(worker_, &EngineWorker::liveSample, this, &EngineController::liveSample);
+  connect(worker_, &EngineWorker::finished, this, &EngineController::onFinished);
+  connect(worker_, &EngineWorker::failed, this, &EngineController::onFailed);
+  thread_.setObjectName(QStringLiteral("kiln-engine"));
+  thread_.start();
+}
+
+EngineController::~EngineController() {
+  server_.stop();  // its tasks run on the worker: stop it while the worker still runs
+  if (generationStop_) generationStop_->request_stop();
+  if (loadStop_) loadStop_->request_stop();
+  thread_.quit();  // runs after the worker's current call returns (cancelled above)
+  thread_.wait();
+}
+
+void EngineController::setProfiling(bool enabled) {
+  if (profiling_ == enabled) return;
+  profiling_ = enabled;
+  QMetaObject::invokeMethod(worker_, [worker = worker_, enabled] { worker->setProfiling(enabled); });
+  emit profilingChanged();
+}
+
+void EngineController::load(const QString& path, const QString& precision, const QString& backend,
+                            const QString& attention, int contextLength, int threads, const QString& signature) {
+  const auto precisionKind = precisionFromSetting(precision);
+  const auto backendKind = backendFromSetting(backend);
+  const auto attentionKind = backendKind ? attentionFromSetting(attention, *backendKind) : std::nullopt;
+  if (!precisionKind || !backendKind || !attentionKind) {
+    setError(tr("Unknown load setting: %1 / %2 / %3").arg(precision, backend, attention));
+    return;
+  }
+  if (path.isEmpty()) {
+    setError(tr("Choose a model folder or file first."));
+    return;
+  }
+  stop();
+  if (loadStop_) loadStop_->request_stop();  // a newer choice replaces a load still running
+  loadStop_.emplace();
+  ++pendingLoads_;
+  LoadRequest request{path, *precisionKind, *backendKind, *attentionKind, contextLength, threads, loadStop_->get_token()};
+  loadingPath_ = path;
+  pendingSignature_ = signature;
+  loadStage_ = QStringLiteral("reading");
+  loadFraction_ = 0;
+  setError({});
+  setStatus(Loading);
+  emit loadProgressChanged();
+  QMetaObject::invokeMethod(worker_, [worker = worker_, request] { worker->load(request); });
+}
+
+void EngineController::cancelLoad() {
+  if (loadStop_) loadStop_->request_stop();
+}
+
+void EngineController::unload() {
+  stop();
+  cancelLoad();
+  // The model is going: say so now, so nothing (the API server above all) starts on it meanwhile.
+  modelInfo_.clear();
+  loadedSignature_.clear();
+  emit modelInfoChanged();
+  setStatus(Empty);
+  QMetaObject::invokeMethod(worker_, [worker = worker_] { worker->unload(); });
+}
+
+void EngineController::inspect(const QString& path) {
+  QMetaObject::invokeMethod(worker_, [worker = worker_, path] { worker->inspect(path); });
+}
+
+void EngineController::probeHardware() {
+  QMetaObject::invokeMethod(worker_, [worker = worker_] { worker->probeHardware(); });
+}
+
+void EngineController::stop() {
+  if (generationStop_) generationStop_->request_stop();
+}
+
+quint64 EngineController::startChat(std::vector<kiln::ChatMessage> messages, kiln::GenerateOptions options) {
+  if (status_ != Ready) return 0;
+  generationStop_.emplace();
+  options.cancel = generationStop_->get_token();
+  activeId_ = nextId_++;
+  ChatRequest request{activeId_, std::move(messages), std::move(options)};
+  setStatus(Generating);
+  QMetaObject::invokeMethod(worker_, [worker = worker_, request = std::move(request)] { worker->chat(request); });
+  return activeId_;
+}
+
+void EngineController::setStatus(Status status) {
+  if (status_ == status) return;
+  status_ = status;
+  updateServer();
+  emit statusChanged();
+}
+
+void EngineController::setServerEnabled(bool enabled) {
+  if (serverEnabled_ == enabled) return;
+  serverEnabled_ = enabled;
+  updateServer();
+  emit serverChanged();
+}
+
+void EngineController::setServerPort(int port) {
+  if (serverPort_ == port) return;
+  serverPort_ = port;
+  if (server_.running()) server_.stop();  // restarted on the new port below
+  updateServer();
+  emit serverChanged();
+}
+
+void EngineController::updateServer() {
+  const bool wanted = serverEnabled_ && modelLoaded();
+  if (!wanted && server_.running()) {
+    server_.stop();
+    emit serverChanged();
+  } else if (wanted && !server_.running()) {
+    serverError_ = server_.start(worker_, loadedInfo_, serverPort_);
+    emit serverChanged();
+  } else if (!serverEnabled_ && !serverError_.isEmpty()) {
+    serverError_.clear();
+    emit serverChanged();
+  }
+}
+
+void EngineController::setError(const QString& message) {
+  if (lastError_ == message) return;
+  lastError_ = message;
+  emit lastErrorChanged();
+}
+
+void EngineController::onLoaded(const kiln::ModelInfo& info) {
+  if (--pendingLoads_ > 0) return;  // superseded: the worker loads the newer choice next
+  if (loadStop_ && loadStop_->stop_requested()) {  // cancelled just as it finished: drop it
+    QMetaObject::invokeMethod(worker_, [worker = worker_] { worker->unload(); });
+    ++pendingLoads_;  // onLoadFailed below counts it down again
+    onLoadFailed(tr("Loading was cancelled."));
+    return;
+  }
+  loadStop_.reset();
+  loadedInfo_ = info;
+  modelInfo_ = modelInfoToMap(info);
+  loadedSignature_ = pendingSignature_;
+  loadingPath_.clear();
+  loadStage_ = QStringLiteral("ready");
+  loadFraction_ = 1;
+  emit loadProgressChanged();
+  emit modelInfoChanged();
+  setStatus(Ready);
+  emit loaded(modelInfo_);
+}
+
+void EngineController::onLoadFailed(const QString& message) {
+  if (--pendingLoads_ > 0) return;
+  loadStop_.reset();
+  modelInfo_.clear();
+  loadedSignature_.clear();
+  loadingPath_.clear();
+  emit modelInfoChanged();
+  setStatus(Empty);
+  setError(message);
+  emit loadFailed(message);
+}
+
+void EngineController::onFinished(quint64 id, const kiln::GenerationStats& stats) {
+  if (id == activeId_) {
+    generationStop_.reset();
+    if (status_ == Generating) setStatus(Ready);
+  }
+  emit generationFinished(id, stats);
+}
+
+void EngineController::onFailed(quint64 id, const QString& message) {
+  if (id == activeId_) {
+    generationStop_.reset();
+    if (status_ == Generating) setStatus(Ready);
+  }
+  emit generationFailed(id, message);
+}
+
+}  // namespace kiln::gui

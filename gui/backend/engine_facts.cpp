@@ -1,0 +1,139 @@
+#include "engine_facts.h"
+
+#include <QFileInfo>
+#include <QVariantList>
+
+namespace kiln::gui {
+
+namespace {
+
+QString str(const std::string& s) { return QString::fromStdString(s); }
+// QML numbers are doubles: byte counts up to 2^53 stay exact.
+double num(uint64_t v) { return static_cast<double>(v); }
+
+QString precisionName(kiln::Precision p) {
+  switch (p) {
+    case kiln::Precision::F32: return QStringLiteral("fp32");
+    case kiln::Precision::F16: return QStringLiteral("fp16");
+    case kiln::Precision::Q8_0: return QStringLiteral("int8");
+    case kiln::Precision::Q4_0: return QStringLiteral("int4");
+  }
+  return {};
+}
+
+QString displayName(const std::string& path) {
+  QFileInfo file(str(path));
+  return file.isDir() || file.suffix().isEmpty() ? file.fileName() : file.completeBaseName();
+}
+
+}  // namespace
+
+QVariantMap modelInfoToMap(const kiln::ModelInfo& info) {
+  QStringList notes;
+  for (const auto& note : info.notes) notes << str(note);
+  return {
+      {"path", str(info.path)},
+      {"name", displayName(info.path)},
+      {"architecture", str(info.architecture)},
+      {"sourceFormat", str(info.source_format)},
+      {"parameters", num(info.parameter_count)},
+      {"layers", info.layers},
+      {"hidden", info.hidden},
+      {"heads", info.heads},
+      {"kvHeads", info.kv_heads},
+      {"headDim", info.head_dim},
+      {"ffn", info.ffn},
+      {"vocab", info.vocab},
+      {"slidingWindow", info.sliding_window},
+      {"globalLayers", info.global_layers},
+      {"maxContext", info.max_context},
+      {"contextLength", info.context_length},
+      {"precision", precisionName(info.precision)},
+      {"backend", str(info.backend)},
+      {"weightBytes", num(info.weight_bytes)},
+      {"kvCacheBytes", num(info.kv_cache_bytes)},
+      {"bytesFp32", num(info.bytes_f32)},
+      {"bytesFp16", num(info.bytes_f16)},
+      {"bytesInt8", num(info.bytes_q8_0)},
+      {"bytesInt4", num(info.bytes_q4_0)},
+      {"notes", notes},
+  };
+}
+
+QVariantMap hardwareInfoToMap(const kiln::HardwareInfo& info) {
+  QVariantList gpus;
+  for (const auto& gpu : info.gpus) {
+    QVariantList heaps;
+    for (const auto& heap : gpu.heaps) heaps << QVariantMap{{"size", num(heap.size)}, {"deviceLocal", heap.device_local}};
+    QStringList features;
+    if (gpu.fp16) features << QStringLiteral("fp16");
+    if (gpu.int8) features << QStringLiteral("int8");
+    if (gpu.storage16) features << QStringLiteral("16-bit storage");
+    if (gpu.storage8) features << QStringLiteral("8-bit storage");
+    if (gpu.integer_dot) features << QStringLiteral("integer dot product");
+    gpus << QVariantMap{
+        {"index", gpu.index},
+        {"name", str(gpu.name)},
+        {"type", str(gpu.type)},
+        {"driver", str(gpu.driver)},
+        {"apiVersion", str(gpu.api_version)},
+        {"heaps", heaps},
+        {"usable", gpu.usable},
+        {"refusal", str(gpu.refusal)},
+        {"features", features},
+        {"subgroupSize", gpu.subgroup_size},
+        {"maxStorageBufferRange", num(gpu.max_storage_buffer_range)},
+    };
+  }
+  return {
+      {"cpuModel", str(info.cpu_model)},
+      {"cpuCores", info.cpu_cores},
+      {"ramTotal", num(info.ram_total)},
+      {"ramAvailable", num(info.ram_available)},
+      {"gpus", gpus},
+      {"vulkanStatus", str(info.vulkan_status)},
+      {"npu", QVariantMap{{"present", info.npu.present},
+                          {"reason", str(info.npu.reason)},
+                          {"devicePath", str(info.npu.device_path)},
+                          {"generation", str(info.npu.generation)},
+                          {"xrtVersion", str(info.npu.xrt_version)}}},
+  };
+}
+
+QVariantMap statsToMap(const kiln::GenerationStats& stats) {
+  return {
+      {"promptTokens", stats.prompt_tokens},
+      {"cachedPromptTokens", stats.cached_prompt_tokens},
+      {"generatedTokens", stats.generated_tokens},
+      {"timeToFirstTokenMs", stats.time_to_first_token_ms},
+      {"prefillTokensPerSecond", stats.prefill_tokens_per_s},
+      {"decodeTokensPerSecond", stats.decode_tokens_per_s},
+      {"totalMs", stats.total_ms},
+      {"stopReason", str(kiln::to_string(stats.stop_reason))},
+  };
+}
+
+std::optional<kiln::Precision> precisionFromSetting(const QString& name) {
+  if (name == QLatin1String("fp16")) return kiln::Precision::F16;
+  if (name == QLatin1String("int8")) return kiln::Precision::Q8_0;
+  if (name == QLatin1String("int4")) return kiln::Precision::Q4_0;
+  if (name == QLatin1String("fp32")) return kiln::Precision::F32;
+  return std::nullopt;
+}
+
+std::optional<kiln::BackendKind> backendFromSetting(const QString& name) {
+  if (name == QLatin1String("auto")) return kiln::BackendKind::Auto;
+  if (name == QLatin1String("vulkan")) return kiln::BackendKind::Vulkan;
+  if (name == QLatin1String("cpu")) return kiln::BackendKind::Cpu;
+  return std::nullopt;
+}
+
+std::optional<kiln::AttentionPlacement> attentionFromSetting(const QString& name, kiln::BackendKind backend) {
+  if (name == QLatin1String("auto")) return kiln::AttentionPlacement::Auto;
+  if (name == QLatin1String("on")) return kiln::AttentionPlacement::Npu;
+  if (name == QLatin1String("off"))
+    return backend == kiln::BackendKind::Vulkan ? kiln::AttentionPlacement::Gpu : kiln::AttentionPlacement::Cpu;
+  return std::nullopt;
+}
+
+}  // namespace kiln::gui

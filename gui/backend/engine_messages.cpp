@@ -1,0 +1,14 @@
+#include "engine_messages.h"
+
+namespace kiln::gui {
+
+void registerEngineMetaTypes() {
+  qRegisterMetaType<LoadRequest>();
+  qRegisterMetaType<ChatRequest>();
+  qRegisterMetaType<LiveSample>();
+  qRegisterMetaType<kiln::ModelInfo>();
+  qRegisterMetaType<kiln::GenerationStats>();
+  qRegisterMetaType<kiln::HardwareInfo>();
+}
+
+}  // namespace kiln::gui

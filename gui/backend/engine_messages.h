@@ -1,0 +1,51 @@
+// What travels between the GUI thread and the engine worker thread through queued signals.
+// Plain values only: nothing here is shared or locked; the stop tokens are the one cross-thread
+// channel, and std::stop_source/std::stop_token are thread-safe by design.
+#pragma once
+
+#include <QMetaType>
+#include <QString>
+#include <cstdint>
+#include <stop_token>
+#include <vector>
+
+#include "kiln/hardware.h"
+#include "kiln/types.h"
+
+namespace kiln::gui {
+
+struct LoadRequest {
+  QString path;
+  kiln::Precision precision = kiln::Precision::Q8_0;
+  kiln::BackendKind backend = kiln::BackendKind::Auto;
+  kiln::AttentionPlacement attention = kiln::AttentionPlacement::Auto;
+  int contextLength = 0;  // 0: the engine's default
+  int threads = 0;        // 0: all cores
+  std::stop_token cancel;
+};
+
+struct ChatRequest {
+  quint64 id = 0;
+  std::vector<kiln::ChatMessage> messages;
+  kiln::GenerateOptions options;  // options.cancel is the GUI's stop button
+};
+
+// A point of the live plots, taken on the worker while a generation runs.
+struct LiveSample {
+  quint64 id = 0;
+  double elapsedMs = 0;        // since the generation started
+  double tokensPerSecond = 0;  // over the interval since the previous sample
+  double residentBytes = 0;    // this process, from /proc
+};
+
+// Registers the types above (and the engine's own) for queued connections. Idempotent.
+void registerEngineMetaTypes();
+
+}  // namespace kiln::gui
+
+Q_DECLARE_METATYPE(kiln::gui::LoadRequest)
+Q_DECLARE_METATYPE(kiln::gui::ChatRequest)
+Q_DECLARE_METATYPE(kiln::gui::LiveSample)
+Q_DECLARE_METATYPE(kiln::ModelInfo)
+Q_DECLARE_METATYPE(kiln::GenerationStats)
+Q_DECLARE_METATYPE(kiln::HardwareInfo)

@@ -1,0 +1,131 @@
+#include "engine_worker.h"
+
+#include <chrono>
+#include <exception>
+#include <string>
+
+#include "kiln/hardware.h"
+#include "utf8.h"
+
+namespace kiln::gui {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double millisSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Anything thrown by the engine becomes one line for the user; non-kiln exceptions are bugs,
+// but the window must survive them too.
+QString describe(const std::exception& e) { return QString::fromStdString(e.what()); }
+
+constexpr double kSampleIntervalMs = 100;  // live plot resolution: enough for a smooth line
+
+}  // namespace
+
+EngineWorker::EngineWorker(QObject* parent) : QObject(parent) { registerEngineMetaTypes(); }
+
+EngineWorker::~EngineWorker() = default;
+
+void EngineWorker::load(const LoadRequest& request) {
+  engine_.reset();  // free the old model's memory before the new one is read
+  kiln::LoadOptions options;
+  options.path = request.path.toStdString();
+  options.precision = request.precision;
+  options.backend = request.backend;
+  options.attention = request.attention;
+  options.context_length = request.contextLength;
+  options.threads = request.threads;
+  options.cancel = request.cancel;
+  options.on_progress = [this](const kiln::LoadProgress& progress) {
+    emit loadProgress(QString::fromStdString(progress.stage), progress.fraction);
+  };
+  try {
+    engine_ = kiln::Engine::load(options);
+    engine_->set_profiling(profiling_);
+    emit loaded(engine_->info());
+  } catch (const std::exception& e) {
+    engine_.reset();
+    emit loadFailed(request.cancel.stop_requested() ? tr("Loading was cancelled.") : describe(e));
+  }
+}
+
+void EngineWorker::unload() {
+  engine_.reset();
+}
+
+void EngineWorker::inspect(const QString& path) {
+  try {
+    emit inspected(path, kiln::Engine::inspect(path.toStdString()));
+  } catch (const std::exception& e) {
+    emit inspectFailed(path, describe(e));
+  }
+}
+
+void EngineWorker::chat(const ChatRequest& request) {
+  if (!engine_) {
+    emit failed(request.id, tr("No model is loaded."));
+    return;
+  }
+  const auto start = Clock::now();
+  std::string pending;  // bytes of a UTF-8 character not yet complete
+  int tokens = 0, tokensAtLastSample = 0;
+  double lastSampleMs = 0;
+  const std::stop_token cancel = request.options.cancel;
+
+  auto onText = [&](std::string_view piece) {
+    pending.append(piece);
+    const std::size_t complete = completeUtf8Prefix(pending);
+    if (complete > 0) {
+      emit textArrived(request.id, QString::fromUtf8(pending.data(), static_cast<qsizetype>(complete)));
+      pending.erase(0, complete);
+    }
+    ++tokens;
+    const double now = millisSince(start);
+    if (now - lastSampleMs >= kSampleIntervalMs) {
+      const double rate = (tokens - tokensAtLastSample) * 1000.0 / (now - lastSampleMs);
+      emit liveSample({request.id, now, rate, static_cast<double>(kiln::resident_memory_bytes())});
+      lastSampleMs = now;
+      tokensAtLastSample = tokens;
+    }
+    return !cancel.stop_requested();
+  };
+
+  try {
+    kiln::GenerationStats stats = engine_->chat(request.messages, request.options, onText);
+    if (!pending.empty()) emit textArrived(request.id, QString::fromUtf8(pending.data(), static_cast<qsizetype>(pending.size())));
+    emit liveSample({request.id, millisSince(start), stats.decode_tokens_per_s,
+                     static_cast<double>(kiln::resident_memory_bytes())});
+    emit finished(request.id, stats);
+  } catch (const std::exception& e) {
+    emit failed(request.id, describe(e));
+  }
+}
+
+void EngineWorker::probeHardware() {
+  try {
+    emit hardwareProbed(kiln::probe_hardware());
+  } catch (const std::exception& e) {
+    kiln::HardwareInfo info;
+    info.vulkan_status = e.what();
+    emit hardwareProbed(info);
+  }
+}
+
+void EngineWorker::runTask(const std::function<void(kiln::Engine&)>& task) {
+  if (!engine_) return;
+  try {
+    task(*engine_);
+  } catch (const std::exception& e) {
+    qWarning("kiln-desktop: API server task failed: %s", e.what());  // it told its client already
+  }
+}
+
+void EngineWorker::setProfiling(bool enabled) {
+  profiling_ = enabled;
+  if (engine_) engine_->set_profiling(enabled);
+}
+
+}  // namespace kiln::gui

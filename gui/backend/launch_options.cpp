@@ -1,0 +1,67 @@
+#include "launch_options.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QQuickItem>
+#include <QQuickWindow>
+#include <cstdio>
+#include <functional>
+
+namespace kiln::gui {
+
+LaunchOptions::LaunchOptions(QObject* parent) : QObject(parent) { parse(QCoreApplication::arguments()); }
+
+LaunchOptions::LaunchOptions(const QStringList& arguments, QObject* parent) : QObject(parent) { parse(arguments); }
+
+void LaunchOptions::parse(const QStringList& arguments) {
+  QCommandLineParser parser;
+  parser.addHelpOption();
+  parser.addVersionOption();
+  const QCommandLineOption model({"m", "model"}, tr("Model folder or .gguf file to open."), tr("path"));
+  const QCommandLineOption prompt("prompt", tr("Send this message once the model is loaded."), tr("text"));
+  const QCommandLineOption page("page", tr("Page to show: chat, models, hardware, profiler, settings."), tr("name"));
+  const QCommandLineOption screenshot("screenshot", tr("Save a PNG of the window when done."), tr("file"));
+  const QCommandLineOption theme("theme", tr("light or dark (this run only)."), tr("theme"));
+  const QCommandLineOption language("language", tr("en or de (this run only)."), tr("code"));
+  const QCommandLineOption quit("quit", tr("Quit after the prompt was answered and the screenshot saved."));
+  parser.addOptions({model, prompt, page, screenshot, theme, language, quit});
+  parser.process(arguments);  // exits with a message on --help or an unknown option
+  modelPath_ = parser.value(model);
+  prompt_ = parser.value(prompt);
+  page_ = parser.value(page);
+  screenshot_ = parser.value(screenshot);
+  theme_ = parser.value(theme);
+  language_ = parser.value(language);
+  quitWhenDone_ = parser.isSet(quit);
+}
+
+bool LaunchOptions::saveScreenshot(QObject* window, const QString& path) const {
+  auto* quickWindow = qobject_cast<QQuickWindow*>(window);
+  if (!quickWindow) return false;
+  const QImage image = quickWindow->grabWindow();
+  return !image.isNull() && image.save(path, "PNG");
+}
+
+QStringList LaunchOptions::visibleTexts(QQuickItem* root) const {
+  QStringList texts;
+  if (!root || !root->window()) return texts;
+  const QRectF windowRect(QPointF(0, 0), root->window()->size());
+  std::function<void(QQuickItem*)> walk = [&](QQuickItem* item) {
+    if (!item->isVisible() || item->opacity() <= 0) return;
+    const QVariant text = item->property("text");
+    if (text.typeId() == QMetaType::QString && !text.toString().isEmpty()) {
+      const QRectF onWindow = item->mapRectToScene(QRectF(0, 0, item->width(), item->height()));
+      if (onWindow.intersects(windowRect)) texts << text.toString();
+    }
+    for (QQuickItem* child : item->childItems()) walk(child);
+  };
+  walk(root);
+  return texts;
+}
+
+void LaunchOptions::report(const QString& line) const {
+  std::fprintf(stdout, "%s\n", line.toUtf8().constData());
+  std::fflush(stdout);
+}
+
+}  // namespace kiln::gui

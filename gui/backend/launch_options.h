@@ -1,0 +1,53 @@
+// What the command line asked for. Besides --model, these exist so the app can be driven
+// headless: a test (or the screenshot script) opens a model, sends a prompt, waits for the
+// answer and saves a picture of a page, then quits.
+#pragma once
+
+#include <QObject>
+#include <QQmlEngine>
+#include <QQuickItem>
+#include <QStringList>
+
+namespace kiln::gui {
+
+class LaunchOptions : public QObject {
+  Q_OBJECT
+  QML_ELEMENT
+  Q_PROPERTY(QString modelPath READ modelPath CONSTANT)
+  Q_PROPERTY(QString prompt READ prompt CONSTANT)
+  Q_PROPERTY(QString page READ page CONSTANT)            // chat, models, hardware, profiler, settings
+  Q_PROPERTY(QString screenshot READ screenshot CONSTANT)  // PNG to write once the app is settled
+  Q_PROPERTY(QString theme READ theme CONSTANT)
+  Q_PROPERTY(QString language READ language CONSTANT)
+  Q_PROPERTY(bool quitWhenDone READ quitWhenDone CONSTANT)
+  Q_PROPERTY(bool automated READ automated CONSTANT)
+
+ public:
+  explicit LaunchOptions(QObject* parent = nullptr);
+  // For tests: parse this argument list instead of the application's.
+  explicit LaunchOptions(const QStringList& arguments, QObject* parent = nullptr);
+
+  QString modelPath() const { return modelPath_; }
+  QString prompt() const { return prompt_; }
+  QString page() const { return page_; }
+  QString screenshot() const { return screenshot_; }
+  QString theme() const { return theme_; }
+  QString language() const { return language_; }
+  bool quitWhenDone() const { return quitWhenDone_; }
+  bool automated() const { return !prompt_.isEmpty() || !screenshot_.isEmpty(); }
+
+  // Saves what the window shows to `path` (PNG); false when it could not.
+  Q_INVOKABLE bool saveScreenshot(QObject* window, const QString& path) const;
+  // The text of every visible text item under `root` that lies inside its window: what a user
+  // could read on screen. Printed by automation so a test can check what appeared.
+  Q_INVOKABLE QStringList visibleTexts(QQuickItem* root) const;
+  Q_INVOKABLE void report(const QString& line) const;  // one line on stdout, flushed
+
+ private:
+  void parse(const QStringList& arguments);
+
+  QString modelPath_, prompt_, page_, screenshot_, theme_, language_;
+  bool quitWhenDone_ = false;
+};
+
+}  // namespace kiln::gui

@@ -1,0 +1,54 @@
+// The messages of the conversation on screen. A view over one Conversation owned by the chat
+// controller; every change to that conversation's messages goes through here so QML hears it.
+#pragma once
+
+#include <QAbstractListModel>
+#include <QQmlEngine>
+
+#include "conversation.h"
+
+namespace kiln::gui {
+
+class MessageListModel : public QAbstractListModel {
+  Q_OBJECT
+  QML_ELEMENT
+  QML_UNCREATABLE("Owned by ChatController")
+  Q_PROPERTY(int count READ rowCount NOTIFY countChanged)
+
+ public:
+  enum Roles {
+    RoleRole = Qt::UserRole + 1,  // "user" or "assistant"
+    TextRole,
+    StreamingRole,
+    HasStatsRole,
+    GeneratedTokensRole,
+    TimeToFirstTokenRole,
+    TokensPerSecondRole,
+    StopReasonRole,
+    ErrorRole,
+  };
+
+  explicit MessageListModel(QObject* parent = nullptr);
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QHash<int, QByteArray> roleNames() const override;
+
+  Conversation* conversation() const { return conversation_; }
+  void setConversation(Conversation* conversation);  // nullptr: nothing on screen
+
+  void append(const Message& message);
+  void appendText(int row, const QString& text);  // the streaming path: only the text role changes
+  void changed(int row);                          // anything else about the row changed
+  void truncate(int fromRow);                     // drop rows fromRow..end
+
+  Q_INVOKABLE QString textAt(int row) const;
+
+ signals:
+  void countChanged();
+
+ private:
+  Conversation* conversation_ = nullptr;
+};
+
+}  // namespace kiln::gui

@@ -1,0 +1,242 @@
+// One message. The user's sit right in a tinted bubble; answers run full width as Markdown with
+// code blocks, their numbers underneath, and copy / edit / regenerate at hand.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Kiln.Ui
+
+Item {
+    id: message
+    property string role: "assistant"
+    property string text
+    property bool streaming: false
+    property bool hasStats: false
+    property int generatedTokens: 0
+    property real timeToFirstTokenMs: 0
+    property real tokensPerSecond: 0
+    property string stopReason
+    property string error
+    property bool canRegenerate: false   // the last answer, and nothing running
+    property bool canEdit: false
+    property bool editing: false
+
+    signal editSubmitted(string text)
+    signal regenerateRequested()
+
+    readonly property bool isUser: role === "user"
+    readonly property var blocks: isUser ? [] : MarkdownBlocks.split(text)
+
+    function startEdit() {
+        editor.text = text
+        editing = true
+        editor.forceActiveFocus()
+        editor.cursorPosition = editor.length
+    }
+
+    implicitHeight: column.implicitHeight
+    width: parent ? parent.width : 600
+
+    ColumnLayout {
+        id: column
+        width: parent.width
+        spacing: 6
+
+        // The user's message.
+        Rectangle {
+            visible: message.isUser && !message.editing
+            Layout.alignment: Qt.AlignRight
+            Layout.maximumWidth: message.width * 0.8
+            implicitWidth: userText.implicitWidth
+            implicitHeight: userText.implicitHeight
+            radius: 14
+            color: Theme.userBubble
+            TextEdit {
+                id: userText
+                objectName: "userText"
+                width: Math.min(implicitWidth, message.width * 0.8)
+                padding: 12
+                leftPadding: 16
+                rightPadding: 16
+                text: message.isUser ? message.text : ""
+                readOnly: true
+                selectByMouse: true
+                wrapMode: TextEdit.Wrap
+                textFormat: TextEdit.PlainText
+                font.pixelSize: Theme.fontBody
+                color: Theme.text
+                selectionColor: Theme.accent
+                selectedTextColor: Theme.accentText
+            }
+        }
+
+        // Editing a question before sending it again.
+        ColumnLayout {
+            visible: message.editing
+            Layout.fillWidth: true
+            spacing: Theme.gap
+            Rectangle {
+                Layout.fillWidth: true
+                implicitHeight: Math.min(editor.implicitHeight, 240)
+                radius: Theme.radius
+                color: Theme.surface
+                border.color: Theme.accent
+                ScrollView {
+                    anchors.fill: parent
+                    TextArea {
+                        id: editor
+                        objectName: "editField"
+                        wrapMode: TextEdit.Wrap
+                        font.pixelSize: Theme.fontBody
+                        color: Theme.text
+                        selectByMouse: true
+                        background: null
+                        Keys.onPressed: event => {
+                            if ((event.key === Qt.Key_Return || event.key === Qt.Key_Enter) && (event.modifiers & Qt.ControlModifier)) {
+                                event.accepted = true
+                                saveButton.clicked()
+                            } else if (event.key === Qt.Key_Escape) {
+                                event.accepted = true
+                                message.editing = false
+                            }
+                        }
+                    }
+                }
+            }
+            RowLayout {
+                Layout.alignment: Qt.AlignRight
+                spacing: Theme.gap
+                PlainButton {
+                    text: qsTr("Cancel")
+                    onClicked: message.editing = false
+                }
+                AccentButton {
+                    id: saveButton
+                    objectName: "saveEditButton"
+                    text: qsTr("Send again")
+                    enabled: editor.text.trim().length > 0
+                    onClicked: {
+                        message.editing = false
+                        message.editSubmitted(editor.text)
+                    }
+                }
+            }
+        }
+
+        // The answer: prose and code blocks.
+        Repeater {
+            model: message.blocks
+            delegate: Loader {
+                required property var modelData
+                Layout.fillWidth: true
+                sourceComponent: modelData.kind === "code" ? codeComponent : proseComponent
+                property var block: modelData
+            }
+        }
+        Component {
+            id: proseComponent
+            TextEdit {
+                objectName: "answerText"
+                text: parent ? parent.block.text : ""
+                readOnly: true
+                selectByMouse: true
+                wrapMode: TextEdit.Wrap
+                textFormat: TextEdit.MarkdownText
+                font.pixelSize: Theme.fontBody
+                color: Theme.text
+                selectionColor: Theme.accent
+                selectedTextColor: Theme.accentText
+                onLinkActivated: link => Qt.openUrlExternally(link)
+            }
+        }
+        Component {
+            id: codeComponent
+            CodeBlock {
+                code: parent ? parent.block.text : ""
+                language: parent ? parent.block.language : ""
+            }
+        }
+
+        // Still thinking: nothing has arrived yet.
+        Row {
+            visible: !message.isUser && message.streaming && message.text.length === 0
+            spacing: 5
+            Layout.topMargin: 4
+            Repeater {
+                model: 3
+                Rectangle {
+                    required property int index
+                    width: 7
+                    height: 7
+                    radius: 3.5
+                    color: Theme.textFaint
+                    SequentialAnimation on opacity {
+                        running: message.streaming
+                        loops: Animation.Infinite
+                        PauseAnimation { duration: index * 150 }
+                        NumberAnimation { from: 0.3; to: 1; duration: 350 }
+                        NumberAnimation { from: 1; to: 0.3; duration: 350 }
+                        PauseAnimation { duration: (2 - index) * 150 }
+                    }
+                }
+            }
+        }
+
+        Label {
+            visible: message.error.length > 0
+            text: message.error
+            color: Theme.danger
+            wrapMode: Text.Wrap
+            font.pixelSize: Theme.fontSmall
+            Layout.fillWidth: true
+        }
+
+        // Numbers and actions.
+        RowLayout {
+            visible: !message.editing && !message.streaming
+            Layout.alignment: message.isUser ? Qt.AlignRight : Qt.AlignLeft
+            spacing: 2
+            StatsLine {
+                objectName: "statsLine"
+                visible: message.hasStats && !message.isUser
+                tokens: message.generatedTokens
+                timeToFirstTokenMs: message.timeToFirstTokenMs
+                tokensPerSecond: message.tokensPerSecond
+                stopReason: message.stopReason
+                rightPadding: 6
+            }
+            IconButton {
+                objectName: "copyMessageButton"
+                iconName: copiedTimer.running ? "check" : "copy"
+                iconSize: 15
+                width: 28
+                height: 28
+                tip: qsTr("Copy")
+                onClicked: {
+                    Clipboard.copy(message.text)
+                    copiedTimer.restart()
+                }
+                Timer { id: copiedTimer; interval: 1500 }
+            }
+            IconButton {
+                objectName: "editButton"
+                visible: message.isUser && message.canEdit
+                iconName: "edit"
+                iconSize: 15
+                width: 28
+                height: 28
+                tip: qsTr("Edit and send again")
+                onClicked: message.startEdit()
+            }
+            IconButton {
+                objectName: "regenerateButton"
+                visible: !message.isUser && message.canRegenerate
+                iconName: "regenerate"
+                iconSize: 15
+                width: 28
+                height: 28
+                tip: qsTr("Regenerate")
+                onClicked: message.regenerateRequested()
+            }
+        }
+    }
+}
