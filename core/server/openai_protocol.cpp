@@ -1,0 +1,330 @@
+// OpenAI request parsing and response formatting (nlohmann-json stays inside this file).
+#include "server/openai_protocol.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <nlohmann/json.hpp>
+
+namespace kiln::server {
+
+using nlohmann::json;
+
+ApiError::ApiError(int status, std::string message, std::string type, std::string param, std::string code)
+    : std::runtime_error(std::move(message)),
+      status_(status), type_(std::move(type)), param_(std::move(param)), code_(std::move(code)) {}
+
+namespace {
+
+// Deeper nesting than any real request needs; refusing it keeps a hostile body from costing
+// hundreds of megabytes of nested json nodes.
+constexpr int kMaxJsonDepth = 32;
+constexpr size_t kMaxStopStrings = 4;  // as OpenAI
+
+struct TooDeep {};
+
+ApiError invalid(const std::string& param, const std::string& message) {
+  return ApiError(400, message, "invalid_request_error", param);
+}
+
+json parse_json(std::string_view body) {
+  if (body.empty()) throw ApiError(400, "The request body is empty; expected a JSON object.");
+  try {
+    json::parser_callback_t limit_depth = [](int depth, json::parse_event_t, json&) {
+      if (depth > kMaxJsonDepth) throw TooDeep{};
+      return true;
+    };
+    json doc = json::parse(body.begin(), body.end(), limit_depth);
+    if (!doc.is_object()) throw ApiError(400, "The request body must be a JSON object.");
+    return doc;
+  } catch (const TooDeep&) {
+    throw ApiError(400, "The request body nests JSON deeper than " + std::to_string(kMaxJsonDepth) + " levels.");
+  } catch (const json::parse_error& e) {
+    // nlohmann's message starts with "[json.exception.parse_error.101] "; the rest says where and why.
+    std::string what = e.what();
+    if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    throw ApiError(400, "The request body is not valid JSON: " + what);
+  }
+}
+
+// A field that is absent or null counts as not given.
+const json* field(const json& doc, const char* name) {
+  auto it = doc.find(name);
+  if (it == doc.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+double number_in(const json& doc, const char* name, double lo, double hi, double fallback) {
+  const json* v = field(doc, name);
+  if (!v) return fallback;
+  if (!v->is_number()) throw invalid(name, std::string("'") + name + "' must be a number.");
+  double x = v->get<double>();
+  if (!(x >= lo && x <= hi))
+    throw invalid(name, std::string("'") + name + "' must be between " + json(lo).dump() + " and " +
+                            json(hi).dump() + "; got " + v->dump() + ".");
+  return x;
+}
+
+// Integers may arrive as 5 or 5.0; anything else with a fraction is refused.
+std::optional<int64_t> integer(const json& doc, const char* name) {
+  const json* v = field(doc, name);
+  if (!v) return std::nullopt;
+  if (v->is_number_integer()) return v->get<int64_t>();
+  if (v->is_number_float()) {
+    double x = v->get<double>();
+    if (std::floor(x) == x && std::fabs(x) < 9.0e15) return static_cast<int64_t>(x);
+  }
+  throw invalid(name, std::string("'") + name + "' must be an integer.");
+}
+
+bool boolean(const json& doc, const char* name, bool fallback) {
+  const json* v = field(doc, name);
+  if (!v) return fallback;
+  if (!v->is_boolean()) throw invalid(name, std::string("'") + name + "' must be true or false.");
+  return v->get<bool>();
+}
+
+std::string string_field(const json& doc, const char* name) {
+  const json* v = field(doc, name);
+  if (!v) return {};
+  if (!v->is_string()) throw invalid(name, std::string("'") + name + "' must be a string.");
+  return v->get<std::string>();
+}
+
+Role parse_role(const json& message, const std::string& where) {
+  const json* role = field(message, "role");
+  if (!role || !role->is_string()) throw invalid(where + ".role", "Each message needs a 'role' string.");
+  const std::string r = role->get<std::string>();
+  if (r == "system" || r == "developer") return Role::System;  // OpenAI treats "developer" as the new "system"
+  if (r == "user") return Role::User;
+  if (r == "assistant") return Role::Assistant;
+  throw invalid(where + ".role", "Unsupported role '" + r + "'; Kiln serves the roles system, user and assistant.");
+}
+
+// Content is a string, or an array of {"type": "text", "text": …} parts (joined), or null.
+std::string parse_content(const json& message, const std::string& where) {
+  const json* content = field(message, "content");
+  if (!content) return {};
+  if (content->is_string()) return content->get<std::string>();
+  if (!content->is_array()) throw invalid(where + ".content", "'content' must be a string or an array of text parts.");
+  std::string text;
+  for (size_t i = 0; i < content->size(); ++i) {
+    const json& part = (*content)[i];
+    const std::string part_where = where + ".content[" + std::to_string(i) + "]";
+    if (!part.is_object()) throw invalid(part_where, "Each content part must be an object.");
+    if (string_field(part, "type") != "text")
+      throw invalid(part_where + ".type", "Only text content parts are supported by this model.");
+    const json* t = field(part, "text");
+    if (!t || !t->is_string()) throw invalid(part_where + ".text", "A text part needs a 'text' string.");
+    text += t->get<std::string>();
+  }
+  return text;
+}
+
+std::vector<ChatMessage> parse_messages(const json& doc) {
+  const json* messages = field(doc, "messages");
+  if (!messages) throw invalid("messages", "'messages' is required.");
+  if (!messages->is_array() || messages->empty())
+    throw invalid("messages", "'messages' must be a non-empty array.");
+  std::vector<ChatMessage> out;
+  out.reserve(messages->size());
+  for (size_t i = 0; i < messages->size(); ++i) {
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    const json& m = (*messages)[i];
+    if (!m.is_object()) throw invalid(where, "Each message must be an object.");
+    out.push_back({parse_role(m, where), parse_content(m, where)});
+  }
+  return out;
+}
+
+std::string parse_prompt(const json& doc) {
+  const json* prompt = field(doc, "prompt");
+  if (!prompt) throw invalid("prompt", "'prompt' is required.");
+  if (prompt->is_string()) return prompt->get<std::string>();
+  if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) return (*prompt)[0].get<std::string>();
+  throw invalid("prompt", "'prompt' must be a string (or an array of exactly one string).");
+}
+
+std::vector<std::string> parse_stop(const json& doc) {
+  const json* stop = field(doc, "stop");
+  if (!stop) return {};
+  std::vector<std::string> out;
+  auto add = [&](const json& s) {
+    if (!s.is_string()) throw invalid("stop", "'stop' must be a string or an array of strings.");
+    if (!s.get_ref<const std::string&>().empty()) out.push_back(s.get<std::string>());  // "" could never match
+  };
+  if (stop->is_array()) {
+    if (stop->size() > kMaxStopStrings)
+      throw invalid("stop", "'stop' takes at most " + std::to_string(kMaxStopStrings) + " strings.");
+    for (const json& s : *stop) add(s);
+  } else {
+    add(*stop);
+  }
+  return out;
+}
+
+void refuse_unsupported(const json& doc, Endpoint endpoint) {
+  if (auto n = integer(doc, "n"); n && *n != 1) throw invalid("n", "Only n = 1 is supported.");
+  if (const json* lp = field(doc, "logprobs")) {
+    const bool asked = lp->is_boolean() ? lp->get<bool>() : !(lp->is_number() && lp->get<double>() == 0);
+    if (asked) throw invalid("logprobs", "logprobs are not supported by this server.");
+  }
+  if (endpoint == Endpoint::Completions) {
+    if (boolean(doc, "echo", false)) throw invalid("echo", "'echo' is not supported by this server.");
+    if (!string_field(doc, "suffix").empty()) throw invalid("suffix", "'suffix' is not supported by this server.");
+  }
+}
+
+json usage_json(const GenerationStats& stats) {
+  return {{"prompt_tokens", stats.prompt_tokens},
+          {"completion_tokens", stats.generated_tokens},
+          {"total_tokens", stats.prompt_tokens + stats.generated_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", stats.cached_prompt_tokens}}}};
+}
+
+json envelope(const ResponseIdentity& who, bool chunk) {
+  const bool chat = who.endpoint == Endpoint::ChatCompletions;
+  return {{"id", who.id},
+          {"object", chat ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion"},
+          {"created", who.created},
+          {"model", who.model},
+          {"system_fingerprint", nullptr}};
+}
+
+// Text from the model may, in principle, hold broken UTF-8; replace it rather than fail the response.
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string sse(const json& j) { return "data: " + dump(j) + "\n\n"; }
+
+json stream_choice(const ResponseIdentity& who, json delta_or_text, const json& finish) {
+  if (who.endpoint == Endpoint::ChatCompletions)
+    return {{"index", 0}, {"delta", std::move(delta_or_text)}, {"logprobs", nullptr}, {"finish_reason", finish}};
+  return {{"index", 0}, {"text", std::move(delta_or_text)}, {"logprobs", nullptr}, {"finish_reason", finish}};
+}
+
+json chunk_with(const ResponseIdentity& who, json choice, bool include_usage) {
+  json j = envelope(who, true);
+  j["choices"] = json::array({std::move(choice)});
+  if (include_usage) j["usage"] = nullptr;  // as OpenAI: null on every chunk but the last
+  return j;
+}
+
+}  // namespace
+
+CompletionRequest parse_completion_request(Endpoint endpoint, std::string_view body) {
+  const json doc = parse_json(body);
+  CompletionRequest request;
+  request.endpoint = endpoint;
+  if (const json* model = field(doc, "model"); model && !model->is_string())
+    throw invalid("model", "'model' must be a string.");
+  refuse_unsupported(doc, endpoint);
+
+  if (endpoint == Endpoint::ChatCompletions)
+    request.messages = parse_messages(doc);
+  else
+    request.prompt = parse_prompt(doc);
+
+  request.stream = boolean(doc, "stream", false);
+  if (const json* so = field(doc, "stream_options")) {
+    if (!so->is_object()) throw invalid("stream_options", "'stream_options' must be an object.");
+    request.include_usage = boolean(*so, "include_usage", false);
+  }
+
+  // max_completion_tokens is OpenAI's newer name for max_tokens; either may come.
+  std::optional<int64_t> max_tokens = integer(doc, "max_completion_tokens");
+  const char* max_name = "max_completion_tokens";
+  if (!max_tokens) { max_tokens = integer(doc, "max_tokens"); max_name = "max_tokens"; }
+  if (max_tokens) {
+    if (*max_tokens < 1) throw invalid(max_name, std::string("'") + max_name + "' must be at least 1.");
+    request.max_tokens = static_cast<int>(std::min<int64_t>(*max_tokens, std::numeric_limits<int>::max()));
+  } else if (endpoint == Endpoint::Completions) {
+    request.max_tokens = 16;  // OpenAI's default for the legacy completions endpoint
+  }
+
+  SamplingParams& s = request.options.sampling;  // fields not given keep the engine's defaults
+  s.temperature = static_cast<float>(number_in(doc, "temperature", 0.0, 2.0, s.temperature));
+  s.top_p = static_cast<float>(number_in(doc, "top_p", 0.0, 1.0, s.top_p));
+  s.min_p = static_cast<float>(number_in(doc, "min_p", 0.0, 1.0, s.min_p));
+  s.repeat_penalty = static_cast<float>(number_in(doc, "repeat_penalty", 0.01, 10.0, s.repeat_penalty));
+  if (auto top_k = integer(doc, "top_k")) {
+    if (*top_k < 0 || *top_k > 1'000'000) throw invalid("top_k", "'top_k' must be between 0 and 1000000.");
+    s.top_k = static_cast<int>(*top_k);
+  }
+  if (auto seed = integer(doc, "seed")) {
+    // The engine reads seed 0 as "random"; a client that asks for seed 0 wants it fixed.
+    s.seed = *seed == 0 ? 0x5EEDull : static_cast<uint64_t>(*seed);
+  }
+  request.options.stop = parse_stop(doc);
+  request.user = string_field(doc, "user");
+  return request;
+}
+
+std::string finish_reason(StopReason reason) {
+  switch (reason) {
+    case StopReason::MaxTokens:
+    case StopReason::ContextFull: return "length";
+    default: return "stop";
+  }
+}
+
+std::string error_body(const ApiError& error) {
+  auto or_null = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
+  return dump({{"error",
+                {{"message", error.what()},
+                 {"type", error.type()},
+                 {"param", or_null(error.param())},
+                 {"code", or_null(error.code())}}}});
+}
+
+std::string completion_body(const ResponseIdentity& who, const std::string& text, const GenerationStats& stats) {
+  json j = envelope(who, false);
+  const std::string reason = finish_reason(stats.stop_reason);
+  if (who.endpoint == Endpoint::ChatCompletions) {
+    j["choices"] = json::array({{{"index", 0},
+                                 {"message", {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}}},
+                                 {"logprobs", nullptr},
+                                 {"finish_reason", reason}}});
+  } else {
+    j["choices"] = json::array({{{"index", 0}, {"text", text}, {"logprobs", nullptr}, {"finish_reason", reason}}});
+  }
+  j["usage"] = usage_json(stats);
+  return dump(j);
+}
+
+std::string model_body(const std::string& model_id, int64_t created) {
+  return dump({{"id", model_id}, {"object", "model"}, {"created", created}, {"owned_by", "kiln"}});
+}
+
+std::string models_body(const std::string& model_id, int64_t created) {
+  return dump({{"object", "list"}, {"data", json::array({json::parse(model_body(model_id, created))})}});
+}
+
+std::string health_body(const std::string& model_id, const std::vector<std::pair<std::string, uint64_t>>& counters) {
+  json j = {{"status", "ok"}, {"model", model_id}};
+  for (const auto& [name, value] : counters) j[name] = value;
+  return dump(j);
+}
+
+std::string sse_role_chunk(const ResponseIdentity& who, bool include_usage) {
+  return sse(chunk_with(who, stream_choice(who, {{"role", "assistant"}, {"content", ""}}, nullptr), include_usage));
+}
+
+std::string sse_text_chunk(const ResponseIdentity& who, std::string_view text, bool include_usage) {
+  json piece = who.endpoint == Endpoint::ChatCompletions ? json{{"content", std::string(text)}} : json(std::string(text));
+  return sse(chunk_with(who, stream_choice(who, std::move(piece), nullptr), include_usage));
+}
+
+std::string sse_finish_chunk(const ResponseIdentity& who, StopReason reason, bool include_usage) {
+  json empty = who.endpoint == Endpoint::ChatCompletions ? json::object() : json("");
+  return sse(chunk_with(who, stream_choice(who, std::move(empty), finish_reason(reason)), include_usage));
+}
+
+std::string sse_usage_chunk(const ResponseIdentity& who, const GenerationStats& stats) {
+  json j = envelope(who, true);
+  j["choices"] = json::array();
+  j["usage"] = usage_json(stats);
+  return sse(j);
+}
+
+std::string sse_error(const ApiError& error) { return "data: " + error_body(error) + "\n\n"; }
+
+}  // namespace kiln::server

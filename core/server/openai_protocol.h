@@ -1,0 +1,76 @@
+// The OpenAI wire format: request bodies in, response bodies and stream chunks out.
+// This is the only place that knows JSON; everything it hands back is in the engine's own types.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kiln/types.h"
+
+namespace kiln::server {
+
+// An error as OpenAI reports it: {"error": {"message", "type", "param", "code"}} with an HTTP status.
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, std::string message, std::string type = "invalid_request_error",
+           std::string param = {}, std::string code = {});
+  int status() const { return status_; }
+  const std::string& type() const { return type_; }
+  const std::string& param() const { return param_; }  // "" is sent as null
+  const std::string& code() const { return code_; }    // "" is sent as null
+
+ private:
+  int status_;
+  std::string type_, param_, code_;
+};
+
+enum class Endpoint { ChatCompletions, Completions };
+
+// A validated generation request, in engine terms.
+struct CompletionRequest {
+  Endpoint endpoint = Endpoint::ChatCompletions;
+  std::vector<ChatMessage> messages;   // chat: in order, at least one
+  std::string prompt;                  // completions: the raw prompt (the engine adds BOS)
+  GenerateOptions options;             // `cancel` is filled in by the queue
+  int max_tokens = 0;                  // 0: as many as the context leaves room for
+  bool stream = false;
+  bool include_usage = false;          // stream_options.include_usage
+  std::string user;                    // OpenAI's `user` field: the client key for fair queueing
+};
+
+// Parses and validates a request body. Throws ApiError (400) naming the offending field in `param`.
+// Unknown fields are ignored, as OpenAI's own server does; the `model` name is not checked.
+CompletionRequest parse_completion_request(Endpoint endpoint, std::string_view body);
+
+// What every response of one request shares.
+struct ResponseIdentity {
+  Endpoint endpoint = Endpoint::ChatCompletions;
+  std::string id;       // "chatcmpl-…" or "cmpl-…"
+  int64_t created = 0;  // unix seconds
+  std::string model;    // the served model's id
+};
+
+// "stop" (end of turn, end of sequence, a stop string) or "length" (max_tokens, context full).
+std::string finish_reason(StopReason reason);
+
+std::string error_body(const ApiError& error);
+// The whole non-streaming response: chat.completion or text_completion, with usage.
+std::string completion_body(const ResponseIdentity& who, const std::string& text, const GenerationStats& stats);
+std::string models_body(const std::string& model_id, int64_t created);
+// GET /health: {"status": "ok", "model": …, then each counter by name}.
+std::string health_body(const std::string& model_id, const std::vector<std::pair<std::string, uint64_t>>& counters);
+std::string model_body(const std::string& model_id, int64_t created);
+
+// Server-sent events, each a complete "data: …\n\n" frame.
+std::string sse_role_chunk(const ResponseIdentity& who, bool include_usage);  // chat only: role first
+std::string sse_text_chunk(const ResponseIdentity& who, std::string_view text, bool include_usage);
+std::string sse_finish_chunk(const ResponseIdentity& who, StopReason reason, bool include_usage);
+std::string sse_usage_chunk(const ResponseIdentity& who, const GenerationStats& stats);  // choices: []
+std::string sse_error(const ApiError& error);
+inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
+
+}  // namespace kiln::server

@@ -1,0 +1,120 @@
+// The hand-over between HTTP threads and the one inference thread.
+//
+// An HTTP thread parses a request into an InferenceJob and pushes it into the FairQueue, then waits on
+// the job. The inference thread (whoever owns the Engine) calls FairQueue::run_next(engine), which picks
+// the next job round-robin over clients and runs it; the job's text flows back through the job.
+// HTTP threads never touch the Engine; the inference thread never touches a socket.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+#include "kiln/engine.h"
+#include "server/openai_protocol.h"
+
+namespace kiln::server {
+
+class InferenceJob {
+ public:
+  InferenceJob(CompletionRequest request, std::string client_key);
+
+  const CompletionRequest& request() const { return request_; }
+  const std::string& client_key() const { return client_key_; }
+
+  // ---- inference thread ----
+  enum class Outcome { Completed, Cancelled, Refused, Failed };
+  struct RunResult {
+    Outcome outcome = Outcome::Completed;
+    int generated_tokens = 0;
+  };
+  // Counts the prompt, refuses one that does not fit the context, then generates. `account` sees the
+  // outcome just before the client is told, so counters are up to date when a client reads them.
+  void run(Engine& engine, const std::function<void(const RunResult&)>& account);
+
+  // ---- HTTP threads ----
+  // Blocks until the job was admitted (returns nullopt) or refused (returns why).
+  std::optional<ApiError> wait_admission();
+  struct Output {
+    std::string text;  // everything generated since the last call
+    bool finished = false;
+  };
+  // Waits up to `timeout` for more text or the end.
+  Output wait_output(std::chrono::milliseconds timeout);
+  // Once finished: why it ended, and the failure (engine error, shutdown) when there was one.
+  GenerationStats stats() const;
+  std::optional<ApiError> failure() const;
+
+  // Any thread: stop now. The job is finished at once with `reason` (nullopt: the client left);
+  // the engine notices through the stop token and returns within a token.
+  void cancel(std::optional<ApiError> reason);
+  bool cancelled() const { return stop_.stop_requested(); }
+
+ private:
+  enum class Phase { Queued, Running, Finished };
+  void finish(const GenerationStats& stats, std::optional<ApiError> failure);
+  void conclude(const std::function<void(const RunResult&)>& account, RunResult result,
+                const GenerationStats& stats, std::optional<ApiError> failure);
+
+  const CompletionRequest request_;
+  const std::string client_key_;
+  std::stop_source stop_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  Phase phase_ = Phase::Queued;
+  bool admitted_ = false;
+  std::string pending_text_;           // produced, not yet taken by the HTTP thread
+  GenerationStats stats_;
+  std::optional<ApiError> failure_;
+};
+
+struct QueueCounters {
+  size_t waiting = 0;
+  size_t running = 0;
+  uint64_t completed = 0;         // ran to the end (stop, length)
+  uint64_t cancelled = 0;         // client left or server stopped
+  uint64_t refused = 0;           // prompt too long, queue full, or shutting down
+  uint64_t failed = 0;            // the engine threw
+  uint64_t generated_tokens = 0;  // over all requests, cancelled ones included
+};
+
+class FairQueue {
+ public:
+  explicit FairQueue(size_t max_waiting);
+
+  // HTTP thread. Throws ApiError 503 when max_waiting jobs already wait or the queue was shut down.
+  void push(std::shared_ptr<InferenceJob> job);
+  // Any thread: the client left. A waiting job leaves the queue at once; a running one is stopped.
+  void cancel(const std::shared_ptr<InferenceJob>& job);
+
+  // Inference thread: runs the next job (round-robin over client keys, first come first served within
+  // one client). Returns false when there was none.
+  bool run_next(Engine& engine);
+
+  // Refuses every waiting job with 503, stops the running one, and refuses later pushes.
+  void shutdown();
+  QueueCounters counters() const;
+
+ private:
+  std::shared_ptr<InferenceJob> pop_locked();
+
+  const size_t max_waiting_;
+  mutable std::mutex mutex_;
+  bool shut_down_ = false;
+  size_t waiting_ = 0;
+  std::map<std::string, std::deque<std::shared_ptr<InferenceJob>>> by_client_;
+  std::deque<std::string> turn_order_;  // client keys with waiting jobs, next to serve first
+  std::shared_ptr<InferenceJob> running_;
+  QueueCounters counters_;
+};
+
+}  // namespace kiln::server

@@ -1,0 +1,92 @@
+// Streaming and non-streaming response bodies for generations.
+#include "server/response_writers.h"
+
+#include <httplib.h>
+
+#include <cstdio>
+
+namespace kiln::server {
+
+namespace {
+
+// How often a writer with nothing to send checks that its client is still connected.
+constexpr std::chrono::milliseconds kPollInterval{50};
+
+bool send(httplib::DataSink& sink, const std::string& data) {
+  return data.empty() || sink.write(data.data(), data.size());  // an empty write would end the body
+}
+
+void log_finished(const GenerationResponse& r, const GenerationStats& stats, const std::optional<ApiError>& failure) {
+  if (!r.log) return;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.started).count();
+  char line[320];
+  if (failure) {
+    std::snprintf(line, sizeof line, "%s: ended with error %d after %.2f s: %s", r.request_line.c_str(),
+                  failure->status(), seconds, failure->what());
+  } else {
+    std::snprintf(line, sizeof line,
+                  "%s 200: %d prompt tokens (%d cached), %d generated in %.2f s (%.1f tokens/s), finish %s",
+                  r.request_line.c_str(), stats.prompt_tokens, stats.cached_prompt_tokens, stats.generated_tokens,
+                  seconds, stats.decode_tokens_per_s, finish_reason(stats.stop_reason).c_str());
+  }
+  r.log(line);
+}
+
+bool client_left(GenerationResponse& r) {
+  r.queue->cancel(r.job);
+  if (r.log) r.log(r.request_line + ": the client hung up; generation stopped");
+  return false;
+}
+
+}  // namespace
+
+bool write_event_stream(GenerationResponse& r, bool& started, httplib::DataSink& sink) {
+  const bool chat = r.who.endpoint == Endpoint::ChatCompletions;
+  const bool usage = r.job->request().include_usage;
+  if (!sink.is_writable()) return client_left(r);
+  if (!started) {
+    started = true;
+    if (chat && !send(sink, sse_role_chunk(r.who, usage))) return client_left(r);
+  }
+  InferenceJob::Output out = r.job->wait_output(kPollInterval);
+  if (!out.text.empty() && !send(sink, sse_text_chunk(r.who, out.text, usage))) return client_left(r);
+  if (!out.finished) return true;
+
+  const GenerationStats stats = r.job->stats();
+  const std::optional<ApiError> failure = r.job->failure();
+  std::string tail;
+  if (failure) {
+    tail = sse_error(*failure);
+  } else {
+    tail = sse_finish_chunk(r.who, stats.stop_reason, usage);
+    if (usage) tail += sse_usage_chunk(r.who, stats);
+  }
+  tail += kSseDone;
+  if (!send(sink, tail)) return client_left(r);
+  sink.done();
+  log_finished(r, stats, failure);
+  return true;
+}
+
+bool write_json_when_done(GenerationResponse& r, std::string& text, httplib::DataSink& sink) {
+  if (!sink.is_writable()) return client_left(r);
+  InferenceJob::Output out = r.job->wait_output(kPollInterval);
+  text += out.text;
+  if (!out.finished) return true;
+  const GenerationStats stats = r.job->stats();
+  const std::optional<ApiError> failure = r.job->failure();
+  // The status (200) went out at admission; a failure after it (the engine threw, the server is
+  // stopping) can only be reported in the body, in OpenAI's error shape.
+  const std::string body = failure ? error_body(*failure) : completion_body(r.who, text, stats);
+  if (!send(sink, body)) return client_left(r);
+  sink.done();
+  log_finished(r, stats, failure);
+  return true;
+}
+
+void release_generation(GenerationResponse& r) {
+  // Idempotent: a finished job ignores it, a waiting or running one stops now.
+  r.queue->cancel(r.job);
+}
+
+}  // namespace kiln::server

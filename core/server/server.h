@@ -1,0 +1,139 @@
+// Kiln's OpenAI-compatible HTTP server (cpp-httplib), on top of the engine API.
+//
+// Endpoints: GET /health, GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions,
+// POST /v1/completions (streaming as server-sent events ending with "data: [DONE]").
+//
+// Threads. HTTP threads parse and validate requests and write responses; they never touch the Engine.
+// Every generation runs on ONE inference thread, the thread that owns the Engine, one request at a time,
+// taken from a queue that serves clients round-robin (the client is OpenAI's `user` field when given,
+// else the remote address). Who provides that thread is the owner's choice, through InferenceExecutor:
+//
+//  * `kiln serve`: the server's owner makes an EngineThread, which owns the Engine and its own thread:
+//        auto engine_thread = std::make_shared<EngineThread>(Engine::load(options));
+//        Server server(server_options, engine_thread->model_info(), engine_thread);
+//        server.start();  ...  server.stop();
+//
+//  * The desktop app: its worker thread already owns the Engine. It implements InferenceExecutor::post
+//    by queueing the task onto that worker (e.g. QMetaObject::invokeMethod(worker, …, Qt::QueuedConnection))
+//    where it calls task(engine). Each task runs at most one request and returns; a task that finds the
+//    queue empty returns at once. So the worker interleaves server requests with its own work, and the
+//    Engine is never shared between threads. Stop the server before unloading or replacing the Engine.
+//
+// A client that hangs up stops its generation within a token (through GenerateOptions::cancel) and frees
+// its place; stop() refuses waiting requests with 503, stops the running one, and joins the HTTP threads.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "kiln/engine.h"
+
+namespace kiln::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";   // loopback only unless told otherwise
+  int port = 8080;                  // 0: any free port (see Server::port())
+  std::string api_key;              // empty: no key needed; else "Authorization: Bearer KEY" on /v1/*
+  std::string cors_origin;          // empty: no CORS headers at all; "*" or "http://host:port"
+  std::string model_id;             // the name /v1/models shows; empty: the model's folder or file name
+  size_t max_body_bytes = 4u << 20; // larger request bodies get 413
+  size_t max_waiting = 16;          // requests waiting behind the running one; more get 503
+  int http_threads = 0;             // 0: enough for max_waiting waiters plus quick requests
+  // One line per finished request ("POST /v1/chat/completions 200 …"); called from HTTP threads.
+  std::function<void(const std::string&)> log;
+};
+
+// Runs the server's inference tasks on the thread that owns the Engine.
+class InferenceExecutor {
+ public:
+  virtual ~InferenceExecutor() = default;
+  // Called from HTTP threads, once per queued request. The owner must call task(engine) exactly once,
+  // soon, on the Engine's thread. The task keeps what it needs alive: it is safe to run after the
+  // Server is gone (it then returns at once).
+  virtual void post(std::function<void(Engine&)> task) = 0;
+};
+
+// An executor that owns the Engine and one thread that runs the tasks in order (`kiln serve`).
+class EngineThread final : public InferenceExecutor {
+ public:
+  explicit EngineThread(std::unique_ptr<Engine> engine);
+  ~EngineThread() override;  // runs the tasks still posted (each returns at once after stop()), joins
+  void post(std::function<void(Engine&)> task) override;
+  // Copied at construction, so any thread may read it.
+  const ModelInfo& model_info() const { return info_; }
+
+ private:
+  void loop();
+  std::unique_ptr<Engine> engine_;
+  ModelInfo info_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void(Engine&)>> tasks_;
+  bool closing_ = false;
+  std::thread thread_;  // last: starts after everything it uses exists
+};
+
+class FairQueue;
+
+// Counters for /health and for tests.
+struct ServerCounters {
+  size_t waiting = 0, running = 0;
+  uint64_t completed = 0, cancelled = 0, refused = 0, failed = 0, generated_tokens = 0;
+};
+
+class Server {
+ public:
+  // `model` describes the executor's engine (name, context length for /v1/models and /health).
+  Server(ServerOptions options, ModelInfo model, std::shared_ptr<InferenceExecutor> executor);
+  ~Server();  // stop()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds and starts serving on a thread of its own; returns once the port is open.
+  // Throws kiln::Error when the address cannot be bound (in use, not an address of this machine).
+  void start();
+  // Refuses waiting requests (503), stops the running generation, closes the port, joins the threads.
+  // Idempotent; any thread except an HTTP thread of this server.
+  void stop();
+  bool running() const { return running_; }
+
+  int port() const { return port_; }                  // the bound port (useful with port 0)
+  std::string base_url() const;                       // "http://127.0.0.1:8080/v1"
+  const std::string& model_id() const { return model_id_; }
+  ServerCounters counters() const;
+
+ private:
+  struct Http;  // cpp-httplib stays out of this header
+  void install_routes();
+
+  ServerOptions options_;
+  ModelInfo model_;
+  std::string model_id_;
+  std::shared_ptr<InferenceExecutor> executor_;
+  std::shared_ptr<FairQueue> queue_;  // shared with posted tasks, which may outlive the server
+  std::unique_ptr<Http> http_;
+  std::thread listener_;
+  std::atomic<bool> running_{false};
+  std::atomic<uint64_t> next_id_{0};
+  uint64_t id_salt_ = 0;
+  int64_t started_at_ = 0;
+  int port_ = 0;
+  std::mutex stop_mutex_;
+};
+
+// What to tell the user at start: where the server listens and who can reach it, e.g.
+// "Serving gemma-3-1b-it at http://127.0.0.1:8080/v1 (loopback only: other machines cannot connect)".
+std::string describe_listening(const Server& server, const ServerOptions& options);
+
+// The model id shown to clients: the model's folder name, or the file name without ".gguf".
+std::string default_model_id(const std::string& model_path);
+
+}  // namespace kiln::server
