@@ -1,0 +1,56 @@
+// kiln serve: the loaded model behind an OpenAI-compatible HTTP API until Ctrl+C.
+#include <csignal>
+#include <cstdlib>
+#include <cstdio>
+#include <thread>
+
+#include "cli/common.h"
+#include "server/server.h"
+
+namespace {
+
+// Set by SIGINT/SIGTERM; the main thread polls it and shuts the server down outside the handler.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+  std::signal(sig, SIG_DFL);  // a second Ctrl+C ends the process at once
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("serve", "Serve the model over an OpenAI-compatible HTTP API (Ctrl+C stops)");
+  auto model = std::make_shared<kiln::cli::ModelFlags>();
+  auto options = std::make_shared<kiln::server::ServerOptions>();
+  auto max_body_kib = std::make_shared<size_t>(options->max_body_bytes / 1024);
+  kiln::cli::add_model_flags(*cmd, *model);
+  cmd->add_option("--host", options->host, "Address to listen on; 0.0.0.0 lets other machines connect")
+      ->capture_default_str();
+  cmd->add_option("--port", options->port, "TCP port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
+  cmd->add_option("--api-key", options->api_key, "Require 'Authorization: Bearer KEY' on /v1 requests");
+  cmd->add_option("--cors", options->cors_origin, "Allow browser pages from ORIGIN (e.g. http://localhost:3000, or *)");
+  cmd->add_option("--model-id", options->model_id, "Model name shown in /v1/models (default: folder or file name)");
+  cmd->add_option("--max-waiting", options->max_waiting, "Requests that may wait behind the running one; more get 503")
+      ->capture_default_str()->check(CLI::Range(1, 4096));
+  cmd->add_option("--max-body-kib", *max_body_kib, "Largest request body in KiB; larger gets 413")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  cmd->callback([=] {
+    options->max_body_bytes = *max_body_kib * 1024;
+    options->log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+    if (options->api_key.empty() && std::getenv("KILN_API_KEY")) options->api_key = std::getenv("KILN_API_KEY");
+
+    auto engine_thread = std::make_shared<kiln::server::EngineThread>(kiln::cli::load_engine(*model));
+    kiln::server::Server server(*options, engine_thread->model_info(), engine_thread);
+    server.start();
+    std::signal(SIGINT, on_stop_signal);
+    std::signal(SIGTERM, on_stop_signal);
+    std::printf("%s\n", kiln::server::describe_listening(server, *options).c_str());
+    std::printf("Press Ctrl+C to stop.\n");
+    std::fflush(stdout);
+    while (!g_stop_signal) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::fprintf(stderr, "Stopping: finishing requests and closing the port...\n");
+    server.stop();
+    std::fprintf(stderr, "Stopped.\n");
+  });
+}
