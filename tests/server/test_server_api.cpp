@@ -1,0 +1,386 @@
+// The OpenAI-compatible server over loopback with libcurl: every endpoint, streaming against
+// non-streaming, the answers against the engine itself, and every error status a client can meet.
+#include <curl/curl.h>
+
+#include <QJsonDocument>
+#include <QtTest>
+
+#include "server_fixture.h"
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+constexpr int kContext = 256;  // small, so a prompt longer than the context is cheap to build
+
+struct Reference {
+  std::string text;
+  GenerationStats stats;
+};
+
+}  // namespace
+
+class ServerApiTest : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<RunningServer> s_;
+  std::unique_ptr<Engine> reference_;  // loaded like the server's: what the server must reproduce
+
+  const HttpClient& client() const { return *s_->client; }
+
+  Reference reference_chat(const std::string& prompt, const SamplingParams& sampling, int max_tokens,
+                           std::vector<std::string> stop = {}) {
+    GenerateOptions o;
+    o.sampling = sampling;
+    o.max_tokens = max_tokens;
+    o.stop = std::move(stop);
+    Reference r;
+    r.stats = reference_->chat({{Role::User, prompt}}, o, [&](std::string_view t) { r.text += t; return true; });
+    return r;
+  }
+  Reference reference_completion(const std::string& prompt, const SamplingParams& sampling, int max_tokens) {
+    GenerateOptions o;
+    o.sampling = sampling;
+    o.max_tokens = max_tokens;
+    Reference r;
+    r.stats = reference_->generate(prompt, o, [&](std::string_view t) { r.text += t; return true; });
+    return r;
+  }
+  static SamplingParams greedy() {
+    SamplingParams p;
+    p.temperature = 0;
+    return p;
+  }
+  // What the server uses for fields a request leaves out: the engine's defaults.
+  static SamplingParams seeded(float temperature, uint64_t seed) {
+    SamplingParams p;
+    p.temperature = temperature;
+    p.seed = seed;
+    return p;
+  }
+  static void check_error(const HttpResponse& r, long status, const QString& type, const QString& code = {},
+                          const QString& param = {}) {
+    QCOMPARE(r.status, status);
+    QVERIFY2(r.header("content-type").find("application/json") == 0, r.header("content-type").c_str());
+    const QJsonObject error = json_object(r.body)["error"].toObject();
+    QVERIFY2(!error["message"].toString().isEmpty(), r.body.c_str());
+    QCOMPARE(error["type"].toString(), type);
+    // OpenAI's shape: all four keys are present, param and code null when they do not apply.
+    QVERIFY(error.contains("param") && error.contains("code"));
+    if (code.isEmpty()) QVERIFY(error["code"].isNull()); else QCOMPARE(error["code"].toString(), code);
+    if (param.isEmpty()) QVERIFY(error["param"].isNull()); else QCOMPARE(error["param"].toString(), param);
+  }
+
+ private slots:
+  void initTestCase() {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    s_ = start_tiny_server({}, kContext);
+    reference_ = Engine::load(tiny_load_options(kContext));
+  }
+  void cleanupTestCase() {
+    s_.reset();
+    curl_global_cleanup();
+  }
+
+  void health_needs_no_key_and_names_the_model() {
+    const HttpResponse r = client().get("/health");
+    QCOMPARE(r.status, 200L);
+    const QJsonObject health = json_object(r.body);
+    QCOMPARE(health["status"].toString(), QString("ok"));
+    QCOMPARE(health["model"].toString(), QString("tiny-gemma3-a"));
+    QCOMPARE(health["running"].toInt(), 0);
+  }
+
+  void models_lists_the_loaded_model() {
+    const HttpResponse list = client().get("/v1/models");
+    QCOMPARE(list.status, 200L);
+    const QJsonObject body = json_object(list.body);
+    QCOMPARE(body["object"].toString(), QString("list"));
+    const QJsonArray data = body["data"].toArray();
+    QCOMPARE(data.size(), 1);
+    QCOMPARE(data[0].toObject()["id"].toString(), QString("tiny-gemma3-a"));
+    QCOMPARE(data[0].toObject()["object"].toString(), QString("model"));
+
+    const HttpResponse one = client().get("/v1/models/tiny-gemma3-a");
+    QCOMPARE(one.status, 200L);
+    QCOMPARE(json_object(one.body)["id"].toString(), QString("tiny-gemma3-a"));
+    check_error(client().get("/v1/models/gpt-4o"), 404, "invalid_request_error", "model_not_found", "model");
+  }
+
+  void chat_answers_what_the_engine_answers() {
+    // Greedy and seeded sampling: the server adds nothing to, and loses nothing of, the engine's text.
+    const std::string prompt = "Tell me about licenses.";
+    for (const auto& [extra, sampling] : {std::pair{QJsonObject{{"temperature", 0}}, greedy()},
+                                          std::pair{varied_sampling(11), varied_sampling_params(11)}}) {
+      QJsonObject body = extra;
+      body["max_tokens"] = 24;
+      const HttpResponse r = client().post("/v1/chat/completions", chat_body(prompt, body));
+      QCOMPARE(r.status, 200L);
+      const QJsonObject response = json_object(r.body);
+      QCOMPARE(response["object"].toString(), QString("chat.completion"));
+      QVERIFY(response["id"].toString().startsWith("chatcmpl-"));
+      QCOMPARE(response["model"].toString(), QString("tiny-gemma3-a"));  // an unknown name serves the loaded model
+      const QJsonObject choice = response["choices"].toArray()[0].toObject();
+      QCOMPARE(choice["message"].toObject()["role"].toString(), QString("assistant"));
+
+      const Reference expected = reference_chat(prompt, sampling, 24);
+      QCOMPARE(response_text(response), expected.text);
+      const QJsonObject usage = response["usage"].toObject();
+      QCOMPARE(usage["prompt_tokens"].toInt(), int(reference_->chat_tokens({{Role::User, prompt}}).size()));
+      QCOMPARE(usage["completion_tokens"].toInt(), expected.stats.generated_tokens);
+      QCOMPARE(usage["total_tokens"].toInt(), usage["prompt_tokens"].toInt() + usage["completion_tokens"].toInt());
+      QCOMPARE(choice["finish_reason"].toString(),
+               QString(expected.stats.stop_reason == StopReason::MaxTokens ? "length" : "stop"));
+    }
+  }
+
+  void chat_stream_gives_the_same_text_as_non_stream() {
+    const std::string prompt = "Write a short poem about freedom.";
+    for (const QJsonObject& sampling : {QJsonObject{{"temperature", 0}}, varied_sampling(5)}) {
+      QJsonObject body = sampling;
+      body["max_completion_tokens"] = 40;
+      const HttpResponse whole = client().post("/v1/chat/completions", chat_body(prompt, body));
+      QCOMPARE(whole.status, 200L);
+      const QJsonObject response = json_object(whole.body);
+
+      body["stream"] = true;
+      body["stream_options"] = QJsonObject{{"include_usage", true}};
+      const HttpResponse streamed = client().post("/v1/chat/completions", chat_body(prompt, body));
+      QCOMPARE(streamed.status, 200L);
+      QVERIFY(streamed.header("content-type").find("text/event-stream") == 0);
+      const StreamResult s = read_stream(streamed.body);
+      QVERIFY(s.role_first);
+      QVERIFY(s.done_last);
+      QVERIFY(s.events > 3);
+      QCOMPARE(s.finish_chunks, 1);
+      QCOMPARE(s.text, response_text(response));
+      QVERIFY(!s.text.empty());
+      QCOMPARE(QString::fromStdString(s.finish_reason),
+               response["choices"].toArray()[0].toObject()["finish_reason"].toString());
+      // The usage chunk matches the non-streamed usage (the prompt may come from the cache this time).
+      QCOMPARE(s.usage["prompt_tokens"].toInt(), response["usage"].toObject()["prompt_tokens"].toInt());
+      QCOMPARE(s.usage["completion_tokens"].toInt(), response["usage"].toObject()["completion_tokens"].toInt());
+    }
+    // Without include_usage there is no usage chunk.
+    const HttpResponse plain =
+        client().post("/v1/chat/completions", chat_body(prompt, {{"stream", true}, {"max_tokens", 5}}));
+    QVERIFY(read_stream(plain.body).usage.isEmpty());
+    QVERIFY(plain.body.find("\"usage\"") == std::string::npos);
+  }
+
+  void completions_continue_the_prompt() {
+    const std::string prompt = "Permission is hereby granted";
+    const HttpResponse r = client().post("/v1/completions", completion_body(prompt, varied_sampling(3)));
+    QCOMPARE(r.status, 200L);
+    const QJsonObject response = json_object(r.body);
+    QCOMPARE(response["object"].toString(), QString("text_completion"));
+    QVERIFY(response["id"].toString().startsWith("cmpl-"));
+    const Reference expected = reference_completion(prompt, varied_sampling_params(3), 16);  // OpenAI's default max_tokens
+    QVERIFY2(expected.text.size() > 8, expected.text.c_str());
+    QCOMPARE(response_text(response), expected.text);
+    QCOMPARE(response["usage"].toObject()["prompt_tokens"].toInt(), int(reference_->tokenize(prompt, true).size()));
+    QCOMPARE(response["usage"].toObject()["completion_tokens"].toInt(), expected.stats.generated_tokens);
+    QVERIFY(expected.stats.generated_tokens <= 16);
+
+    QJsonObject streaming = varied_sampling(3);
+    streaming["stream"] = true;
+    const HttpResponse streamed = client().post("/v1/completions", completion_body(prompt, streaming));
+    const StreamResult s = read_stream(streamed.body);
+    QVERIFY(s.done_last);
+    QCOMPARE(s.text, expected.text);
+    QCOMPARE(s.finish_chunks, 1);
+    // Prompts also come as an array of one string.
+    QJsonObject as_array = varied_sampling(3);
+    as_array["prompt"] = QJsonArray{QString::fromStdString(prompt)};
+    const HttpResponse arr =
+        client().post("/v1/completions", QJsonDocument(as_array).toJson(QJsonDocument::Compact).toStdString());
+    QCOMPARE(response_text(json_object(arr.body)), expected.text);
+  }
+
+  void max_tokens_ends_with_length() {
+    // Seeded sampling at a high temperature rarely meets an end token within 6 tokens; check whichever happened.
+    const HttpResponse r = client().post("/v1/chat/completions",
+                                         chat_body("Count with me", {{"max_tokens", 6}, {"temperature", 1.5}, {"seed", 21}}));
+    QCOMPARE(r.status, 200L);
+    const QJsonObject response = json_object(r.body);
+    const int tokens = response["usage"].toObject()["completion_tokens"].toInt();
+    const QString reason = response["choices"].toArray()[0].toObject()["finish_reason"].toString();
+    const Reference expected = reference_chat("Count with me", seeded(1.5f, 21), 6);
+    QCOMPARE(tokens, expected.stats.generated_tokens);
+    QCOMPARE(reason, QString(expected.stats.stop_reason == StopReason::MaxTokens ? "length" : "stop"));
+    QVERIFY(tokens <= 6);
+  }
+
+  void stop_strings_cut_the_text() {
+    // Take a sampled answer, pick a piece from its middle as the stop string: the answer must end
+    // right before that piece's first occurrence, with finish_reason "stop", streamed or not.
+    QJsonObject sampling = varied_sampling(3);
+    sampling["max_tokens"] = 60;
+    const std::string prompt = "Say something long.";
+    const std::string full = response_text(json_object(client().post("/v1/chat/completions", chat_body(prompt, sampling)).body));
+    QVERIFY2(full.size() >= 12, full.c_str());
+    // Two ASCII letters from the second half (never half of a multi-byte character), first seen after the start.
+    std::string stop;
+    for (size_t i = full.size() / 2; i + 1 < full.size() && stop.empty(); ++i)
+      if (std::isalpha(static_cast<unsigned char>(full[i])) && std::isalpha(static_cast<unsigned char>(full[i + 1])) &&
+          full.find(full.substr(i, 2)) > 0)
+        stop = full.substr(i, 2);
+    QVERIFY2(!stop.empty(), full.c_str());
+    const std::string expected = full.substr(0, full.find(stop));
+
+    QJsonObject with_stop = sampling;
+    with_stop["stop"] = QJsonArray{QString::fromStdString(stop), "never-appears-here"};
+    const QJsonObject response = json_object(client().post("/v1/chat/completions", chat_body(prompt, with_stop)).body);
+    QCOMPARE(response_text(response), expected);
+    QCOMPARE(response["choices"].toArray()[0].toObject()["finish_reason"].toString(), QString("stop"));
+
+    with_stop["stop"] = QString::fromStdString(stop);  // a single string works as well
+    with_stop["stream"] = true;
+    const StreamResult s = read_stream(client().post("/v1/chat/completions", chat_body(prompt, with_stop)).body);
+    QCOMPARE(s.text, expected);
+    QCOMPARE(s.finish_reason, std::string("stop"));
+  }
+
+  void invalid_requests_get_400_naming_the_field_data() {
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("body");
+    QTest::addColumn<QString>("param");  // "" = null
+    const QString chat = "/v1/chat/completions";
+    const QString msgs = R"("messages":[{"role":"user","content":"hi"}])";
+    QTest::newRow("not json") << chat << "{\"messages\": [" << "";
+    QTest::newRow("not an object") << chat << "[1, 2]" << "";
+    QTest::newRow("empty body") << chat << "" << "";
+    QTest::newRow("too deep") << chat << QString("{\"a\":") + QString("[").repeated(100) + QString("]").repeated(100) + "}" << "";
+    QTest::newRow("no messages") << chat << R"({"model":"m"})" << "messages";
+    QTest::newRow("empty messages") << chat << R"({"messages":[]})" << "messages";
+    QTest::newRow("bad role") << chat << R"({"messages":[{"role":"wizard","content":"hi"}]})" << "messages[0].role";
+    QTest::newRow("tool role") << chat << R"({"messages":[{"role":"tool","content":"hi"}]})" << "messages[0].role";
+    QTest::newRow("image part") << chat << R"({"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]})"
+                                << "messages[0].content[0].type";
+    QTest::newRow("content number") << chat << R"({"messages":[{"role":"user","content":5}]})" << "messages[0].content";
+    QTest::newRow("temperature high") << chat << "{" + msgs + R"(,"temperature":3})" << "temperature";
+    QTest::newRow("temperature text") << chat << "{" + msgs + R"(,"temperature":"hot"})" << "temperature";
+    QTest::newRow("top_p") << chat << "{" + msgs + R"(,"top_p":1.5})" << "top_p";
+    QTest::newRow("max_tokens zero") << chat << "{" + msgs + R"(,"max_tokens":0})" << "max_tokens";
+    QTest::newRow("max_tokens fraction") << chat << "{" + msgs + R"(,"max_tokens":2.5})" << "max_tokens";
+    QTest::newRow("max_completion_tokens") << chat << "{" + msgs + R"(,"max_completion_tokens":-4})" << "max_completion_tokens";
+    QTest::newRow("n") << chat << "{" + msgs + R"(,"n":3})" << "n";
+    QTest::newRow("stream text") << chat << "{" + msgs + R"(,"stream":"yes"})" << "stream";
+    QTest::newRow("stop number") << chat << "{" + msgs + R"(,"stop":7})" << "stop";
+    QTest::newRow("five stops") << chat << "{" + msgs + R"(,"stop":["a","b","c","d","e"]})" << "stop";
+    QTest::newRow("seed text") << chat << "{" + msgs + R"(,"seed":"x"})" << "seed";
+    QTest::newRow("model number") << chat << "{" + msgs + R"(,"model":5})" << "model";
+    QTest::newRow("logprobs") << chat << "{" + msgs + R"(,"logprobs":true})" << "logprobs";
+    QTest::newRow("no prompt") << "/v1/completions" << R"({"model":"m"})" << "prompt";
+    QTest::newRow("token prompt") << "/v1/completions" << R"({"prompt":[1,2,3]})" << "prompt";
+    QTest::newRow("two prompts") << "/v1/completions" << R"({"prompt":["a","b"]})" << "prompt";
+    QTest::newRow("invalid utf-8") << chat << QString::fromLatin1("{\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}]}") << "";
+  }
+  void invalid_requests_get_400_naming_the_field() {
+    QFETCH(QString, path);
+    QFETCH(QString, body);
+    QFETCH(QString, param);
+    std::string raw = body.toStdString();
+    if (QByteArray(QTest::currentDataTag()) == "invalid utf-8") raw = body.toLatin1().toStdString();
+    check_error(client().post(path.toStdString(), raw), 400, "invalid_request_error", {}, param);
+  }
+
+  void unknown_fields_are_ignored() {
+    const HttpResponse r = client().post(
+        "/v1/chat/completions",
+        chat_body("hi", {{"max_tokens", 2}, {"frequency_penalty", 0.5}, {"tools", QJsonArray{}}, {"x_custom", "y"},
+                         {"temperature", QJsonValue::Null}, {"model", "gpt-4o-mini"}}));
+    QCOMPARE(r.status, 200L);
+  }
+
+  void prompt_longer_than_the_context_gets_400_with_the_numbers() {
+    std::string prompt;
+    while (reference_->chat_tokens({{Role::User, prompt}}).size() <= size_t(kContext) + 20) prompt += "license terms ";
+    const int tokens = int(reference_->chat_tokens({{Role::User, prompt}}).size());
+    const HttpResponse r = client().post("/v1/chat/completions", chat_body(prompt));
+    check_error(r, 400, "invalid_request_error", "context_length_exceeded", "messages");
+    const QString message = json_object(r.body)["error"].toObject()["message"].toString();
+    QVERIFY2(message.contains(QString::number(kContext)), qPrintable(message));
+    QVERIFY2(message.contains(QString::number(tokens)), qPrintable(message));
+
+    const HttpResponse streamed = client().post("/v1/completions", completion_body(prompt, {{"stream", true}}));
+    check_error(streamed, 400, "invalid_request_error", "context_length_exceeded", "prompt");
+  }
+
+  void prompt_at_the_context_boundary() {
+    // context - 1 prompt tokens leave room for exactly one token; context tokens leave none.
+    std::string prompt = "a";
+    while (reference_->tokenize(prompt + " a", true).size() < size_t(kContext)) prompt += " a";
+    QCOMPARE(int(reference_->tokenize(prompt, true).size()), kContext - 1);
+    const HttpResponse fits = client().post("/v1/completions", completion_body(prompt, {{"max_tokens", 50}, {"temperature", 0}}));
+    QCOMPARE(fits.status, 200L);
+    const QJsonObject response = json_object(fits.body);
+    QVERIFY(response["usage"].toObject()["completion_tokens"].toInt() <= 1);
+    const HttpResponse full = client().post("/v1/completions", completion_body(prompt + " a"));
+    check_error(full, 400, "invalid_request_error", "context_length_exceeded", "prompt");
+  }
+
+  void unknown_url_404_and_wrong_method_405() {
+    check_error(client().get("/v1/engines"), 404, "invalid_request_error", "unknown_url");
+    check_error(client().post("/v1/embeddings", "{}"), 404, "invalid_request_error", "unknown_url");
+    const HttpResponse wrong = client().get("/v1/chat/completions");
+    check_error(wrong, 405, "invalid_request_error", "method_not_allowed");
+    QCOMPARE(wrong.header("allow"), std::string("POST"));
+    // Without --cors there is no preflight answer and no CORS header anywhere.
+    const HttpResponse preflight = client().request("OPTIONS", "/v1/chat/completions", {"Origin: http://evil.example"});
+    QVERIFY(preflight.status >= 400);
+    QVERIFY(preflight.header("access-control-allow-origin").empty());
+    QVERIFY(client().get("/v1/models", {"Origin: http://evil.example"}).header("access-control-allow-origin").empty());
+  }
+
+  void api_key_is_required_when_set() {
+    server::ServerOptions options;
+    options.api_key = "sk-test-123";
+    auto keyed = start_tiny_server(options);
+    const HttpClient& c = *keyed->client;
+    check_error(c.get("/v1/models"), 401, "invalid_request_error", "invalid_api_key");
+    QCOMPARE(c.get("/v1/models").header("www-authenticate"), std::string("Bearer"));
+    check_error(c.get("/v1/models", {"Authorization: Bearer sk-wrong"}), 401, "invalid_request_error", "invalid_api_key");
+    check_error(c.get("/v1/models", {"Authorization: Bearer sk-test-1234"}), 401, "invalid_request_error", "invalid_api_key");
+    check_error(c.post("/v1/chat/completions", chat_body("hi")), 401, "invalid_request_error", "invalid_api_key");
+    QCOMPARE(c.get("/v1/models", {"Authorization: Bearer sk-test-123"}).status, 200L);
+    QCOMPARE(c.post("/v1/chat/completions", chat_body("hi", {{"max_tokens", 2}}), {"Authorization: Bearer sk-test-123"}).status,
+             200L);
+    QCOMPARE(c.get("/health").status, 200L);  // health checks need no key
+  }
+
+  void body_over_the_limit_gets_413() {
+    server::ServerOptions options;
+    options.max_body_bytes = 16 * 1024;
+    auto limited = start_tiny_server(options);
+    const HttpClient& c = *limited->client;
+    const std::string padding(20 * 1024, 'x');
+    const std::string big = chat_body("hi", {{"padding", QString::fromStdString(padding)}});
+    check_error(c.post("/v1/chat/completions", big), 413, "invalid_request_error", "request_too_large");
+    check_error(c.post_chunked("/v1/chat/completions", big), 413, "invalid_request_error", "request_too_large");
+    // Just under the limit is served; the server is unharmed by what came before.
+    const std::string fits = chat_body("hi", {{"max_tokens", 2}, {"padding", QString::fromStdString(std::string(15 * 1024, 'x'))}});
+    QVERIFY(fits.size() < options.max_body_bytes);
+    QCOMPARE(c.post("/v1/chat/completions", fits).status, 200L);
+    QCOMPARE(c.post_chunked("/v1/chat/completions", fits).status, 200L);
+  }
+
+  void cors_headers_only_with_an_origin() {
+    server::ServerOptions options;
+    options.cors_origin = "http://localhost:3000";
+    auto open = start_tiny_server(options);
+    const HttpClient& c = *open->client;
+    const HttpResponse preflight = c.request("OPTIONS", "/v1/chat/completions",
+                                             {"Origin: http://localhost:3000", "Access-Control-Request-Method: POST"});
+    QCOMPARE(preflight.status, 204L);
+    QCOMPARE(preflight.header("access-control-allow-origin"), std::string("http://localhost:3000"));
+    QVERIFY(preflight.header("access-control-allow-headers").find("Authorization") != std::string::npos);
+    QCOMPARE(c.get("/v1/models").header("access-control-allow-origin"), std::string("http://localhost:3000"));
+    // Errors carry it too, or a browser could not read them.
+    QCOMPARE(c.post("/v1/chat/completions", "{").header("access-control-allow-origin"), std::string("http://localhost:3000"));
+  }
+};
+
+QTEST_GUILESS_MAIN(ServerApiTest)
+#include "test_server_api.moc"
