@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -164,6 +165,33 @@ class TestMatmul : public QObject {
           matmul_with(kernels, w, x.data(), n, y.data(), pool);
           const QString problem = check(y, ref);
           QVERIFY2(problem.isEmpty(), qPrintable(QString("%1 %2: %3").arg(to_string(type)).arg(kernels.name).arg(problem)));
+        }
+      }
+    }
+  }
+
+  void infinities_and_nans_propagate() {
+    // A weight that is inf or nan in storage must not decode to a finite number on any path.
+    ThreadPool pool(1);
+    for (DType type : {DType::F32, DType::F16, DType::BF16}) {
+      std::vector<float> row0(43, 0.5f), row1(43, 0.5f);
+      row0[3] = std::numeric_limits<float>::infinity();  // in the vector part
+      row1[41] = std::nanf("");                           // in the scalar tail
+      Matrix w;
+      w.type = type;
+      w.rows = 2;
+      w.cols = 43;
+      w.storage = allocate_aligned(w.bytes());
+      quantize_row(type, row0.data(), 43, w.row(0));
+      quantize_row(type, row1.data(), 43, w.row(1));
+      for (const auto& kernels : kernel_sets()) {
+        for (int64_t n : {int64_t(1), int64_t(3)}) {
+          std::vector<float> x(n * 43, 1.0f), y(n * 2);
+          matmul_with(kernels, w, x.data(), n, y.data(), pool);
+          for (int64_t t = 0; t < n; ++t) {
+            QVERIFY2(std::isinf(y[t * 2]) && y[t * 2] > 0, qPrintable(QString("%1 %2").arg(to_string(type)).arg(kernels.name)));
+            QVERIFY2(std::isnan(y[t * 2 + 1]), qPrintable(QString("%1 %2").arg(to_string(type)).arg(kernels.name)));
+          }
         }
       }
     }

@@ -22,14 +22,14 @@ void to_float(const uint8_t* src, int64_t n, float* dst) {
   dequantize_row(T, src, n, dst);
 }
 
-// fp16 -> float without branches on the common path, so the loops below vectorize: shifted into
-// float position, the bits read as a float 2^112 too small (subnormals included, exactly); only
-// inf and nan need the exponent forced.
+// fp16 -> float in a form the loops below vectorize: shifted into float position, the bits read
+// as a float 2^112 too small (subnormals included, exactly). Inf and nan come out at 2^16 and
+// above, where setting every exponent bit restores them with their payload.
 inline float half_to_float(uint16_t h) {
-  const uint32_t magnitude_bits = static_cast<uint32_t>(h & 0x7fff) << 13;
-  float magnitude = std::bit_cast<float>(magnitude_bits) * 0x1p112f;
-  if ((h & 0x7c00) == 0x7c00) magnitude = std::bit_cast<float>(magnitude_bits | 0x7f800000u);
-  return std::bit_cast<float>(std::bit_cast<uint32_t>(magnitude) | (static_cast<uint32_t>(h & 0x8000) << 16));
+  const float magnitude = std::bit_cast<float>(static_cast<uint32_t>(h & 0x7fff) << 13) * 0x1p112f;
+  const uint32_t special = magnitude >= 65536.0f ? 0x7f800000u : 0u;
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(magnitude) | special |
+                              (static_cast<uint32_t>(h & 0x8000) << 16));
 }
 
 // Weight i of a row in a float format.
