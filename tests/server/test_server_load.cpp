@@ -1,11 +1,13 @@
 // A bounded load run over loopback: hundreds of requests from concurrent clients (chat and
 // completions, streamed and not), then throughput, latency and resident memory before and after.
-// Label `load`; it stops issuing requests after kTimeBudget whatever happens.
+// Label `load`; it stops issuing requests after the time budget whatever happens.
+// KILN_LOAD_REQUESTS and KILN_LOAD_SECONDS make a longer run by hand (defaults: 480 and 45).
 #include <curl/curl.h>
 
 #include <QtTest>
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <thread>
 
 #include "server_fixture.h"
@@ -18,8 +20,13 @@ namespace {
 
 constexpr int kClients = 8;
 constexpr int kWarmup = 48;     // requests before the first memory reading (arenas, thread stacks, caches)
-constexpr int kRequests = 480;  // after the warm-up
-constexpr auto kTimeBudget = std::chrono::seconds(45);
+
+int env_or(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && std::atoi(v) > 0 ? std::atoi(v) : fallback;
+}
+const int kRequests = env_or("KILN_LOAD_REQUESTS", 480);  // after the warm-up
+const auto kTimeBudget = std::chrono::seconds(env_or("KILN_LOAD_SECONDS", 45));
 
 struct Tally {
   std::atomic<int> ok{0}, failed{0};
