@@ -174,7 +174,7 @@ void run_perplexity(PerplexityArgs args) {
     std::printf("{\"perplexity\":%.6f,\"tokens\":%zu,\"precision\":\"%s\",\"ctx\":%d,\"windows\":%zu,\"seconds\":%.3f",
                 perplexity, totals.scored, precision.c_str(), ctx, windows.size(), seconds);
     if (reference)
-      std::printf(",\"reference_precision\":\"%s\",\"reference_perplexity\":%.6f,\"kl_divergence\":%.8f,"
+      std::printf(",\"reference_precision\":\"%s\",\"reference_perplexity\":%.6f,\"kl_divergence\":%.6g,"
                   "\"top1_agreement\":%.6f",
                   kiln::to_string(*reference_precision).c_str(), std::exp(totals.reference_nll / n),
                   totals.kl / n, double(totals.top1_agree) / n);
@@ -184,7 +184,7 @@ void run_perplexity(PerplexityArgs args) {
   std::printf("perplexity %.4f over %zu tokens (%s, %zu windows of %d tokens, %.1f s)\n", perplexity,
               totals.scored, precision.c_str(), windows.size(), ctx, seconds);
   if (reference)
-    std::printf("against %s (perplexity %.4f): mean KL divergence %.6f nats/token, top-1 agreement %.2f %%\n",
+    std::printf("against %s (perplexity %.4f): mean KL divergence %.3g nats/token, top-1 agreement %.2f %%\n",
                 kiln::to_string(*reference_precision).c_str(), std::exp(totals.reference_nll / n), totals.kl / n,
                 100.0 * double(totals.top1_agree) / n);
 }
