@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_logits_command(app);
   kiln::cli::add_tokenize_command(app);
   kiln::cli::add_bench_command(app);
+  add_perplexity_command(app);
 #ifdef KILN_HAVE_SERVER
   add_serve_command(app);
 #endif
