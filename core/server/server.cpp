@@ -111,9 +111,17 @@ void Server::start() {
       throw Error("cannot listen on " + where + ": the port is in use or the address is not of this machine");
     port_ = options_.port;
   }
-  listener_ = std::thread([this] { http_->http.listen_after_bind(); });
+  auto listener_ended = std::make_shared<std::atomic<bool>>(false);
+  listener_ = std::thread([this, listener_ended] {
+    http_->http.listen_after_bind();
+    *listener_ended = true;
+  });
   // stop() can only close the socket once the accept loop runs; wait for it (microseconds).
-  while (!http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (!http.is_running() && !*listener_ended) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (*listener_ended) {
+    listener_.join();
+    throw Error("cannot listen on " + where + ": the accept loop ended at once");
+  }
   running_ = true;
 }
 
