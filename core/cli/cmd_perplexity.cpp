@@ -144,16 +144,18 @@ void run_perplexity(PerplexityArgs args) {
     input.assign(bos.begin(), bos.end());
     input.insert(input.end(), tokens.begin() + long(windows[w].start),
                  tokens.begin() + long(windows[w].start + windows[w].length));
-    const auto rows = engine->logits(input);  // rows[j] predicts input[j + 1]
+    // Only the scored half: rows[j - half] predicts input[j].
+    const int first_row = int(half) - 1;
+    const auto rows = engine->logits(input, 0, first_row);
     std::vector<std::vector<float>> reference_rows;
-    if (reference) reference_rows = reference->logits(input);
+    if (reference) reference_rows = reference->logits(input, 0, first_row);
     for (size_t j = half; j < input.size(); ++j) {
-      const std::span<const float> row = rows[j - 1];
+      const std::span<const float> row = rows[j - half];
       const double lse = log_sum_exp(row);
       totals.nll += lse - row[size_t(input[j])];
       ++totals.scored;
       if (reference) {
-        const std::span<const float> ref_row = reference_rows[j - 1];
+        const std::span<const float> ref_row = reference_rows[j - half];
         const double ref_lse = log_sum_exp(ref_row);
         totals.reference_nll += ref_lse - ref_row[size_t(input[j])];
         totals.kl += kl_divergence(ref_row, ref_lse, row, lse);

@@ -144,22 +144,41 @@ GenerationStats LocalEngine::run(const std::vector<int32_t>& prompt, const Gener
   return stats;
 }
 
-std::vector<std::vector<float>> LocalEngine::logits(std::span<const int32_t> tokens, int prefill_count) {
+std::vector<std::vector<float>> LocalEngine::logits(std::span<const int32_t> tokens, int prefill_count,
+                                                    int first_row) {
   const int n = int(tokens.size());
   if (n == 0) return {};
   if (prefill_count <= 0 || prefill_count > n) prefill_count = n;
+  first_row = std::clamp(first_row, 0, n - 1);
   const int vocab = config_.vocab_size;
-  std::vector<float> batch(size_t(prefill_count) * vocab);
   cached_.clear();
-  backend_->forward(tokens.subspan(0, prefill_count), 0, true, batch.data());
   std::vector<std::vector<float>> rows;
-  for (int t = 0; t < prefill_count; ++t) rows.emplace_back(batch.begin() + size_t(t) * vocab, batch.begin() + size_t(t + 1) * vocab);
+  // The prefill batch. Positions before first_row need no logits; the rest come in slices so that
+  // only one slice of all-position logits exists at a time.
+  constexpr int kRowsPerSlice = 64;
+  int pos = 0;
+  if (first_row > 0 && first_row < prefill_count) {
+    backend_->forward(tokens.subspan(0, first_row), 0, false, logits_.data());
+    pos = first_row;
+  }
+  if (first_row >= prefill_count) {
+    backend_->forward(tokens.subspan(0, prefill_count), 0, false, logits_.data());
+    pos = prefill_count;
+  }
+  std::vector<float> slice;
+  while (pos < prefill_count) {
+    const int len = pos == 0 ? prefill_count : std::min(kRowsPerSlice, prefill_count - pos);
+    slice.resize(size_t(len) * vocab);
+    backend_->forward(tokens.subspan(pos, len), pos, true, slice.data());
+    for (int t = 0; t < len; ++t) rows.emplace_back(slice.begin() + size_t(t) * vocab, slice.begin() + size_t(t + 1) * vocab);
+    pos += len;
+  }
   for (int t = prefill_count; t < n; ++t) {
-    rows.emplace_back(vocab);
-    backend_->forward(tokens.subspan(t, 1), t, false, rows.back().data());
+    backend_->forward(tokens.subspan(t, 1), t, false, logits_.data());
+    if (t >= first_row) rows.push_back(logits_);
   }
   cached_.assign(tokens.begin(), tokens.end());
-  logits_ = rows.back();
+  if (!rows.empty()) logits_ = rows.back();
   return rows;
 }
 

@@ -20,7 +20,7 @@ class LocalEngine final : public Engine {
                            const TokenCallback& on_text) override;
   GenerationStats chat(const std::vector<ChatMessage>& messages, const GenerateOptions& options,
                        const TokenCallback& on_text) override;
-  std::vector<std::vector<float>> logits(std::span<const int32_t> tokens, int prefill) override;
+  std::vector<std::vector<float>> logits(std::span<const int32_t> tokens, int prefill, int first_row) override;
   std::vector<int32_t> tokenize(const std::string& text, bool add_bos) const override;
   std::string detokenize(std::span<const int32_t> ids) const override;
   std::vector<int32_t> chat_tokens(const std::vector<ChatMessage>& messages) const override;

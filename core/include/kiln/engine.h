@@ -33,9 +33,12 @@ class Engine {
   virtual GenerationStats chat(const std::vector<ChatMessage>& messages, const GenerateOptions& options,
                                const TokenCallback& on_text) = 0;
 
-  // Tokens in, logits out: one row of vocab floats per position. The first `prefill` tokens go in
-  // as one batch (all of them when prefill <= 0 or >= size), the rest one at a time.
-  virtual std::vector<std::vector<float>> logits(std::span<const int32_t> tokens, int prefill = 0) = 0;
+  // Tokens in, logits out: one row of vocab floats per position from `first_row` on (a 262k
+  // vocabulary makes every row 1 MB, so callers that score a window's second half ask for that
+  // half only). The first `prefill` tokens go in as one batch (all of them when prefill <= 0 or
+  // >= size), the rest one at a time.
+  virtual std::vector<std::vector<float>> logits(std::span<const int32_t> tokens, int prefill = 0,
+                                                 int first_row = 0) = 0;
 
   virtual std::vector<int32_t> tokenize(const std::string& text, bool add_bos) const = 0;
   virtual std::string detokenize(std::span<const int32_t> ids) const = 0;
