@@ -62,7 +62,11 @@ std::unique_ptr<Backend> create_backend(std::shared_ptr<const Gemma3Weights> wei
     vk.context_length = context;
     vk.f16_kv = kv_element == DType::F16;
     try {
-      return make_vulkan_backend(weights, vk);
+      auto backend = make_vulkan_backend(weights, vk);
+      if (options.attention != AttentionPlacement::Auto && options.attention != AttentionPlacement::Gpu)
+        notes.push_back("the Vulkan backend keeps attention on the GPU; --attention " + to_string(options.attention) +
+                        " applies to the CPU backend (--backend cpu)");
+      return backend;
     } catch (const Error& e) {
       notes.push_back(std::string("Vulkan not used: ") + e.what() + "; running on the CPU");
     }
@@ -75,7 +79,10 @@ std::unique_ptr<Backend> create_backend(std::shared_ptr<const Gemma3Weights> wei
   cpu.context_length = context;
   cpu.threads = options.threads;
   cpu.kv_element = kv_element;
-  return make_cpu_backend(std::move(weights), cpu);
+  cpu.attention = options.attention;
+  auto backend = make_cpu_backend(std::move(weights), cpu);
+  for (std::string& note : backend->take_notes()) notes.push_back(std::move(note));  // where attention runs, and why
+  return backend;
 }
 
 ModelInfo Engine::inspect(const std::string& path) {

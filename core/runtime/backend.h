@@ -28,6 +28,10 @@ class Backend {
   // Named counters for benchmarks (e.g. Vulkan allocations during decode). Real values, never constants.
   virtual std::vector<std::pair<std::string, double>> counters() const { return {}; }
 
+  // What the caller should hear about since the last call (e.g. attention fell back from the NPU
+  // to the CPU for a request). One line each.
+  virtual std::vector<std::string> take_notes() { return {}; }
+
   virtual void set_profiling(bool enabled) { (void)enabled; }
   // Timings since the last call, summed per op and layer.
   virtual std::vector<OpTiming> take_profile() { return {}; }

@@ -1,6 +1,7 @@
 #include "runtime/cpu/cpu_backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "kiln/types.h"
@@ -36,13 +37,27 @@ class CpuBackend final : public Backend {
       : w_(std::move(weights)),
         c_(w_->config),
         pool_(options.threads),
-        cache_(c_, options.context_length, options.kv_element) {}
+        cache_(c_, options.context_length, options.kv_element),
+        attention_(c_, options.attention, options.attention_routing, options.context_length,
+                   options.kv_element == DType::F16, pool_) {}
 
-  std::string name() const override { return "cpu (" + std::to_string(pool_.size()) + " threads)"; }
+  std::string name() const override {
+    const std::string routed = attention_.describe();
+    return "cpu (" + std::to_string(pool_.size()) + " threads" + (routed.empty() ? "" : ", " + routed) + ")";
+  }
   int context_length() const override { return cache_.context(); }
   uint64_t kv_cache_bytes() const override { return cache_.bytes(); }
-  void set_profiling(bool enabled) override { profile_.set_enabled(enabled); }
-  std::vector<OpTiming> take_profile() override { return profile_.take("cpu"); }
+  void set_profiling(bool enabled) override {
+    profile_.set_enabled(enabled);
+    routed_profile_.set_enabled(enabled);
+  }
+  std::vector<OpTiming> take_profile() override {
+    std::vector<OpTiming> out = profile_.take("cpu");
+    for (OpTiming& t : routed_profile_.take(routed_device_)) out.push_back(std::move(t));
+    return out;
+  }
+  std::vector<std::pair<std::string, double>> counters() const override { return attention_.counters(); }
+  std::vector<std::string> take_notes() override { return attention_.take_notes(); }
 
   void forward(std::span<const int32_t> tokens, int pos, bool all_logits, float* logits) override {
     const int n = int(tokens.size());
@@ -56,6 +71,7 @@ class CpuBackend final : public Backend {
     for (int32_t t : tokens)
       if (t < 0 || t >= c_.vocab_size)
         throw Error("token id " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(c_.vocab_size));
+    attention_.begin_request();
     for (int start = 0; start < n; start += kMaxBatch) {
       const int len = std::min(kMaxBatch, n - start);
       const bool last_chunk = start + len == n;
@@ -113,9 +129,20 @@ class CpuBackend final : public Backend {
       }
     }
     {
-      OpProfile::Scope timer(profile_, "attention", layer);
-      attention_batch(c_, layer, cache_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n, s_.att.data(), pool_);
+      // Timed under the device that ran it: the NPU path may fall back to the CPU mid-request.
+      const auto start = profile_.enabled() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+      const AttentionDevice ran =
+          attention_.run(layer, cache_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n, s_.att.data());
       store_kv(c_, layer, cache_, s_.k.data(), s_.v.data(), pos, n);
+      if (profile_.enabled()) {
+        const double micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+        if (ran == AttentionDevice::Cpu) {
+          profile_.add("attention", layer, micros);
+        } else {
+          routed_device_ = to_string(ran);
+          routed_profile_.add("attention", layer, micros);
+        }
+      }
     }
     project(l.wo, s_.att.data(), n, s_.proj.data(), layer);
     norm_rows(s_.proj.data(), l.post_attn_norm.data(), n, s_.proj.data(), layer);
@@ -167,6 +194,9 @@ class CpuBackend final : public Backend {
   KvCache cache_;
   RunState s_;
   OpProfile profile_;
+  AttentionRouter attention_;
+  OpProfile routed_profile_;  // attention that ran on routed_device_ ("npu", "npu-emulator")
+  std::string routed_device_ = "npu";
   int filled_ = 0;  // positions [0, filled_) are in the cache
 };
 

@@ -8,6 +8,7 @@
 #include "runtime/backend.h"
 #include "runtime/cpu/kv_cache.h"
 #include "runtime/cpu/thread_pool.h"
+#include "runtime/npu/attention_router.h"
 
 namespace kiln {
 
@@ -15,6 +16,8 @@ struct CpuOptions {
   int context_length = 4096;
   int threads = 0;
   DType kv_element = DType::F32;  // F16 halves the cache; F32 keeps the reference exact
+  AttentionPlacement attention = AttentionPlacement::Auto;  // runtime/npu/attention_scheduler.h decides Auto
+  AttentionRouting attention_routing;                       // timeouts and test hooks of the NPU path
 };
 
 std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const Gemma3Weights> weights, const CpuOptions& options);

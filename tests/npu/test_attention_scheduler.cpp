@@ -1,0 +1,137 @@
+// Where attention runs: explicit placements are honoured or refused with a reason, Auto without an
+// NPU changes nothing, and Auto with an NPU follows the cost model, per phase and layer kind.
+#include <QtTest>
+
+#include "runtime/npu/attention_scheduler.h"
+
+using namespace kiln;
+
+namespace {
+
+// Gemma 3 27B (heads 32 / 16, head_dim 128, window 1024) at 8k context on an 8-core laptop.
+ScheduleInputs gemma27b(AttentionPlacement requested, bool gpu_backend, bool npu) {
+  ScheduleInputs in;
+  in.requested = requested;
+  in.gpu_backend = gpu_backend;
+  in.npu_usable = npu;
+  in.npu_reason = npu ? "" : "no /dev/accel device";
+  in.heads = 32;
+  in.kv_heads = 16;
+  in.head_dim = 128;
+  in.window = 1024;
+  in.context = 8192;
+  in.threads = 8;
+  return in;
+}
+
+bool all(const AttentionSchedule& s, AttentionDevice d) {
+  for (auto p : {AttentionPhase::Prefill, AttentionPhase::Decode})
+    for (auto k : {LayerKind::Local, LayerKind::Global})
+      if (s.at(p, k) != d) return false;
+  return true;
+}
+
+bool has_note(const AttentionSchedule& s, const std::string& part) {
+  for (const auto& n : s.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+class AttentionScheduler : public QObject {
+  Q_OBJECT
+ private slots:
+  void explicit_placements() {
+    QVERIFY(all(schedule_attention(gemma27b(AttentionPlacement::Cpu, true, true)), AttentionDevice::Cpu));
+    QVERIFY(all(schedule_attention(gemma27b(AttentionPlacement::NpuEmulator, false, false)), AttentionDevice::NpuEmulator));
+    QVERIFY(all(schedule_attention(gemma27b(AttentionPlacement::Npu, false, true)), AttentionDevice::Npu));
+    QVERIFY(all(schedule_attention(gemma27b(AttentionPlacement::Gpu, true, false)), AttentionDevice::Gpu));
+  }
+
+  void refused_placements_say_why() {
+    const AttentionSchedule gpu = schedule_attention(gemma27b(AttentionPlacement::Gpu, false, false));
+    QVERIFY(all(gpu, AttentionDevice::Cpu));
+    QVERIFY(has_note(gpu, "Vulkan backend"));
+    const AttentionSchedule npu = schedule_attention(gemma27b(AttentionPlacement::Npu, true, false));
+    QVERIFY(all(npu, AttentionDevice::Gpu));
+    QVERIFY(has_note(npu, "no /dev/accel device"));
+    ScheduleInputs odd = gemma27b(AttentionPlacement::Npu, false, true);
+    odd.head_dim = 96;
+    const AttentionSchedule s = schedule_attention(odd);
+    QVERIFY(all(s, AttentionDevice::Cpu));
+    QVERIFY(has_note(s, "head_dim 128 and 256"));
+  }
+
+  // No NPU: exactly today's path, with nothing to say.
+  void auto_without_npu_changes_nothing() {
+    const AttentionSchedule cpu = schedule_attention(gemma27b(AttentionPlacement::Auto, false, false));
+    QVERIFY(all(cpu, AttentionDevice::Cpu));
+    QVERIFY(cpu.notes.empty());
+    QVERIFY(cpu.estimates.empty());
+    QVERIFY(all(schedule_attention(gemma27b(AttentionPlacement::Auto, true, false)), AttentionDevice::Gpu));
+  }
+
+  // The 780M beats the Phoenix NPU at every phase by far more than the margin: the GPU keeps it.
+  void auto_on_vulkan_keeps_the_gpu() {
+    for (int head_dim : {128, 256}) {
+      ScheduleInputs in = gemma27b(AttentionPlacement::Auto, true, true);
+      in.head_dim = head_dim;
+      const AttentionSchedule s = schedule_attention(in);
+      QVERIFY(all(s, AttentionDevice::Gpu));
+      QCOMPARE(int(s.estimates.size()), 8);
+      for (const AttentionEstimate& e : s.estimates)
+        if (e.device == AttentionDevice::Npu) {
+          const double gpu = estimate_attention_seconds(AttentionDevice::Gpu, e.phase, e.kind, in);
+          QVERIFY2(e.seconds > 4 * gpu, qPrintable(QString("npu %1 s, gpu %2 s").arg(e.seconds).arg(gpu)));
+        }
+    }
+  }
+
+  // On the CPU backend the choice is the cost model's, phase by phase: NPU exactly where it is
+  // estimated faster by the margin.
+  void auto_on_cpu_follows_the_estimates() {
+    for (int threads : {1, 8, 16}) {
+      ScheduleInputs in = gemma27b(AttentionPlacement::Auto, false, true);
+      in.threads = threads;
+      const AttentionSchedule s = schedule_attention(in);
+      for (auto p : {AttentionPhase::Prefill, AttentionPhase::Decode})
+        for (auto k : {LayerKind::Local, LayerKind::Global}) {
+          const double cpu = estimate_attention_seconds(AttentionDevice::Cpu, p, k, in);
+          const double npu = estimate_attention_seconds(AttentionDevice::Npu, p, k, in);
+          QCOMPARE(s.at(p, k), npu * in.rates.npu_margin < cpu ? AttentionDevice::Npu : AttentionDevice::Cpu);
+        }
+      QCOMPARE(int(s.notes.size()), 4);  // one line per phase and layer kind
+    }
+  }
+
+  void extreme_rates_decide_extremes() {
+    ScheduleInputs in = gemma27b(AttentionPlacement::Auto, false, true);
+    in.rates.npu_flops = 1e15;
+    in.rates.npu_dma_bytes_per_s = 1e13;
+    in.rates.pack_bytes_per_core_s = 1e13;
+    in.rates.npu_launch_s = 0;
+    QVERIFY(all(schedule_attention(in), AttentionDevice::Npu));
+    in.rates.npu_flops = 1e6;
+    QVERIFY(all(schedule_attention(in), AttentionDevice::Cpu));
+  }
+
+  // The model's physics: decode of a global layer grows with the context, a local layer's does not
+  // beyond the window; prefill costs more than decode.
+  void estimates_scale_with_the_work() {
+    ScheduleInputs small = gemma27b(AttentionPlacement::Auto, true, true), large = small;
+    small.context = 2048;
+    large.context = 32768;
+    for (AttentionDevice d : {AttentionDevice::Cpu, AttentionDevice::Gpu, AttentionDevice::Npu}) {
+      QVERIFY(estimate_attention_seconds(d, AttentionPhase::Decode, LayerKind::Global, large) >
+              4 * estimate_attention_seconds(d, AttentionPhase::Decode, LayerKind::Global, small));
+      QVERIFY(estimate_attention_seconds(d, AttentionPhase::Decode, LayerKind::Local, large) <
+              1.5 * estimate_attention_seconds(d, AttentionPhase::Decode, LayerKind::Local, small));
+      QVERIFY(estimate_attention_seconds(d, AttentionPhase::Prefill, LayerKind::Global, large) >
+              estimate_attention_seconds(d, AttentionPhase::Decode, LayerKind::Global, large));
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(AttentionScheduler)
+#include "test_attention_scheduler.moc"

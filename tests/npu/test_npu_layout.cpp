@@ -1,0 +1,252 @@
+// The NPU kernel's tile layout: every block layout is a bijection, the plan covers every query row
+// once and every key a row may see exactly once, and packing round-trips to the bf16 values of the
+// right positions: odd sequence lengths, GQA (groups of 1, 2, 3 and 8), window edges, ring wraps.
+#include <QtTest>
+#include <bit>
+#include <set>
+
+#include "npu_test_support.h"
+#include "quant/convert.h"
+#include "runtime/cpu/thread_pool.h"
+#include "runtime/npu/npu_kernel_math.h"
+#include "runtime/npu/npu_layout.h"
+
+using namespace kiln;
+using namespace kiln::test;
+using namespace kiln_npu;
+
+namespace {
+
+// A shape small enough that the test fixtures' sizes need many chunks, steps and launches.
+NpuTileShape small_shape(int head_dim) { return {head_dim, 4, 8, 2, 1, 1}; }
+
+float expected_bf16(float x) { return npu_math::round_bf16(x); }
+
+// Every (position, kv head) row the batch's queries can see: [lo, pos + n).
+int64_t union_begin(const NpuProblem& p) { return p.first_visible(0); }
+
+}  // namespace
+
+class NpuLayout : public QObject {
+  Q_OBJECT
+ private slots:
+  void block_layouts_are_bijections_data() {
+    QTest::addColumn<int>("head_dim");
+    QTest::addColumn<int>("q_rows");
+    QTest::addColumn<int>("keys");
+    QTest::newRow("kernel D=128") << kShapeD128.head_dim << kShapeD128.q_rows << kShapeD128.kv_keys;
+    QTest::newRow("kernel D=256") << kShapeD256.head_dim << kShapeD256.q_rows << kShapeD256.kv_keys;
+    QTest::newRow("fixture a (D=16)") << 16 << 4 << 8;
+  }
+  void block_layouts_are_bijections() {
+    QFETCH(int, head_dim);
+    QFETCH(int, q_rows);
+    QFETCH(int, keys);
+    const int D = head_dim;
+    std::set<int> q, kt, v, o;
+    for (int r = 0; r < q_rows; ++r)
+      for (int d = 0; d < D; ++d) {
+        q.insert(q_offset(D, r, d));
+        o.insert(o_offset(D, r, d));
+      }
+    for (int j = 0; j < keys; ++j)
+      for (int d = 0; d < D; ++d) {
+        kt.insert(kt_offset(keys, d, j));
+        v.insert(v_offset(D, j, d));
+      }
+    QCOMPARE(int(q.size()), q_rows * D);
+    QCOMPARE(*q.rbegin(), q_rows * D - 1);
+    QCOMPARE(int(o.size()), q_rows * D);
+    QCOMPARE(*o.rbegin(), q_rows * D - 1);
+    QCOMPARE(int(kt.size()), keys * D);
+    QCOMPARE(*kt.rbegin(), keys * D - 1);
+    QCOMPARE(int(v.size()), keys * D);
+    QCOMPARE(*v.rbegin(), keys * D - 1);
+    // mmul operand blocks are contiguous: the 32 elements of Q block (0, 0) are rows 0-3, d 0-7.
+    for (int r = 0; r < 4; ++r)
+      for (int d = 0; d < 8; ++d) QVERIFY(q_offset(D, r, d) < 32);
+  }
+
+  // Compute-tile memory: the numbers behind kernels/npu/README.md's tile shapes.
+  void kernel_shapes_fit_the_phoenix_tiles() {
+    QVERIFY(compute_tile_bytes(kShapeD128) <= kComputeTileBytes);
+    QVERIFY(compute_tile_bytes(kShapeD256) <= kComputeTileBytes);
+    // Doubling the keys per tile of the D=256 variant would not fit: the shape is at the limit.
+    NpuTileShape bigger = kShapeD256;
+    bigger.kv_keys *= 2;
+    QVERIFY(compute_tile_bytes(bigger) > kComputeTileBytes);
+    QCOMPARE(npu_tile_shape(256).q_rows, kShapeD256.q_rows);
+    QCOMPARE(npu_tile_shape(16).head_dim, 16);
+    QVERIFY_THROWS_EXCEPTION(Error, npu_tile_shape(12));
+    QVERIFY_THROWS_EXCEPTION(Error, npu_tile_shape(512));
+  }
+
+  void plan_covers_rows_and_keys_once_data() {
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("kv_heads");
+    QTest::addColumn<int>("window");
+    QTest::addColumn<bool>("global");
+    QTest::addColumn<int>("pos");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<bool>("small");
+    QTest::newRow("decode, GQA 2, local, ring wrapped") << 4 << 2 << 8 << false << 37 << 1 << true;
+    QTest::newRow("odd prefill 7 at 0, GQA 3, local") << 6 << 2 << 16 << false << 0 << 7 << true;
+    QTest::newRow("odd prefill 33 after 5, global") << 4 << 2 << 8 << true << 5 << 33 << true;
+    QTest::newRow("group 8 > 4 rows per tile") << 8 << 1 << 8 << false << 9 << 3 << true;
+    QTest::newRow("window edge: pos = window - 1") << 4 << 2 << 8 << false << 7 << 2 << true;
+    QTest::newRow("window edge: pos = window") << 4 << 2 << 8 << false << 8 << 2 << true;
+    QTest::newRow("no GQA, batch longer than window") << 2 << 2 << 8 << false << 3 << 21 << true;
+    QTest::newRow("kernel shape, 27B-like decode at 1500") << 32 << 16 << 1024 << true << 1500 << 1 << false;
+    QTest::newRow("kernel shape, 1B-like prefill 129") << 4 << 1 << 512 << false << 700 << 129 << false;
+  }
+  void plan_covers_rows_and_keys_once() {
+    QFETCH(int, heads);
+    QFETCH(int, kv_heads);
+    QFETCH(int, window);
+    QFETCH(bool, global);
+    QFETCH(int, pos);
+    QFETCH(int, n);
+    QFETCH(bool, small);
+    const int D = small ? 16 : 128;
+    NpuProblem p;
+    p.heads = heads;
+    p.kv_heads = kv_heads;
+    p.head_dim = D;
+    p.window = global ? 0 : window;
+    p.pos = pos;
+    p.n = n;
+    const NpuPlan plan = plan_npu_attention(p, small ? small_shape(D) : npu_tile_shape(D));
+    QCOMPARE(int64_t(plan.steps.size()), int64_t(plan.launches) * kColumns * plan.shape.steps_per_launch);
+    // Every row of every kv head in exactly one Q tile.
+    std::vector<std::vector<int>> seen(kv_heads, std::vector<int>(size_t(p.rows()), 0));
+    for (const NpuQTile& t : plan.q_tiles) {
+      QVERIFY(t.rows_valid > 0 && t.rows_valid <= plan.shape.q_rows);
+      for (int i = 0; i < t.rows_valid; ++i) ++seen[t.kv_head][t.first_row + i];
+    }
+    for (const auto& rows : seen)
+      for (int count : rows) QCOMPARE(count, 1);
+    // Each Q tile's chunks, in item order, tile [lo, hi) of what its rows see, without gap or overlap.
+    std::set<int64_t> steps_used;
+    for (const NpuQTile& t : plan.q_tiles) {
+      int64_t expect = p.first_visible(t.first_row - t.row_slot * int64_t(plan.shape.q_rows));
+      for (int it = 0; it < t.items; ++it) {
+        const NpuStep& s = plan.steps[plan.item_steps[t.first_item + it]];
+        QCOMPARE(s.kv_head, t.kv_head);
+        QCOMPARE(s.key_begin, expect);
+        QVERIFY(s.key_end > s.key_begin);
+        QVERIFY(s.key_end - s.key_begin <= int64_t(plan.shape.kv_keys) * plan.shape.tiles_per_step);
+        expect = s.key_end;
+      }
+      QVERIFY(expect > p.row_position(t.first_row + t.rows_valid - 1));  // the last row sees itself
+      // The row that sees the fewest old keys still finds its first one in the tile's range.
+      QVERIFY(plan.steps[plan.item_steps[t.first_item]].key_begin <= p.first_visible(t.first_row));
+    }
+    for (int64_t s : plan.item_steps) QVERIFY(steps_used.insert(s).second);
+  }
+
+  void pack_round_trips_data() {
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("kv_heads");
+    QTest::addColumn<int>("window");
+    QTest::addColumn<bool>("global");
+    QTest::addColumn<int>("pos");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<bool>("f16_cache");
+    QTest::newRow("decode after the ring wrapped, f16 cache") << 4 << 2 << 8 << false << 29 << 1 << true;
+    QTest::newRow("odd prefill 13 from 0, GQA 3") << 6 << 2 << 8 << false << 0 << 13 << false;
+    QTest::newRow("window edge pos = window") << 4 << 2 << 8 << false << 8 << 3 << false;
+    QTest::newRow("window edge pos = window + 1") << 4 << 2 << 8 << false << 9 << 3 << true;
+    QTest::newRow("global, odd 17 after 11") << 4 << 2 << 8 << true << 11 << 17 << true;
+    QTest::newRow("group 8, one kv head") << 8 << 1 << 8 << false << 5 << 5 << false;
+  }
+  void pack_round_trips() {
+    QFETCH(int, heads);
+    QFETCH(int, kv_heads);
+    QFETCH(int, window);
+    QFETCH(bool, global);
+    QFETCH(int, pos);
+    QFETCH(int, n);
+    QFETCH(bool, f16_cache);
+    const int D = 16;
+    AttentionCase a = make_case(heads, kv_heads, D, window, global, pos, n, f16_cache ? DType::F16 : DType::F32, 5);
+    ThreadPool pool(2);
+    const NpuPlan plan = plan_npu_attention(make_npu_problem(a.config, a.layer, pos, n), small_shape(D));
+    const NpuBufferWords words = npu_launch_words(plan.shape);
+    std::vector<int32_t> qw(size_t(words.q)), kvw(size_t(words.kv));
+    std::vector<float> q_back(a.q.size(), NAN);
+    const int64_t lo = union_begin(plan.problem), hi = pos + n;
+    const int64_t row = int64_t(kv_heads) * D;
+    std::vector<std::vector<float>> k_back(kv_heads, std::vector<float>(size_t((hi - lo) * D), NAN));
+    std::vector<std::vector<float>> v_back = k_back;
+    std::vector<std::vector<bool>> found(kv_heads);
+    // One position before the range must never be packed (the window's edge).
+    const int64_t below = lo - 1;
+    std::vector<float> k_below(D), v_below(D);
+    std::vector<bool> found_below;
+    for (int launch = 0; launch < plan.launches; ++launch) {
+      pack_npu_launch(plan, launch, a.q.data(), {a.cache.get(), a.layer, a.k.data(), a.v.data(), pos}, qw, kvw, pool);
+      unpack_npu_queries(plan, launch, qw, q_back.data());
+      for (int g = 0; g < kv_heads; ++g) {
+        unpack_npu_keys_values(plan, launch, kvw, g, lo, hi, k_back[g].data(), v_back[g].data(), found[g]);
+        if (below >= 0)
+          unpack_npu_keys_values(plan, launch, kvw, g, below, below + 1, k_below.data(), v_below.data(), found_below);
+      }
+    }
+    const float scale = float(double(plan.problem.q_scale) * double(kLog2e));
+    for (size_t i = 0; i < a.q.size(); ++i) QCOMPARE(q_back[i], expected_bf16(a.q[i] * scale));
+    // Keys from the cache (ring slot of the position) and from the batch, as bf16 of the stored value.
+    for (int g = 0; g < kv_heads; ++g) {
+      for (int64_t position = lo; position < hi; ++position) {
+        QVERIFY2(found[g][position - lo], qPrintable(QString("position %1 missing").arg(position)));
+        for (int d = 0; d < D; ++d) {
+          float k, v;
+          if (position >= pos) {
+            k = a.k[(position - pos) * row + g * D + d];
+            v = a.v[(position - pos) * row + g * D + d];
+          } else {
+            const int64_t slot = a.cache->slot_of(a.layer, position);
+            if (f16_cache) {
+              k = fp16_to_float(reinterpret_cast<const uint16_t*>(a.cache->keys(a.layer))[slot * row + g * D + d]);
+              v = fp16_to_float(reinterpret_cast<const uint16_t*>(a.cache->values(a.layer))[slot * row + g * D + d]);
+            } else {
+              k = reinterpret_cast<const float*>(a.cache->keys(a.layer))[slot * row + g * D + d];
+              v = reinterpret_cast<const float*>(a.cache->values(a.layer))[slot * row + g * D + d];
+            }
+          }
+          QCOMPARE(k_back[g][(position - lo) * D + d], expected_bf16(k));
+          QCOMPARE(v_back[g][(position - lo) * D + d], expected_bf16(v));
+        }
+      }
+    }
+    if (below >= 0) QVERIFY2(found_below.empty() || !found_below[0], "a key outside the window was packed");
+  }
+
+  void idle_steps_consume_nothing() {
+    // A single decode row: one busy step, the rest of the launch idle with zero tiles to compute.
+    AttentionCase a = make_case(4, 2, 16, 8, true, 3, 1, DType::F32, 9);
+    ThreadPool pool(1);
+    const NpuPlan plan = plan_npu_attention(make_npu_problem(a.config, a.layer, 3, 1), npu_tile_shape(16));
+    QCOMPARE(plan.launches, 1);
+    const NpuBufferWords words = npu_launch_words(plan.shape);
+    std::vector<int32_t> qw(size_t(words.q)), kvw(size_t(words.kv));
+    pack_npu_launch(plan, 0, a.q.data(), {a.cache.get(), a.layer, a.k.data(), a.v.data(), 3}, qw, kvw, pool);
+    int busy = 0;
+    for (int64_t s = 0; s < int64_t(plan.steps.size()); ++s)
+      for (int r = 0; r < kRowsPerColumn; ++r) {
+        const int32_t* desc = qw.data() + q_object_offset(plan, s, r);
+        QCOMPARE(desc[kDescMagic], kDescriptorMagic);
+        if (desc[kDescRowsValid] == 0) {
+          QCOMPARE(desc[kDescTilesValid], 0);
+        } else {
+          ++busy;
+          QCOMPARE(desc[kDescRowsValid], 2);  // two query heads share kv head g
+          QCOMPARE(desc[kDescKeyEnd], 4);
+          QCOMPARE(desc[kDescTilesValid], 1);
+        }
+      }
+    QCOMPARE(busy, 2);  // one row slot per kv head
+  }
+};
+
+QTEST_APPLESS_MAIN(NpuLayout)
+#include "test_npu_layout.moc"
