@@ -1,9 +1,13 @@
 // kiln-desktop: loads the Kiln QML module; everything else is created from Main.qml.
 #include <QGuiApplication>
+#include <QLocale>
 #include <QQmlApplicationEngine>
 #include <QQuickStyle>
 #include <QUrl>
 #include <QtQml/QQmlExtensionPlugin>
+
+#include "app_settings.h"
+#include "launch_options.h"
 
 Q_IMPORT_QML_PLUGIN(KilnPlugin)
 Q_IMPORT_QML_PLUGIN(Kiln_UiPlugin)
@@ -19,6 +23,11 @@ int main(int argc, char* argv[]) {
   // The app draws its own look on the Basic style, the one every platform has and that
   // follows the palette the theme sets.
   QQuickStyle::setStyle(QStringLiteral("Basic"));
+  // Numbers and sizes follow the interface language from the first frame (the QML Translator
+  // switches it later when the user changes the language).
+  const kiln::gui::LaunchOptions launch;
+  const QString language = launch.language().isEmpty() ? kiln::gui::AppSettings().language() : launch.language();
+  QLocale::setDefault(QLocale(language));
 
   QQmlApplicationEngine engine;
   engine.addImportPath(QStringLiteral("qrc:/"));  // the static modules' qmldir files live there

@@ -5,1162 +5,1162 @@
     <name>Banner</name>
     <message>
         <source>Dismiss</source>
-        <translation type="unfinished"></translation>
+        <translation>Schließen</translation>
     </message>
 </context>
 <context>
     <name>ChatPage</name>
     <message>
         <source>Delete this conversation?</source>
-        <translation type="unfinished"></translation>
+        <translation>Diese Unterhaltung löschen?</translation>
     </message>
     <message>
         <source>“%1” will be removed from this computer.</source>
-        <translation type="unfinished"></translation>
+        <translation>„%1“ wird von diesem Computer entfernt.</translation>
     </message>
     <message>
         <source>New chat</source>
-        <translation type="unfinished"></translation>
+        <translation>Neuer Chat</translation>
     </message>
 </context>
 <context>
     <name>ChatPane</name>
     <message>
         <source>New chat</source>
-        <translation type="unfinished"></translation>
+        <translation>Neuer Chat</translation>
     </message>
     <message>
         <source>System prompt</source>
-        <translation type="unfinished"></translation>
+        <translation>Systemprompt</translation>
     </message>
     <message>
         <source>Some conversations could not be read and were left as they are:</source>
-        <translation type="unfinished"></translation>
+        <translation>Einige Unterhaltungen konnten nicht gelesen werden und bleiben unverändert liegen:</translation>
     </message>
     <message>
         <source>Open Models</source>
-        <translation type="unfinished"></translation>
+        <translation>Modelle öffnen</translation>
     </message>
     <message>
         <source>The model could not be loaded: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>Das Modell konnte nicht geladen werden: %1</translation>
     </message>
     <message>
         <source>Ask Gemma anything</source>
-        <translation type="unfinished"></translation>
+        <translation>Fragen Sie Gemma, was Sie wollen</translation>
     </message>
     <message>
         <source>Loading the model…</source>
-        <translation type="unfinished"></translation>
+        <translation>Das Modell wird geladen …</translation>
     </message>
     <message>
         <source>No model loaded</source>
-        <translation type="unfinished"></translation>
+        <translation>Kein Modell geladen</translation>
     </message>
     <message>
         <source>Everything runs on this computer. Ctrl+Enter sends, Esc stops the answer.</source>
-        <translation type="unfinished"></translation>
+        <translation>Alles läuft auf diesem Computer. Strg+Eingabe sendet, Esc hält die Antwort an.</translation>
     </message>
     <message>
         <source>Open a Gemma 3 model to start chatting.</source>
-        <translation type="unfinished"></translation>
+        <translation>Öffnen Sie ein Gemma-3-Modell, um zu chatten.</translation>
     </message>
 </context>
 <context>
     <name>CodeBlock</name>
     <message>
         <source>code</source>
-        <translation type="unfinished"></translation>
+        <translation>Code</translation>
     </message>
     <message>
         <source>Copied</source>
-        <translation type="unfinished"></translation>
+        <translation>Kopiert</translation>
     </message>
     <message>
         <source>Copy code</source>
-        <translation type="unfinished"></translation>
+        <translation>Code kopieren</translation>
     </message>
 </context>
 <context>
     <name>Composer</name>
     <message>
         <source>Message Gemma… (Ctrl+Enter to send)</source>
-        <translation type="unfinished"></translation>
+        <translation>Nachricht an Gemma … (Strg+Eingabe sendet)</translation>
     </message>
     <message>
         <source>Load a model to start chatting</source>
-        <translation type="unfinished"></translation>
+        <translation>Laden Sie ein Modell, um zu chatten</translation>
     </message>
     <message>
         <source>Stop</source>
-        <translation type="unfinished"></translation>
+        <translation>Anhalten</translation>
     </message>
     <message>
         <source>Send</source>
-        <translation type="unfinished"></translation>
+        <translation>Senden</translation>
     </message>
     <message>
         <source>Stop (Esc)</source>
-        <translation type="unfinished"></translation>
+        <translation>Anhalten (Esc)</translation>
     </message>
     <message>
         <source>Send (Ctrl+Enter)</source>
-        <translation type="unfinished"></translation>
+        <translation>Senden (Strg+Eingabe)</translation>
     </message>
 </context>
 <context>
     <name>ConversationItem</name>
     <message>
         <source>New chat</source>
-        <translation type="unfinished"></translation>
+        <translation>Neuer Chat</translation>
     </message>
     <message>
         <source>No messages yet</source>
-        <translation type="unfinished"></translation>
+        <translation>Noch keine Nachrichten</translation>
     </message>
     <message>
         <source>More</source>
-        <translation type="unfinished"></translation>
+        <translation>Mehr</translation>
     </message>
     <message>
         <source>Rename</source>
-        <translation type="unfinished"></translation>
+        <translation>Umbenennen</translation>
     </message>
     <message>
         <source>Delete</source>
-        <translation type="unfinished"></translation>
+        <translation>Löschen</translation>
     </message>
 </context>
 <context>
     <name>ConversationSidebar</name>
     <message>
         <source>New chat</source>
-        <translation type="unfinished"></translation>
+        <translation>Neuer Chat</translation>
     </message>
     <message>
         <source>Ctrl+N</source>
-        <translation type="unfinished"></translation>
+        <translation>Strg+N</translation>
     </message>
     <message>
         <source>Search conversations</source>
-        <translation type="unfinished"></translation>
+        <translation>Unterhaltungen durchsuchen</translation>
     </message>
     <message>
         <source>No conversation matches</source>
-        <translation type="unfinished"></translation>
+        <translation>Keine passende Unterhaltung</translation>
     </message>
 </context>
 <context>
     <name>ConversationStore</name>
     <message>
         <source>not a Kiln conversation (no &quot;format&quot;: &quot;kiln-conversation&quot;)</source>
-        <translation type="unfinished"></translation>
+        <translation>keine Kiln-Unterhaltung (kein &quot;format&quot;: &quot;kiln-conversation&quot;)</translation>
     </message>
     <message>
         <source>written by a newer Kiln (format version %1)</source>
-        <translation type="unfinished"></translation>
+        <translation>von einem neueren Kiln geschrieben (Formatversion %1)</translation>
     </message>
     <message>
         <source>has no &quot;messages&quot; list</source>
-        <translation type="unfinished"></translation>
+        <translation>hat keine &quot;messages&quot;-Liste</translation>
     </message>
     <message>
         <source>message %1 has an unknown role &quot;%2&quot;</source>
-        <translation type="unfinished"></translation>
+        <translation>Nachricht %1 hat eine unbekannte Rolle &quot;%2&quot;</translation>
     </message>
     <message>
         <source>message %1 has no text</source>
-        <translation type="unfinished"></translation>
+        <translation>Nachricht %1 hat keinen Text</translation>
     </message>
     <message>
         <source>%1: larger than %2 MiB, not read</source>
-        <translation type="unfinished"></translation>
+        <translation>%1: größer als %2 MiB, nicht gelesen</translation>
     </message>
     <message>
         <source>%1: cannot be read (%2)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1: kann nicht gelesen werden (%2)</translation>
     </message>
     <message>
         <source>%1 at byte %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 bei Byte %2</translation>
     </message>
     <message>
         <source>not a JSON object</source>
-        <translation type="unfinished"></translation>
+        <translation>kein JSON-Objekt</translation>
     </message>
     <message>
         <source>%1: not valid JSON (%2)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1: kein gültiges JSON (%2)</translation>
     </message>
     <message>
         <source>%1: cannot create the folder</source>
-        <translation type="unfinished"></translation>
+        <translation>%1: der Ordner kann nicht angelegt werden</translation>
     </message>
     <message>
         <source>%1: cannot be written (%2)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1: kann nicht geschrieben werden (%2)</translation>
     </message>
     <message>
         <source>%1: cannot be deleted (%2)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1: kann nicht gelöscht werden (%2)</translation>
     </message>
 </context>
 <context>
     <name>GpuFacts</name>
     <message>
         <source>usable</source>
-        <translation type="unfinished"></translation>
+        <translation>nutzbar</translation>
     </message>
     <message>
         <source>not used</source>
-        <translation type="unfinished"></translation>
+        <translation>nicht genutzt</translation>
     </message>
     <message>
         <source>Index</source>
-        <translation type="unfinished"></translation>
+        <translation>Index</translation>
     </message>
     <message>
         <source>Type</source>
-        <translation type="unfinished"></translation>
+        <translation>Typ</translation>
     </message>
     <message>
         <source>Driver</source>
-        <translation type="unfinished"></translation>
+        <translation>Treiber</translation>
     </message>
     <message>
         <source>Vulkan</source>
-        <translation type="unfinished"></translation>
+        <translation>Vulkan</translation>
     </message>
     <message>
         <source>Memory heaps</source>
-        <translation type="unfinished"></translation>
+        <translation>Speicher-Heaps</translation>
     </message>
     <message>
         <source>(device-local)</source>
-        <translation type="unfinished"></translation>
+        <translation>(gerätelokal)</translation>
     </message>
     <message>
         <source>Supports</source>
-        <translation type="unfinished"></translation>
+        <translation>Unterstützt</translation>
     </message>
     <message>
         <source>Subgroup size</source>
-        <translation type="unfinished"></translation>
+        <translation>Subgroup-Größe</translation>
     </message>
     <message>
         <source>Largest buffer</source>
-        <translation type="unfinished"></translation>
+        <translation>Größter Puffer</translation>
     </message>
     <message>
         <source>Why not used</source>
-        <translation type="unfinished"></translation>
+        <translation>Warum nicht genutzt</translation>
     </message>
 </context>
 <context>
     <name>HardwarePage</name>
     <message>
         <source>Hardware</source>
-        <translation type="unfinished"></translation>
+        <translation>Hardware</translation>
     </message>
     <message>
         <source>What this computer offers the engine, and what it does while answering.</source>
-        <translation type="unfinished"></translation>
+        <translation>Was dieser Computer der Engine bietet und was er beim Antworten tut.</translation>
     </message>
     <message>
         <source>Probe again</source>
-        <translation type="unfinished"></translation>
+        <translation>Neu erkennen</translation>
     </message>
     <message>
         <source>While generating</source>
-        <translation type="unfinished"></translation>
+        <translation>Beim Generieren</translation>
     </message>
     <message>
         <source>Live: the answer being written now</source>
-        <translation type="unfinished"></translation>
+        <translation>Live: die Antwort, die gerade entsteht</translation>
     </message>
     <message>
         <source>The last answer; the plots move while the next one is written</source>
-        <translation type="unfinished"></translation>
+        <translation>Die letzte Antwort; die Kurven bewegen sich, während die nächste entsteht</translation>
     </message>
     <message>
         <source>Tokens per second</source>
-        <translation type="unfinished"></translation>
+        <translation>Tokens pro Sekunde</translation>
     </message>
     <message>
         <source>tok/s</source>
-        <translation type="unfinished"></translation>
+        <translation>Tok./s</translation>
     </message>
     <message>
         <source>s</source>
-        <translation type="unfinished"></translation>
+        <translation>s</translation>
     </message>
     <message>
         <source>Memory in use</source>
-        <translation type="unfinished"></translation>
+        <translation>Belegter Speicher</translation>
     </message>
     <message>
         <source>MiB</source>
-        <translation type="unfinished"></translation>
+        <translation>MiB</translation>
     </message>
     <message>
         <source>GPU busy</source>
-        <translation type="unfinished"></translation>
+        <translation>GPU-Auslastung</translation>
     </message>
     <message>
         <source>No data yet</source>
-        <translation type="unfinished"></translation>
+        <translation>Noch keine Daten</translation>
     </message>
     <message>
         <source>This GPU&apos;s driver does not report it</source>
-        <translation type="unfinished"></translation>
+        <translation>Der Treiber dieser GPU meldet das nicht</translation>
     </message>
     <message>
         <source>Processor and memory</source>
-        <translation type="unfinished"></translation>
+        <translation>Prozessor und Speicher</translation>
     </message>
     <message>
         <source>CPU</source>
-        <translation type="unfinished"></translation>
+        <translation>CPU</translation>
     </message>
     <message>
         <source>Cores</source>
-        <translation type="unfinished"></translation>
+        <translation>Kerne</translation>
     </message>
     <message>
         <source>%1 logical</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 logische</translation>
     </message>
     <message>
         <source>Memory</source>
-        <translation type="unfinished"></translation>
+        <translation>Arbeitsspeicher</translation>
     </message>
     <message>
         <source>%1 total, %2 available</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 insgesamt, %2 verfügbar</translation>
     </message>
     <message>
         <source>Status</source>
-        <translation type="unfinished"></translation>
+        <translation>Status</translation>
     </message>
     <message>
         <source>Probing…</source>
-        <translation type="unfinished"></translation>
+        <translation>Wird erkannt …</translation>
     </message>
     <message>
         <source>NPU</source>
-        <translation type="unfinished"></translation>
+        <translation>NPU</translation>
     </message>
     <message>
         <source>Present</source>
-        <translation type="unfinished"></translation>
+        <translation>Vorhanden</translation>
     </message>
     <message>
         <source>Yes</source>
-        <translation type="unfinished"></translation>
+        <translation>Ja</translation>
     </message>
     <message>
         <source>Generation</source>
-        <translation type="unfinished"></translation>
+        <translation>Generation</translation>
     </message>
     <message>
         <source>Device</source>
-        <translation type="unfinished"></translation>
+        <translation>Gerät</translation>
     </message>
     <message>
         <source>XRT</source>
-        <translation type="unfinished"></translation>
+        <translation>XRT</translation>
     </message>
     <message>
         <source>No</source>
-        <translation type="unfinished"></translation>
+        <translation>Nein</translation>
     </message>
     <message>
         <source>Why not</source>
-        <translation type="unfinished"></translation>
+        <translation>Warum nicht</translation>
     </message>
     <message>
         <source>Graphics (Vulkan)</source>
-        <translation type="unfinished"></translation>
+        <translation>Grafik (Vulkan)</translation>
     </message>
     <message>
         <source>No Vulkan device: the engine runs on the CPU.</source>
-        <translation type="unfinished"></translation>
+        <translation>Kein Vulkan-Gerät: Die Engine läuft auf der CPU.</translation>
     </message>
 </context>
 <context>
     <name>LineChart</name>
     <message>
         <source>No data yet</source>
-        <translation type="unfinished"></translation>
+        <translation>Noch keine Daten</translation>
     </message>
 </context>
 <context>
     <name>LoadPanel</name>
     <message>
         <source>Full quality, twice the memory of INT8</source>
-        <translation type="unfinished"></translation>
+        <translation>Volle Qualität, doppelter Speicher von INT8</translation>
     </message>
     <message>
         <source>Close to FP16, half its size</source>
-        <translation type="unfinished"></translation>
+        <translation>Nah an FP16, halb so groß</translation>
     </message>
     <message>
         <source>Smallest and fastest; some quality lost</source>
-        <translation type="unfinished"></translation>
+        <translation>Am kleinsten und schnellsten; etwas Qualitätsverlust</translation>
     </message>
     <message>
         <source>Reading weights</source>
-        <translation type="unfinished"></translation>
+        <translation>Gewichte werden gelesen</translation>
     </message>
     <message>
         <source>Quantizing</source>
-        <translation type="unfinished"></translation>
+        <translation>Quantisierung</translation>
     </message>
     <message>
         <source>Uploading to the GPU</source>
-        <translation type="unfinished"></translation>
+        <translation>Übertragung zur GPU</translation>
     </message>
     <message>
         <source>Ready</source>
-        <translation type="unfinished"></translation>
+        <translation>Bereit</translation>
     </message>
     <message>
         <source>No model chosen</source>
-        <translation type="unfinished"></translation>
+        <translation>Kein Modell gewählt</translation>
     </message>
     <message>
         <source>Pick one from the library, or open a folder or file.</source>
-        <translation type="unfinished"></translation>
+        <translation>Wählen Sie eines aus der Bibliothek oder öffnen Sie einen Ordner oder eine Datei.</translation>
     </message>
     <message>
         <source>Precision</source>
-        <translation type="unfinished"></translation>
+        <translation>Genauigkeit</translation>
     </message>
     <message>
         <source>Weights only; the context cache comes on top. Backend: %1. Change it in Settings.</source>
-        <translation type="unfinished"></translation>
+        <translation>Nur Gewichte; der Kontext-Cache kommt hinzu. Backend: %1. Ändern Sie es in den Einstellungen.</translation>
     </message>
     <message>
         <source>automatic</source>
-        <translation type="unfinished"></translation>
+        <translation>automatisch</translation>
     </message>
     <message>
         <source>Reload with these settings</source>
-        <translation type="unfinished"></translation>
+        <translation>Mit diesen Einstellungen neu laden</translation>
     </message>
     <message>
         <source>Load</source>
-        <translation type="unfinished"></translation>
+        <translation>Laden</translation>
     </message>
     <message>
         <source>Cancel</source>
-        <translation type="unfinished"></translation>
+        <translation>Abbrechen</translation>
     </message>
     <message>
         <source>Start chatting</source>
-        <translation type="unfinished"></translation>
+        <translation>Chat beginnen</translation>
     </message>
     <message>
         <source>Unload</source>
-        <translation type="unfinished"></translation>
+        <translation>Entladen</translation>
     </message>
     <message>
         <source>Loaded: %1, %2 of weights</source>
-        <translation type="unfinished"></translation>
+        <translation>Geladen: %1, %2 Gewichte</translation>
     </message>
 </context>
 <context>
     <name>Main</name>
     <message>
         <source>Chat</source>
-        <translation type="unfinished"></translation>
+        <translation>Chat</translation>
     </message>
     <message>
         <source>Models</source>
-        <translation type="unfinished"></translation>
+        <translation>Modelle</translation>
     </message>
     <message>
         <source>Hardware</source>
-        <translation type="unfinished"></translation>
+        <translation>Hardware</translation>
     </message>
     <message>
         <source>Profiler</source>
-        <translation type="unfinished"></translation>
+        <translation>Profiler</translation>
     </message>
     <message>
         <source>Settings</source>
-        <translation type="unfinished"></translation>
+        <translation>Einstellungen</translation>
     </message>
 </context>
 <context>
     <name>MessageBubble</name>
     <message>
         <source>Cancel</source>
-        <translation type="unfinished"></translation>
+        <translation>Abbrechen</translation>
     </message>
     <message>
         <source>Send again</source>
-        <translation type="unfinished"></translation>
+        <translation>Erneut senden</translation>
     </message>
     <message>
         <source>Copy</source>
-        <translation type="unfinished"></translation>
+        <translation>Kopieren</translation>
     </message>
     <message>
         <source>Edit and send again</source>
-        <translation type="unfinished"></translation>
+        <translation>Bearbeiten und erneut senden</translation>
     </message>
     <message>
         <source>Regenerate</source>
-        <translation type="unfinished"></translation>
+        <translation>Neu generieren</translation>
     </message>
 </context>
 <context>
     <name>ModelBadge</name>
     <message>
         <source>Open the Models page</source>
-        <translation type="unfinished"></translation>
+        <translation>Die Seite „Modelle“ öffnen</translation>
     </message>
     <message>
         <source>Loading… %1 %</source>
-        <translation type="unfinished"></translation>
+        <translation>Wird geladen … %1 %</translation>
     </message>
     <message>
         <source>No model</source>
-        <translation type="unfinished"></translation>
+        <translation>Kein Modell</translation>
     </message>
 </context>
 <context>
     <name>ModelFactsCard</name>
     <message>
         <source>Facts</source>
-        <translation type="unfinished"></translation>
+        <translation>Eckdaten</translation>
     </message>
     <message>
         <source>As loaded</source>
-        <translation type="unfinished"></translation>
+        <translation>Wie geladen</translation>
     </message>
     <message>
         <source>Read from the model&apos;s files; weights not loaded</source>
-        <translation type="unfinished"></translation>
+        <translation>Aus den Modelldateien gelesen; Gewichte nicht geladen</translation>
     </message>
     <message>
         <source>Architecture</source>
-        <translation type="unfinished"></translation>
+        <translation>Architektur</translation>
     </message>
     <message>
         <source>Format</source>
-        <translation type="unfinished"></translation>
+        <translation>Format</translation>
     </message>
     <message>
         <source>Parameters</source>
-        <translation type="unfinished"></translation>
+        <translation>Parameter</translation>
     </message>
     <message>
         <source>Layers</source>
-        <translation type="unfinished"></translation>
+        <translation>Schichten</translation>
     </message>
     <message>
         <source>%1 (%2 global, the rest sliding-window)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 (%2 global, die übrigen mit gleitendem Fenster)</translation>
     </message>
     <message>
         <source>Hidden size</source>
-        <translation type="unfinished"></translation>
+        <translation>Verborgene Größe</translation>
     </message>
     <message>
         <source>Attention heads</source>
-        <translation type="unfinished"></translation>
+        <translation>Attention-Köpfe</translation>
     </message>
     <message>
         <source>%1 query, %2 key/value, %3 wide</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 Query, %2 Key/Value, %3 breit</translation>
     </message>
     <message>
         <source>Feed-forward size</source>
-        <translation type="unfinished"></translation>
+        <translation>Feed-Forward-Größe</translation>
     </message>
     <message>
         <source>Vocabulary</source>
-        <translation type="unfinished"></translation>
+        <translation>Vokabular</translation>
     </message>
     <message>
         <source>Sliding window</source>
-        <translation type="unfinished"></translation>
+        <translation>Gleitendes Fenster</translation>
     </message>
     <message>
         <source>%1 tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 Tokens</translation>
     </message>
     <message>
         <source>Trained context</source>
-        <translation type="unfinished"></translation>
+        <translation>Trainierter Kontext</translation>
     </message>
     <message>
         <source>Context allocated</source>
-        <translation type="unfinished"></translation>
+        <translation>Reservierter Kontext</translation>
     </message>
     <message>
         <source>Runs on</source>
-        <translation type="unfinished"></translation>
+        <translation>Läuft auf</translation>
     </message>
     <message>
         <source>Weights in memory</source>
-        <translation type="unfinished"></translation>
+        <translation>Gewichte im Speicher</translation>
     </message>
     <message>
         <source>Context cache</source>
-        <translation type="unfinished"></translation>
+        <translation>Kontext-Cache</translation>
     </message>
     <message>
         <source>Notes</source>
-        <translation type="unfinished"></translation>
+        <translation>Hinweise</translation>
     </message>
 </context>
 <context>
     <name>ModelListItem</name>
     <message>
         <source>Bundled</source>
-        <translation type="unfinished"></translation>
+        <translation>Mitgeliefert</translation>
     </message>
     <message>
         <source>Downloaded</source>
-        <translation type="unfinished"></translation>
+        <translation>Heruntergeladen</translation>
     </message>
     <message>
         <source>Recent</source>
-        <translation type="unfinished"></translation>
+        <translation>Zuletzt geöffnet</translation>
     </message>
     <message>
         <source>loaded</source>
-        <translation type="unfinished"></translation>
+        <translation>geladen</translation>
     </message>
     <message>
         <source>missing</source>
-        <translation type="unfinished"></translation>
+        <translation>fehlt</translation>
     </message>
     <message>
         <source>Remove from the list</source>
-        <translation type="unfinished"></translation>
+        <translation>Aus der Liste entfernen</translation>
     </message>
 </context>
 <context>
     <name>ModelsPage</name>
     <message>
         <source>Open a Hugging Face model folder</source>
-        <translation type="unfinished"></translation>
+        <translation>Einen Hugging-Face-Modellordner öffnen</translation>
     </message>
     <message>
         <source>Open a GGUF model file</source>
-        <translation type="unfinished"></translation>
+        <translation>Eine GGUF-Modelldatei öffnen</translation>
     </message>
     <message>
         <source>GGUF models (*.gguf)</source>
-        <translation type="unfinished"></translation>
+        <translation>GGUF-Modelle (*.gguf)</translation>
     </message>
     <message>
         <source>All files (*)</source>
-        <translation type="unfinished"></translation>
+        <translation>Alle Dateien (*)</translation>
     </message>
     <message>
         <source>Models</source>
-        <translation type="unfinished"></translation>
+        <translation>Modelle</translation>
     </message>
     <message>
         <source>Open a Gemma 3 model — a Hugging Face folder or a .gguf file — and choose how it is held in memory.</source>
-        <translation type="unfinished"></translation>
+        <translation>Öffnen Sie ein Gemma-3-Modell – einen Hugging-Face-Ordner oder eine .gguf-Datei – und wählen Sie, wie es im Speicher gehalten wird.</translation>
     </message>
     <message>
         <source>Library</source>
-        <translation type="unfinished"></translation>
+        <translation>Bibliothek</translation>
     </message>
     <message>
         <source>Bundled, downloaded with “kiln pull” into %1, and recently opened.</source>
-        <translation type="unfinished"></translation>
+        <translation>Mitgeliefert, mit „kiln pull“ nach %1 heruntergeladen und zuletzt geöffnet.</translation>
     </message>
     <message>
         <source>Open folder…</source>
-        <translation type="unfinished"></translation>
+        <translation>Ordner öffnen …</translation>
     </message>
     <message>
         <source>Open file…</source>
-        <translation type="unfinished"></translation>
+        <translation>Datei öffnen …</translation>
     </message>
     <message>
         <source>No models yet. Open a folder or a file, or download one with “kiln pull”.</source>
-        <translation type="unfinished"></translation>
+        <translation>Noch keine Modelle. Öffnen Sie einen Ordner oder eine Datei oder laden Sie eines mit „kiln pull“ herunter.</translation>
     </message>
 </context>
 <context>
     <name>ProfilerPage</name>
     <message>
         <source>Export a Chrome trace</source>
-        <translation type="unfinished"></translation>
+        <translation>Einen Chrome-Trace exportieren</translation>
     </message>
     <message>
         <source>Chrome trace (*.json)</source>
-        <translation type="unfinished"></translation>
+        <translation>Chrome-Trace (*.json)</translation>
     </message>
     <message>
         <source>Saved. Open it in ui.perfetto.dev or chrome://tracing.</source>
-        <translation type="unfinished"></translation>
+        <translation>Gespeichert. Öffnen Sie ihn in ui.perfetto.dev oder chrome://tracing.</translation>
     </message>
     <message>
         <source>Profiler</source>
-        <translation type="unfinished"></translation>
+        <translation>Profiler</translation>
     </message>
     <message>
         <source>Where the time of the last answer went.</source>
-        <translation type="unfinished"></translation>
+        <translation>Wofür die Zeit der letzten Antwort verwendet wurde.</translation>
     </message>
     <message>
         <source>Profile answers</source>
-        <translation type="unfinished"></translation>
+        <translation>Antworten messen</translation>
     </message>
     <message>
         <source>Export trace…</source>
-        <translation type="unfinished"></translation>
+        <translation>Trace exportieren …</translation>
     </message>
     <message>
         <source>Profiling was off for this answer. Turn on “Profile answers” and ask again to see per-operation times.</source>
-        <translation type="unfinished"></translation>
+        <translation>Für diese Antwort war die Messung aus. Schalten Sie „Antworten messen“ ein und fragen Sie erneut, um die Zeiten je Operation zu sehen.</translation>
     </message>
     <message>
         <source>Nothing measured yet</source>
-        <translation type="unfinished"></translation>
+        <translation>Noch nichts gemessen</translation>
     </message>
     <message>
         <source>Turn on “Profile answers”, then ask something on the Chat page. The timings of the last answer appear here.</source>
-        <translation type="unfinished"></translation>
+        <translation>Schalten Sie „Antworten messen“ ein und stellen Sie dann im Chat eine Frage. Die Zeiten der letzten Antwort erscheinen hier.</translation>
     </message>
     <message>
         <source>Prompt</source>
-        <translation type="unfinished"></translation>
+        <translation>Prompt</translation>
     </message>
     <message numerus="yes">
         <source>%n token(s)</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>%n Token</numerusform>
+            <numerusform>%n Tokens</numerusform>
         </translation>
     </message>
     <message>
         <source>Answer</source>
-        <translation type="unfinished"></translation>
+        <translation>Antwort</translation>
     </message>
     <message>
         <source>First token after</source>
-        <translation type="unfinished"></translation>
+        <translation>Erstes Token nach</translation>
     </message>
     <message>
         <source>Prompt reading</source>
-        <translation type="unfinished"></translation>
+        <translation>Prompt lesen</translation>
     </message>
     <message>
         <source>%1 tok/s</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 Tok./s</translation>
     </message>
     <message>
         <source>Writing</source>
-        <translation type="unfinished"></translation>
+        <translation>Schreiben</translation>
     </message>
     <message>
         <source>Total</source>
-        <translation type="unfinished"></translation>
+        <translation>Gesamt</translation>
     </message>
     <message>
         <source>Tokens per second along the answer</source>
-        <translation type="unfinished"></translation>
+        <translation>Tokens pro Sekunde im Verlauf der Antwort</translation>
     </message>
     <message>
         <source>tok/s</source>
-        <translation type="unfinished"></translation>
+        <translation>Tok./s</translation>
     </message>
     <message>
         <source>tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>Tokens</translation>
     </message>
     <message>
         <source>Too short an answer to plot</source>
-        <translation type="unfinished"></translation>
+        <translation>Die Antwort ist zu kurz für eine Kurve</translation>
     </message>
     <message>
         <source>By operation</source>
-        <translation type="unfinished"></translation>
+        <translation>Nach Operation</translation>
     </message>
     <message>
         <source>Share of the measured time</source>
-        <translation type="unfinished"></translation>
+        <translation>Anteil an der gemessenen Zeit</translation>
     </message>
     <message>
         <source>By layer</source>
-        <translation type="unfinished"></translation>
+        <translation>Nach Schicht</translation>
     </message>
     <message>
         <source>Each bar is one layer, split by operation</source>
-        <translation type="unfinished"></translation>
+        <translation>Jeder Balken ist eine Schicht, aufgeteilt nach Operation</translation>
     </message>
 </context>
 <context>
     <name>SearchField</name>
     <message>
         <source>Clear</source>
-        <translation type="unfinished"></translation>
+        <translation>Leeren</translation>
     </message>
 </context>
 <context>
     <name>SettingsPage</name>
     <message>
-        <source>Takes effect when the model is reloaded.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Settings</source>
-        <translation type="unfinished"></translation>
+        <translation>Einstellungen</translation>
     </message>
     <message>
         <source>Saved as you change them.</source>
-        <translation type="unfinished"></translation>
+        <translation>Änderungen werden sofort gespeichert.</translation>
     </message>
     <message>
         <source>The loaded model still uses the previous loading settings.</source>
-        <translation type="unfinished"></translation>
+        <translation>Das geladene Modell verwendet noch die vorherigen Ladeeinstellungen.</translation>
     </message>
     <message>
         <source>Reload now</source>
-        <translation type="unfinished"></translation>
+        <translation>Jetzt neu laden</translation>
     </message>
     <message>
         <source>Loading the model</source>
-        <translation type="unfinished"></translation>
+        <translation>Laden des Modells</translation>
     </message>
     <message>
         <source>Precision</source>
-        <translation type="unfinished"></translation>
+        <translation>Genauigkeit</translation>
     </message>
     <message>
         <source>How the weights are held in memory. INT8 is close to FP16 at half the size; INT4 is smaller again.</source>
-        <translation type="unfinished"></translation>
+        <translation>Wie die Gewichte im Speicher gehalten werden. INT8 liegt nah an FP16 bei halber Größe; INT4 ist noch kleiner.</translation>
     </message>
     <message>
         <source>Backend</source>
-        <translation type="unfinished"></translation>
+        <translation>Backend</translation>
     </message>
     <message>
         <source>Where the model runs. Automatic picks the best Vulkan GPU and falls back to the CPU.</source>
-        <translation type="unfinished"></translation>
+        <translation>Wo das Modell läuft. „Automatisch“ wählt die beste Vulkan-GPU und weicht sonst auf die CPU aus.</translation>
     </message>
     <message>
         <source>Automatic</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>No usable Vulkan GPU: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>Automatisch</translation>
     </message>
     <message>
         <source>see the Hardware page</source>
-        <translation type="unfinished"></translation>
+        <translation>siehe die Seite „Hardware“</translation>
     </message>
     <message>
         <source>NPU attention</source>
-        <translation type="unfinished"></translation>
+        <translation>Attention auf der NPU</translation>
     </message>
     <message>
         <source>Run attention on the %1 NPU.</source>
-        <translation type="unfinished"></translation>
+        <translation>Attention auf der NPU (%1) ausführen.</translation>
     </message>
     <message>
         <source>Not available: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>Nicht verfügbar: %1</translation>
     </message>
     <message>
         <source>no NPU found</source>
-        <translation type="unfinished"></translation>
+        <translation>keine NPU gefunden</translation>
     </message>
     <message>
         <source>On</source>
-        <translation type="unfinished"></translation>
+        <translation>An</translation>
     </message>
     <message>
         <source>Off</source>
-        <translation type="unfinished"></translation>
+        <translation>Aus</translation>
     </message>
     <message>
         <source>Context length</source>
-        <translation type="unfinished"></translation>
+        <translation>Kontextlänge</translation>
     </message>
     <message>
         <source>The most tokens a conversation can hold. Longer takes more memory.</source>
-        <translation type="unfinished"></translation>
+        <translation>Wie viele Tokens eine Unterhaltung höchstens fasst. Länger braucht mehr Speicher.</translation>
     </message>
     <message>
         <source>Model default (≤ 8192)</source>
-        <translation type="unfinished"></translation>
+        <translation>Modellvorgabe (≤ 8192)</translation>
     </message>
     <message>
         <source>CPU threads</source>
-        <translation type="unfinished"></translation>
+        <translation>CPU-Threads</translation>
     </message>
     <message>
         <source>0 uses every core (%1 here).</source>
-        <translation type="unfinished"></translation>
+        <translation>0 nutzt alle Kerne (hier %1).</translation>
     </message>
     <message>
         <source>Answers</source>
-        <translation type="unfinished"></translation>
+        <translation>Antworten</translation>
     </message>
     <message>
         <source>Default sampling for new answers.</source>
-        <translation type="unfinished"></translation>
+        <translation>Standard-Sampling für neue Antworten.</translation>
     </message>
     <message>
         <source>Temperature</source>
-        <translation type="unfinished"></translation>
+        <translation>Temperatur</translation>
     </message>
     <message>
         <source>0 always picks the likeliest word; higher is more varied.</source>
-        <translation type="unfinished"></translation>
+        <translation>0 wählt immer das wahrscheinlichste Wort; höher ist abwechslungsreicher.</translation>
     </message>
     <message>
         <source>Top-p</source>
-        <translation type="unfinished"></translation>
+        <translation>Top-p</translation>
     </message>
     <message>
         <source>Sample only from the likeliest words that together hold this probability.</source>
-        <translation type="unfinished"></translation>
+        <translation>Nur aus den wahrscheinlichsten Wörtern wählen, die zusammen diese Wahrscheinlichkeit haben.</translation>
     </message>
     <message>
         <source>Min-p</source>
-        <translation type="unfinished"></translation>
+        <translation>Min-p</translation>
     </message>
     <message>
         <source>Drop words less likely than this fraction of the likeliest one.</source>
-        <translation type="unfinished"></translation>
+        <translation>Wörter verwerfen, die unwahrscheinlicher sind als dieser Bruchteil des wahrscheinlichsten.</translation>
     </message>
     <message>
         <source>Top-k</source>
-        <translation type="unfinished"></translation>
+        <translation>Top-k</translation>
     </message>
     <message>
         <source>Sample from at most this many words (0: no limit).</source>
-        <translation type="unfinished"></translation>
+        <translation>Aus höchstens so vielen Wörtern wählen (0: keine Grenze).</translation>
     </message>
     <message>
         <source>Longest answer</source>
-        <translation type="unfinished"></translation>
+        <translation>Längste Antwort</translation>
     </message>
     <message>
         <source>Tokens after which an answer stops.</source>
-        <translation type="unfinished"></translation>
+        <translation>Tokens, nach denen eine Antwort endet.</translation>
     </message>
     <message>
         <source>Local API server</source>
-        <translation type="unfinished"></translation>
+        <translation>Lokaler API-Server</translation>
     </message>
     <message>
         <source>Lets other programs on this computer use the loaded model through an OpenAI-compatible HTTP API.</source>
-        <translation type="unfinished"></translation>
+        <translation>Lässt andere Programme auf diesem Computer das geladene Modell über eine OpenAI-kompatible HTTP-API nutzen.</translation>
     </message>
     <message>
         <source>Serve on localhost</source>
-        <translation type="unfinished"></translation>
+        <translation>Auf localhost bereitstellen</translation>
     </message>
     <message>
         <source>Not part of this build.</source>
-        <translation type="unfinished"></translation>
+        <translation>In diesem Build nicht enthalten.</translation>
     </message>
     <message>
         <source>Serving at %1</source>
-        <translation type="unfinished"></translation>
+        <translation>Bereitgestellt unter %1</translation>
     </message>
     <message>
         <source>Starts when a model is loaded.</source>
-        <translation type="unfinished"></translation>
+        <translation>Startet, sobald ein Modell geladen ist.</translation>
     </message>
     <message>
         <source>Off.</source>
-        <translation type="unfinished"></translation>
+        <translation>Aus.</translation>
     </message>
     <message>
         <source>This build of Kiln has no API server.</source>
-        <translation type="unfinished"></translation>
+        <translation>Dieser Build von Kiln hat keinen API-Server.</translation>
     </message>
     <message>
         <source>Port</source>
-        <translation type="unfinished"></translation>
+        <translation>Port</translation>
     </message>
     <message>
         <source>Appearance</source>
-        <translation type="unfinished"></translation>
+        <translation>Darstellung</translation>
     </message>
     <message>
         <source>Language</source>
-        <translation type="unfinished"></translation>
+        <translation>Sprache</translation>
     </message>
     <message>
         <source>Theme</source>
-        <translation type="unfinished"></translation>
+        <translation>Farbschema</translation>
     </message>
     <message>
         <source>Light</source>
-        <translation type="unfinished"></translation>
+        <translation>Hell</translation>
     </message>
     <message>
         <source>Dark</source>
-        <translation type="unfinished"></translation>
+        <translation>Dunkel</translation>
+    </message>
+    <message>
+        <source>Changes here take effect the next time a model is loaded.</source>
+        <translation>Änderungen hier wirken beim nächsten Laden eines Modells.</translation>
+    </message>
+    <message>
+        <source>No Vulkan device: %1</source>
+        <translation>Kein Vulkan-Gerät: %1</translation>
     </message>
 </context>
 <context>
     <name>StatsLine</name>
     <message numerus="yes">
         <source>%n token(s)</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>%n Token</numerusform>
+            <numerusform>%n Tokens</numerusform>
         </translation>
     </message>
     <message>
         <source>first token %1</source>
-        <translation type="unfinished"></translation>
+        <translation>erstes Token %1</translation>
     </message>
     <message>
         <source>%1 tokens/s</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 Tokens/s</translation>
     </message>
     <message>
         <source>stopped</source>
-        <translation type="unfinished"></translation>
+        <translation>angehalten</translation>
     </message>
     <message>
         <source>length limit reached</source>
-        <translation type="unfinished"></translation>
+        <translation>Längengrenze erreicht</translation>
     </message>
     <message>
         <source>context full</source>
-        <translation type="unfinished"></translation>
+        <translation>Kontext voll</translation>
     </message>
 </context>
 <context>
     <name>SystemPromptEditor</name>
     <message>
         <source>System prompt for this conversation</source>
-        <translation type="unfinished"></translation>
+        <translation>Systemprompt für diese Unterhaltung</translation>
     </message>
     <message>
         <source>For example: You are a concise assistant. Answer in German.</source>
-        <translation type="unfinished"></translation>
+        <translation>Zum Beispiel: Du bist ein knapper Assistent. Antworte auf Deutsch.</translation>
     </message>
 </context>
 <context>
     <name>kiln::gui::ChatController</name>
     <message>
         <source>Wait for the answer to finish, or stop it.</source>
-        <translation type="unfinished"></translation>
+        <translation>Warten Sie, bis die Antwort fertig ist, oder halten Sie sie an.</translation>
     </message>
     <message>
         <source>No model is loaded. Open one on the Models page.</source>
-        <translation type="unfinished"></translation>
+        <translation>Es ist kein Modell geladen. Öffnen Sie eines auf der Seite „Modelle“.</translation>
     </message>
     <message>
         <source>The model is busy; try again in a moment.</source>
-        <translation type="unfinished"></translation>
+        <translation>Das Modell ist beschäftigt; versuchen Sie es gleich noch einmal.</translation>
     </message>
 </context>
 <context>
     <name>kiln::gui::EngineController</name>
     <message>
         <source>Unknown load setting: %1 / %2 / %3</source>
-        <translation type="unfinished"></translation>
+        <translation>Unbekannte Ladeeinstellung: %1 / %2 / %3</translation>
     </message>
     <message>
         <source>Choose a model folder or file first.</source>
-        <translation type="unfinished"></translation>
+        <translation>Wählen Sie zuerst einen Modellordner oder eine Modelldatei.</translation>
     </message>
     <message>
         <source>Loading was cancelled.</source>
-        <translation type="unfinished"></translation>
+        <translation>Das Laden wurde abgebrochen.</translation>
     </message>
 </context>
 <context>
     <name>kiln::gui::EngineWorker</name>
     <message>
         <source>Loading was cancelled.</source>
-        <translation type="unfinished"></translation>
+        <translation>Das Laden wurde abgebrochen.</translation>
     </message>
     <message>
         <source>No model is loaded.</source>
-        <translation type="unfinished"></translation>
+        <translation>Es ist kein Modell geladen.</translation>
     </message>
 </context>
 <context>
     <name>kiln::gui::LaunchOptions</name>
     <message>
         <source>Model folder or .gguf file to open.</source>
-        <translation type="unfinished"></translation>
+        <translation>Zu öffnender Modellordner oder .gguf-Datei.</translation>
     </message>
     <message>
         <source>path</source>
-        <translation type="unfinished"></translation>
+        <translation>Pfad</translation>
     </message>
     <message>
         <source>Send this message once the model is loaded.</source>
-        <translation type="unfinished"></translation>
+        <translation>Diese Nachricht senden, sobald das Modell geladen ist.</translation>
     </message>
     <message>
         <source>text</source>
-        <translation type="unfinished"></translation>
+        <translation>Text</translation>
     </message>
     <message>
         <source>Page to show: chat, models, hardware, profiler, settings.</source>
-        <translation type="unfinished"></translation>
+        <translation>Anzuzeigende Seite: chat, models, hardware, profiler, settings.</translation>
     </message>
     <message>
         <source>name</source>
-        <translation type="unfinished"></translation>
+        <translation>Name</translation>
     </message>
     <message>
         <source>Save a PNG of the window when done.</source>
-        <translation type="unfinished"></translation>
+        <translation>Am Ende ein PNG des Fensters speichern.</translation>
     </message>
     <message>
         <source>file</source>
-        <translation type="unfinished"></translation>
+        <translation>Datei</translation>
     </message>
     <message>
         <source>light or dark (this run only).</source>
-        <translation type="unfinished"></translation>
+        <translation>light oder dark (nur für diesen Start).</translation>
     </message>
     <message>
         <source>theme</source>
-        <translation type="unfinished"></translation>
+        <translation>Schema</translation>
     </message>
     <message>
         <source>en or de (this run only).</source>
-        <translation type="unfinished"></translation>
+        <translation>en oder de (nur für diesen Start).</translation>
     </message>
     <message>
         <source>code</source>
-        <translation type="unfinished"></translation>
+        <translation>Code</translation>
     </message>
     <message>
         <source>Quit after the prompt was answered and the screenshot saved.</source>
-        <translation type="unfinished"></translation>
+        <translation>Beenden, nachdem der Prompt beantwortet und das Bildschirmfoto gespeichert ist.</translation>
     </message>
 </context>
 <context>
     <name>kiln::gui::ProfileReport</name>
     <message>
         <source>other</source>
-        <translation type="unfinished"></translation>
+        <translation>übrige</translation>
     </message>
     <message>
         <source>Nothing to export yet: generate an answer first.</source>
-        <translation type="unfinished"></translation>
+        <translation>Noch nichts zu exportieren: Lassen Sie zuerst eine Antwort generieren.</translation>
     </message>
     <message>
         <source>%1: cannot be written (%2)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1: kann nicht geschrieben werden (%2)</translation>
     </message>
 </context>
 </TS>

@@ -739,9 +739,9 @@
     </message>
     <message numerus="yes">
         <source>%n token(s)</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>%n token</numerusform>
+            <numerusform>%n tokens</numerusform>
         </translation>
     </message>
     <message>
@@ -811,10 +811,6 @@
 <context>
     <name>SettingsPage</name>
     <message>
-        <source>Takes effect when the model is reloaded.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Settings</source>
         <translation type="unfinished"></translation>
     </message>
@@ -852,10 +848,6 @@
     </message>
     <message>
         <source>Automatic</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>No usable Vulkan GPU: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1010,14 +1002,22 @@
         <source>Dark</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Changes here take effect the next time a model is loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No Vulkan device: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>StatsLine</name>
     <message numerus="yes">
         <source>%n token(s)</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>%n token</numerusform>
+            <numerusform>%n tokens</numerusform>
         </translation>
     </message>
     <message>

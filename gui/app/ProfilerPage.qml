@@ -47,7 +47,7 @@ Item {
                     title: qsTr("Profiler")
                     subtitle: qsTr("Where the time of the last answer went.")
                 }
-                Switch {
+                ToggleSwitch {
                     objectName: "profilingSwitch"
                     text: qsTr("Profile answers")
                     checked: page.settings.profiling

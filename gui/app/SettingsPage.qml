@@ -13,9 +13,9 @@ Item {
     signal reloadRequested()
 
     readonly property var npu: hardware.info.npu || ({})
-    readonly property bool hasUsableGpu: (hardware.info.gpus || []).some(g => g.usable)
+    // Automatic skips CPU-emulated Vulkan devices; choosing Vulkan uses them anyway.
+    readonly property bool hasGpu: (hardware.info.gpus || []).length > 0
     readonly property bool needsReload: engine.modelLoaded && engine.loadedSignature !== settings.loadSignature
-    readonly property string reloadNote: engine.modelLoaded ? qsTr("Takes effect when the model is reloaded.") : ""
 
     ScrollView {
         anchors.fill: parent
@@ -47,6 +47,7 @@ Item {
 
             Card {
                 title: qsTr("Loading the model")
+                subtitle: qsTr("Changes here take effect the next time a model is loaded.")
                 Layout.fillWidth: true
                 Layout.leftMargin: Theme.pagePadding
                 Layout.rightMargin: Theme.pagePadding
@@ -54,7 +55,6 @@ Item {
                 SettingRow {
                     label: qsTr("Precision")
                     description: qsTr("How the weights are held in memory. INT8 is close to FP16 at half the size; INT4 is smaller again.")
-                    note: page.reloadNote
                     SegmentedChoice {
                         objectName: "settingsPrecision"
                         options: [{ value: "fp16", label: "FP16" }, { value: "int8", label: "INT8" }, { value: "int4", label: "INT4" }]
@@ -65,12 +65,11 @@ Item {
                 SettingRow {
                     label: qsTr("Backend")
                     description: qsTr("Where the model runs. Automatic picks the best Vulkan GPU and falls back to the CPU.")
-                    note: page.reloadNote
                     SegmentedChoice {
                         options: [
                             { value: "auto", label: qsTr("Automatic") },
-                            { value: "vulkan", label: "Vulkan", enabled: page.hasUsableGpu,
-                              tip: page.hasUsableGpu ? "" : qsTr("No usable Vulkan GPU: %1").arg(page.hardware.info.vulkanStatus || qsTr("see the Hardware page")) },
+                            { value: "vulkan", label: "Vulkan", enabled: page.hasGpu,
+                              tip: page.hasGpu ? "" : qsTr("No Vulkan device: %1").arg(page.hardware.info.vulkanStatus || qsTr("see the Hardware page")) },
                             { value: "cpu", label: "CPU" }
                         ]
                         value: page.settings.backend
@@ -81,7 +80,6 @@ Item {
                     label: qsTr("NPU attention")
                     description: page.npu.present ? qsTr("Run attention on the %1 NPU.").arg(page.npu.generation)
                                  : qsTr("Not available: %1").arg(page.npu.reason || qsTr("no NPU found"))
-                    note: page.npu.present ? page.reloadNote : ""
                     SegmentedChoice {
                         objectName: "settingsNpu"
                         enabled: page.npu.present === true
@@ -94,10 +92,8 @@ Item {
                 SettingRow {
                     label: qsTr("Context length")
                     description: qsTr("The most tokens a conversation can hold. Longer takes more memory.")
-                    note: page.reloadNote
-                    ComboBox {
+                    ChoiceBox {
                         id: contextBox
-                        implicitWidth: 200
                         textRole: "label"
                         valueRole: "value"
                         model: [
@@ -113,7 +109,6 @@ Item {
                 SettingRow {
                     label: qsTr("CPU threads")
                     description: qsTr("0 uses every core (%1 here).").arg(page.hardware.info.cpuCores || "?")
-                    note: page.reloadNote
                     SpinBox {
                         from: 0
                         to: Math.max(256, page.hardware.info.cpuCores || 0)
@@ -191,7 +186,7 @@ Item {
                                  : page.engine.serverError.length > 0 ? page.engine.serverError
                                  : page.settings.serverEnabled ? qsTr("Starts when a model is loaded.")
                                  : qsTr("Off.")
-                    Switch {
+                    ToggleSwitch {
                         objectName: "serverSwitch"
                         enabled: page.engine.serverAvailable
                         checked: page.settings.serverEnabled
@@ -224,9 +219,8 @@ Item {
 
                 SettingRow {
                     label: qsTr("Language")
-                    ComboBox {
+                    ChoiceBox {
                         objectName: "languageBox"
-                        implicitWidth: 200
                         textRole: "label"
                         valueRole: "value"
                         model: [{ value: "en", label: "English" }, { value: "de", label: "Deutsch" }]

@@ -40,6 +40,9 @@ ChatController::ChatController(const QString& directory, QObject* parent)
       store_(directory),
       conversations_(new ConversationListModel(all_, this)),
       messages_(new MessageListModel(this)) {
+  flushTimer_.setSingleShot(true);
+  flushTimer_.setInterval(kFlushMs);
+  connect(&flushTimer_, &QTimer::timeout, this, &ChatController::flushPendingText);
   auto loaded = store_.loadAll();
   for (Conversation& c : loaded.conversations) all_.push_back(std::make_unique<Conversation>(std::move(c)));
   storageErrors_ = loaded.errors;
@@ -62,8 +65,7 @@ void ChatController::setEngine(EngineController* engine) {
   engine_ = engine;
   if (engine_) {
     connect(engine_, &EngineController::textArrived, this, [this](quint64 id, const QString& text) {
-      if (id != active_.id) return;
-      if (Conversation* c = find(active_.conversationId)) appendAnswerText(*c, text);
+      if (id == active_.id) onText(text);
     });
     connect(engine_, &EngineController::generationFinished, this,
             [this](quint64 id, const kiln::GenerationStats& stats) { finishAnswer(id, &stats, {}); });
@@ -225,14 +227,27 @@ bool ChatController::startAnswer(Conversation& c) {
   return true;
 }
 
-void ChatController::appendAnswerText(Conversation& c, const QString& text) {
-  if (c.messages.isEmpty()) return;
-  if (&c == current()) messages_->appendText(static_cast<int>(c.messages.size()) - 1, text);
-  else c.messages.last().text += text;
+void ChatController::onText(const QString& text) {
+  pendingText_ += text;
+  if (flushTimer_.isActive()) return;  // a flush is due soon and will take this along
+  flushPendingText();
+  flushTimer_.start();
+}
+
+void ChatController::flushPendingText() {
+  if (pendingText_.isEmpty()) return;
+  Conversation* c = find(active_.conversationId);
+  if (c && !c->messages.isEmpty()) {
+    if (c == current()) messages_->appendText(static_cast<int>(c->messages.size()) - 1, pendingText_);
+    else c->messages.last().text += pendingText_;
+  }
+  pendingText_.clear();
 }
 
 void ChatController::finishAnswer(quint64 id, const kiln::GenerationStats* stats, const QString& error) {
   if (id != active_.id) return;
+  flushTimer_.stop();
+  flushPendingText();
   const QString conversationId = active_.conversationId;
   active_ = {};
   if (Conversation* c = find(conversationId); c && !c->messages.isEmpty()) {

@@ -6,6 +6,7 @@
 #include <QObject>
 #include <QPointer>
 #include <QQmlEngine>
+#include <QTimer>
 #include <memory>
 #include <vector>
 
@@ -84,7 +85,8 @@ class ChatController : public QObject {
   Conversation* find(const QString& id) const;
   Conversation* current() const { return messages_->conversation(); }
   bool startAnswer(Conversation& conversation);
-  void appendAnswerText(Conversation& conversation, const QString& text);
+  void onText(const QString& text);
+  void flushPendingText();
   void finishAnswer(quint64 id, const kiln::GenerationStats* stats, const QString& error);
   void touchAndSave(Conversation& conversation);
   void setLastError(const QString& message);
@@ -98,6 +100,11 @@ class ChatController : public QObject {
   QPointer<EngineController> engine_;
   QPointer<AppSettings> settings_;
   ActiveAnswer active_;
+  // Streamed text waiting to be shown: the first piece goes on screen at once, later ones at most
+  // every kFlushMs, so a fast model doesn't re-lay-out the whole answer for every token.
+  static constexpr int kFlushMs = 40;
+  QString pendingText_;
+  QTimer flushTimer_;
   QStringList storageErrors_;
   QString lastError_;
 };

@@ -48,7 +48,15 @@ QStringList LaunchOptions::visibleTexts(QQuickItem* root) const {
   const QRectF windowRect(QPointF(0, 0), root->window()->size());
   std::function<void(QQuickItem*)> walk = [&](QQuickItem* item) {
     if (!item->isVisible() || item->opacity() <= 0) return;
-    const QVariant text = item->property("text");
+    const bool rendersText = item->inherits("QQuickText") || item->inherits("QQuickTextEdit") || item->inherits("QQuickTextInput");
+    QVariant text = rendersText ? item->property("text") : QVariant();
+    // Text editors hold rich text: read what is shown (plain), not their Markdown/HTML source.
+    const QVariant length = item->property("length");
+    if (rendersText && length.isValid() && item->metaObject()->indexOfMethod("getText(int,int)") >= 0) {
+      QString plain;
+      QMetaObject::invokeMethod(item, "getText", Q_RETURN_ARG(QString, plain), Q_ARG(int, 0), Q_ARG(int, length.toInt()));
+      text = plain;
+    }
     if (text.typeId() == QMetaType::QString && !text.toString().isEmpty()) {
       const QRectF onWindow = item->mapRectToScene(QRectF(0, 0, item->width(), item->height()));
       if (onWindow.intersects(windowRect)) texts << text.toString();

@@ -38,8 +38,8 @@ class LaunchOptions : public QObject {
 
   // Saves what the window shows to `path` (PNG); false when it could not.
   Q_INVOKABLE bool saveScreenshot(QObject* window, const QString& path) const;
-  // The text of every visible text item under `root` that lies inside its window: what a user
-  // could read on screen. Printed by automation so a test can check what appeared.
+  // The text of every visible text item (Text, TextEdit, TextInput) under `root` that lies inside
+  // its window, editors as the plain text they show: what a user could read on screen.
   Q_INVOKABLE QStringList visibleTexts(QQuickItem* root) const;
   Q_INVOKABLE void report(const QString& line) const;  // one line on stdout, flushed
 

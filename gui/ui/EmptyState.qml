@@ -3,7 +3,7 @@ import QtQuick
 import QtQuick.Controls
 import Kiln.Ui
 
-Column {
+Item {
     id: empty
     property string iconName: "info"
     property string title
@@ -11,45 +11,52 @@ Column {
     property string actionText
     signal actionTriggered()
 
-    spacing: 10
-    width: Math.min(parent ? parent.width - 48 : 420, 420)
+    implicitWidth: 420
+    implicitHeight: column.implicitHeight
+    width: parent ? Math.min(parent.width - 48, implicitWidth) : implicitWidth
 
-    Rectangle {
-        anchors.horizontalCenter: parent.horizontalCenter
-        width: 56
-        height: 56
-        radius: 28
-        color: Theme.accentSoft
-        Icon {
-            anchors.centerIn: parent
-            width: 26
-            height: 26
-            name: empty.iconName
-            color: Theme.accent
+    Column {
+        id: column
+        width: empty.width
+        spacing: 10
+
+        Rectangle {
+            anchors.horizontalCenter: parent.horizontalCenter
+            width: 56
+            height: 56
+            radius: 28
+            color: Theme.accentSoft
+            Icon {
+                anchors.centerIn: parent
+                width: 26
+                height: 26
+                name: empty.iconName
+                color: Theme.accent
+            }
         }
-    }
-    Label {
-        width: parent.width
-        horizontalAlignment: Text.AlignHCenter
-        text: empty.title
-        font.pixelSize: Theme.fontTitle
-        font.weight: Font.DemiBold
-        color: Theme.text
-        wrapMode: Text.Wrap
-    }
-    Label {
-        width: parent.width
-        horizontalAlignment: Text.AlignHCenter
-        visible: text.length > 0
-        text: empty.text
-        font.pixelSize: Theme.fontBody
-        color: Theme.textMuted
-        wrapMode: Text.Wrap
-    }
-    AccentButton {
-        anchors.horizontalCenter: parent.horizontalCenter
-        visible: empty.actionText.length > 0
-        text: empty.actionText
-        onClicked: empty.actionTriggered()
+        Label {
+            width: parent.width
+            horizontalAlignment: Text.AlignHCenter
+            text: empty.title
+            font.pixelSize: Theme.fontTitle
+            font.weight: Font.DemiBold
+            color: Theme.text
+            wrapMode: Text.Wrap
+        }
+        Label {
+            width: parent.width
+            horizontalAlignment: Text.AlignHCenter
+            visible: text.length > 0
+            text: empty.text
+            font.pixelSize: Theme.fontBody
+            color: Theme.textMuted
+            wrapMode: Text.Wrap
+        }
+        AccentButton {
+            anchors.horizontalCenter: parent.horizontalCenter
+            visible: empty.actionText.length > 0
+            text: empty.actionText
+            onClicked: empty.actionTriggered()
+        }
     }
 }

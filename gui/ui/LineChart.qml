@@ -48,7 +48,7 @@ Item {
         objectName: "latestValue"
         anchors.right: parent.right
         anchors.baseline: titleLabel.baseline
-        visible: chart.points.length > 0
+        visible: chart.points.length > 0 && chart.title.length > 0
         text: Format.number(chart.latest, chart.decimals) + " " + chart.unit
         font.pixelSize: Theme.fontTitle
         font.weight: Font.DemiBold
@@ -58,7 +58,7 @@ Item {
     Canvas {
         id: canvas
         anchors.fill: parent
-        anchors.topMargin: 30
+        anchors.topMargin: chart.title.length > 0 ? 30 : 0
         readonly property int leftAxis: 44
         readonly property int bottomAxis: chart.xLabel.length > 0 ? 18 : 4
 

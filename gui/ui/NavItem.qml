@@ -32,8 +32,13 @@ AbstractButton {
             color: item.current ? Theme.accent : Theme.textMuted
         }
         Label {
+            width: item.width - 8
             anchors.horizontalCenter: parent.horizontalCenter
+            horizontalAlignment: Text.AlignHCenter
             text: item.text
+            // Long words ("Einstellungen") shrink to fit rather than spill over the rail.
+            fontSizeMode: Text.HorizontalFit
+            minimumPixelSize: 8
             font.pixelSize: 11
             font.weight: item.current ? Font.DemiBold : Font.Normal
             color: item.current ? Theme.accent : Theme.textMuted

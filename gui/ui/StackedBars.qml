@@ -61,6 +61,7 @@ ColumnLayout {
                         model: row.modelData.segments
                         delegate: Rectangle {
                             required property var modelData
+                            objectName: "segment_" + modelData.op
                             height: track.height
                             width: chart.maxMs > 0 ? track.width * modelData.ms / chart.maxMs : 0
                             color: Theme.seriesColor(Math.max(0, chart.keys.indexOf(modelData.op)))

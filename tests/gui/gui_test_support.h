@@ -1,0 +1,36 @@
+// What the app's engine-driven tests share: the fixture model, a private data and settings
+// folder, and loading a model through the EngineController the way the app does.
+#pragma once
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "engine_controller.h"
+
+namespace kiln::gui::test {
+
+inline QString fixtureModel() { return QStringLiteral(KILN_TEST_DATA "/fixtures/tiny-gemma3-a"); }
+
+// Points QStandardPaths and QSettings at `dir` (the XDG variables they read on Linux), so a test
+// never reads or writes the user's conversations or settings.
+inline void useScratchHome(const QTemporaryDir& dir) {
+  qputenv("XDG_DATA_HOME", (dir.path() + "/data").toUtf8());
+  qputenv("XDG_CONFIG_HOME", (dir.path() + "/config").toUtf8());
+}
+
+// Loads the fixture and waits; returns false (after QFAIL-style messages) when it did not load.
+// context 4096 is the fixture's maximum: room for answers long enough to be stopped midway.
+inline bool loadFixture(EngineController& engine, int context = 256, const QString& precision = QStringLiteral("fp16")) {
+  QSignalSpy loaded(&engine, &EngineController::loaded);
+  QSignalSpy failed(&engine, &EngineController::loadFailed);
+  engine.load(fixtureModel(), precision, QStringLiteral("cpu"), QStringLiteral("auto"), context, 1);
+  if (!QTest::qWaitFor([&] { return !loaded.isEmpty() || !failed.isEmpty(); }, 30000)) {
+    qWarning("the fixture did not load within 30 s");
+    return false;
+  }
+  if (!failed.isEmpty()) qWarning("load failed: %s", qPrintable(failed.first().first().toString()));
+  return !loaded.isEmpty();
+}
+
+}  // namespace kiln::gui::test

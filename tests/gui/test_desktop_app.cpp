@@ -1,0 +1,154 @@
+// kiln-desktop itself, offscreen: it opens the fixture model, sends a message, shows the answer
+// and saves a screenshot. The answer is checked three ways: the app reports it finished, the
+// saved conversation holds it, and the text on screen includes it.
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "kiln/engine.h"
+
+namespace {
+
+struct Run {
+  int exitCode = -1;
+  QStringList lines;  // stdout: "kiln-desktop: <what> <detail>"
+  QString errors;     // stderr, for failure messages
+};
+
+// Short answers keep the test quick; everything else as a first start.
+void writeSettings(const QTemporaryDir& home) {
+  QDir().mkpath(home.filePath("config/kiln"));
+  QFile conf(home.filePath("config/kiln/kiln-desktop.conf"));
+  if (conf.open(QIODevice::WriteOnly)) conf.write("[sampling]\nmax_tokens=64\n");
+}
+
+Run runApp(const QTemporaryDir& home, const QStringList& arguments) {
+  writeSettings(home);
+  QProcess app;
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("QT_QPA_PLATFORM", "offscreen");
+  env.insert("XDG_DATA_HOME", home.filePath("data"));      // conversations go here
+  env.insert("XDG_CONFIG_HOME", home.filePath("config"));  // and settings here
+  app.setProcessEnvironment(env);
+  app.start(QStringLiteral(KILN_DESKTOP_BINARY), arguments);
+  Run run;
+  if (!app.waitForFinished(150000)) {
+    app.kill();
+    app.waitForFinished();
+  }
+  run.exitCode = app.exitStatus() == QProcess::NormalExit ? app.exitCode() : -1;
+  run.lines = QString::fromUtf8(app.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
+  run.errors = QString::fromUtf8(app.readAllStandardError());
+  return run;
+}
+
+QStringList reported(const Run& run, const QString& what) {
+  QStringList details;
+  const QString prefix = "kiln-desktop: " + what + " ";
+  for (const QString& line : run.lines)
+    if (line.startsWith(prefix)) details << line.mid(prefix.size()).replace("\\n", "\n");
+  return details;
+}
+
+int distinctColours(const QImage& image) {
+  QSet<QRgb> colours;
+  for (int y = 0; y < image.height(); y += 4)
+    for (int x = 0; x < image.width(); x += 4) colours.insert(image.pixel(x, y));
+  return colours.size();
+}
+
+}  // namespace
+
+class TestDesktopApp : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void answersAMessageAndShowsIt() {
+    QTemporaryDir home;
+    const QString shot = QStringLiteral(KILN_BINARY_DIR "/gui-test-chat.png");
+    QFile::remove(shot);
+    const Run run = runApp(home, {"--model", KILN_TEST_DATA "/fixtures/tiny-gemma3-a", "--prompt",
+                                  "Hello from the test", "--screenshot", shot, "--quit"});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.lines.join('\n') + run.errors));
+    QCOMPARE(reported(run, "loaded").size(), 1);
+    QCOMPARE(reported(run, "answer").size(), 1);
+
+    // The saved conversation: the question and the answer (the fixture's random weights write
+    // mostly blank lines, so "non-empty" is all that can be said of its text).
+    const QDir conversations(home.filePath("data/kiln/kiln-desktop/conversations"));
+    const QStringList files = conversations.entryList({"*.json"}, QDir::Files);
+    QCOMPARE(files.size(), 1);
+    QFile file(conversations.filePath(files.first()));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QJsonArray messages = QJsonDocument::fromJson(file.readAll()).object().value("messages").toArray();
+    QCOMPARE(messages.size(), 2);
+    QCOMPARE(messages[0].toObject().value("text").toString(), QStringLiteral("Hello from the test"));
+    const QJsonObject answer = messages[1].toObject();
+    QVERIFY(!answer.value("text").toString().isEmpty());
+    QVERIFY(answer.value("stats").toObject().value("generated_tokens").toInt() > 0);
+
+    // On screen: the question, and under the answer its numbers.
+    const QStringList visible = reported(run, "visible-text");
+    QVERIFY2(visible.contains("Hello from the test"), qPrintable(visible.join(" | ")));
+    const int tokens = answer.value("stats").toObject().value("generated_tokens").toInt();
+    QVERIFY2(!visible.filter(QRegularExpression(QStringLiteral("^%1 tokens? .*tokens/s").arg(tokens))).isEmpty(),
+             qPrintable(visible.join(" | ")));
+
+    // The screenshot: the whole window, and a real picture rather than a blank.
+    QCOMPARE(reported(run, "screenshot"), QStringList{shot});
+    const QImage image(shot);
+    QVERIFY(!image.isNull());
+    QVERIFY(image.width() >= 900 && image.height() >= 580);
+    QVERIFY2(distinctColours(image) > 20, "the screenshot has content");
+  }
+
+  void theBundledModelOpensByItselfAndItsAnswerIsReadable() {
+    if (kiln::default_model_path().empty()) QSKIP("this build has no bundled model");
+    QTemporaryDir home;
+    const QString shot = QStringLiteral(KILN_BINARY_DIR "/gui-test-bundled.png");
+    const Run run = runApp(home, {"--prompt", "And God said", "--screenshot", shot, "--quit"});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.lines.join('\n') + run.errors));
+    QCOMPARE(reported(run, "loaded").size(), 1);  // no --model: the bundled one
+
+    const QDir conversations(home.filePath("data/kiln/kiln-desktop/conversations"));
+    QFile file(conversations.filePath(conversations.entryList({"*.json"}, QDir::Files).value(0)));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QString answer =
+        QJsonDocument::fromJson(file.readAll()).object().value("messages").toArray()[1].toObject().value("text").toString();
+    // The demo model writes words; the start of its answer is rendered as text on screen.
+    const QString start = answer.simplified().left(40);
+    QVERIFY2(start.size() >= 10, qPrintable(answer));
+    bool rendered = false;
+    for (const QString& text : reported(run, "visible-text")) rendered |= text.simplified().startsWith(start);
+    QVERIFY2(rendered, qPrintable("answer: " + start + "\nvisible: " + reported(run, "visible-text").join(" | ")));
+  }
+
+  void aMissingModelOpensTheModelsPageWithTheReason() {
+    QTemporaryDir home;
+    const QString missing = home.filePath("no-such-model");
+    QDir().mkpath(missing);
+    QFile config(missing + "/config.json");  // looks like a model folder, but is not one
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.write("{}");
+    config.close();
+    const Run run = runApp(home, {"--model", missing, "--page", "models", "--screenshot",
+                                  home.filePath("models.png"), "--quit"});
+    QCOMPARE(reported(run, "load-failed").size(), 1);
+    QVERIFY(reported(run, "load-failed").first().contains(missing));
+    QVERIFY2(run.exitCode == 2, qPrintable(run.lines.join('\n') + run.errors));
+    // The reason is on screen, not only in a log.
+    const QStringList visible = reported(run, "visible-text");
+    QVERIFY2(!visible.filter(missing).isEmpty(), qPrintable(visible.join(" | ")));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDesktopApp)
+#include "test_desktop_app.moc"

@@ -1,0 +1,210 @@
+// EngineController and its worker thread on the real engine and the tiny fixture: loading with
+// progress, bad input, streaming, an immediate stop, profiling, and closing mid-answer.
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "engine_controller.h"
+#include "gui_test_support.h"
+#include "kiln/engine.h"
+
+using kiln::gui::EngineController;
+using namespace kiln::gui::test;
+
+namespace {
+
+std::vector<kiln::ChatMessage> question(const char* text) { return {{kiln::Role::User, text}}; }
+
+kiln::GenerateOptions greedy(int maxTokens) {
+  kiln::GenerateOptions options;
+  options.sampling.temperature = 0;  // greedy: the same answer every time
+  options.max_tokens = maxTokens;
+  return options;
+}
+
+}  // namespace
+
+class TestEngineController : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void loadReportsProgressThenFacts() {
+    EngineController engine;
+    QSignalSpy progress(&engine, &EngineController::loadProgressChanged);
+    QSignalSpy status(&engine, &EngineController::statusChanged);
+    QList<double> fractions;
+    QStringList stages;
+    connect(&engine, &EngineController::loadProgressChanged, this, [&] {
+      fractions << engine.loadFraction();
+      stages << engine.loadStage();
+    });
+    QVERIFY(loadFixture(engine));
+
+    QVERIFY(engine.modelLoaded());
+    QCOMPARE(engine.status(), EngineController::Ready);
+    QVERIFY2(fractions.size() >= 3, "a load reports several steps");
+    for (qsizetype i = 1; i < fractions.size(); ++i) QVERIFY2(fractions[i] >= fractions[i - 1], "progress never goes back");
+    QCOMPARE(fractions.last(), 1.0);
+    QVERIFY(stages.contains("reading"));
+    QCOMPARE(stages.last(), QStringLiteral("ready"));
+    // The fixture's shape, from its README: 6 layers, one of them global, GQA 4:2, head_dim 16, window 8.
+    const QVariantMap info = engine.modelInfo();
+    QCOMPARE(info.value("layers").toInt(), 6);
+    QCOMPARE(info.value("globalLayers").toInt(), 1);
+    QCOMPARE(info.value("heads").toInt(), 4);
+    QCOMPARE(info.value("kvHeads").toInt(), 2);
+    QCOMPARE(info.value("headDim").toInt(), 16);
+    QCOMPARE(info.value("slidingWindow").toInt(), 8);
+    QCOMPARE(info.value("contextLength").toInt(), 256);
+    QCOMPARE(info.value("precision").toString(), QStringLiteral("fp16"));
+    QCOMPARE(info.value("name").toString(), QStringLiteral("tiny-gemma3-a"));
+  }
+
+  void inspectReadsFactsWithoutLoading() {
+    EngineController engine;
+    QSignalSpy inspected(&engine, &EngineController::inspected);
+    engine.inspect(fixtureModel());
+    QVERIFY(inspected.wait(10000));
+    QCOMPARE(inspected.first().at(0).toString(), fixtureModel());
+    const QVariantMap info = inspected.first().at(1).toMap();
+    QCOMPARE(info.value("layers").toInt(), 6);
+    // Memory per precision, as the Models page shows it: INT8 near half of FP16, INT4 less again.
+    const double fp16 = info.value("bytesFp16").toDouble(), int8 = info.value("bytesInt8").toDouble(),
+                 int4 = info.value("bytesInt4").toDouble();
+    QVERIFY(fp16 > 0);
+    QVERIFY2(int8 < 0.6 * fp16 && int4 < int8 && int4 > 0, qPrintable(QString("%1 %2 %3").arg(fp16).arg(int8).arg(int4)));
+    QCOMPARE(engine.status(), EngineController::Empty);  // nothing was loaded
+  }
+
+  void badModelGivesOneLineNamingTheFile() {
+    QTemporaryDir dir;
+    QFile config(dir.filePath("config.json"));
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.write("{ this is not json");
+    config.close();
+
+    EngineController engine;
+    QSignalSpy failed(&engine, &EngineController::loadFailed);
+    engine.load(dir.path(), "int8", "cpu", "auto", 0, 1);
+    QVERIFY(failed.wait(10000));
+    const QString message = failed.first().first().toString();
+    QVERIFY2(message.contains(dir.path()), qPrintable(message));
+    QVERIFY2(!message.contains('\n'), qPrintable(message));
+    QCOMPARE(engine.status(), EngineController::Empty);
+    QCOMPARE(engine.lastError(), message);
+
+    failed.clear();
+    engine.load(dir.filePath("missing"), "int8", "cpu", "auto", 0, 1);
+    QVERIFY(failed.wait(10000));
+    QVERIFY2(failed.first().first().toString().contains("missing"), qPrintable(failed.first().first().toString()));
+  }
+
+  void streamsTheEnginesAnswerPieceByPiece() {
+    EngineController engine;
+    QVERIFY(loadFixture(engine));
+    QString streamed;
+    int pieces = 0;
+    connect(&engine, &EngineController::textArrived, this, [&](quint64, const QString& text) {
+      streamed += text;
+      ++pieces;
+    });
+    QSignalSpy finished(&engine, &EngineController::generationFinished);
+    const quint64 id = engine.startChat(question("Tell me about the license."), greedy(24));
+    QVERIFY(id != 0);
+    QCOMPARE(engine.status(), EngineController::Generating);
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(finished.first().at(0).value<quint64>(), id);
+    const auto stats = finished.first().at(1).value<kiln::GenerationStats>();
+    QCOMPARE(engine.status(), EngineController::Ready);
+    QVERIFY(stats.generated_tokens > 1);
+    QVERIFY2(pieces > 1, "the answer arrives in pieces, not at the end");
+
+    // The same request straight to the engine gives the same text: nothing lost or doubled
+    // (UTF-8 pieces split across tokens included).
+    kiln::LoadOptions options;
+    options.path = fixtureModel().toStdString();
+    options.precision = kiln::Precision::F16;
+    options.backend = kiln::BackendKind::Cpu;
+    options.context_length = 256;
+    options.threads = 1;
+    auto direct = kiln::Engine::load(options);
+    std::string expected;
+    direct->chat(question("Tell me about the license."), greedy(24), [&](std::string_view piece) {
+      expected += piece;
+      return true;
+    });
+    QCOMPARE(streamed, QString::fromStdString(expected));
+  }
+
+  void stopEndsTheAnswerAtOnce() {
+    EngineController engine;
+    QVERIFY(loadFixture(engine, 4096));
+    QSignalSpy finished(&engine, &EngineController::generationFinished);
+    QElapsedTimer sinceStop;
+    connect(&engine, &EngineController::textArrived, this, [&] {
+      if (!sinceStop.isValid()) {  // the user presses Stop as the first words appear
+        engine.stop();
+        sinceStop.start();
+      }
+    });
+    QVERIFY(engine.startChat(question("Go on and on."), greedy(4000)) != 0);
+    QVERIFY(finished.wait(30000));
+    const auto stats = finished.first().at(1).value<kiln::GenerationStats>();
+    QCOMPARE(stats.stop_reason, kiln::StopReason::Cancelled);
+    QVERIFY2(stats.generated_tokens < 4000, qPrintable(QString::number(stats.generated_tokens)));
+    QVERIFY2(sinceStop.elapsed() < 1000, "Stop takes effect within a token, not at the end");
+    QCOMPARE(engine.status(), EngineController::Ready);
+  }
+
+  void stopBeforeTheFirstTokenEndsAtOnce() {
+    EngineController engine;
+    QVERIFY(loadFixture(engine));
+    QSignalSpy finished(&engine, &EngineController::generationFinished);
+    QVERIFY(engine.startChat(question("Never mind."), greedy(200)) != 0);
+    engine.stop();  // Esc right after Send: the worker has not started yet
+    QVERIFY(finished.wait(30000));
+    const auto stats = finished.first().at(1).value<kiln::GenerationStats>();
+    QCOMPARE(stats.stop_reason, kiln::StopReason::Cancelled);
+    QVERIFY(stats.generated_tokens <= 1);
+  }
+
+  void profilingFillsTheProfile() {
+    EngineController engine;
+    engine.setProfiling(true);
+    QVERIFY(loadFixture(engine));
+    QSignalSpy finished(&engine, &EngineController::generationFinished);
+    QVERIFY(engine.startChat(question("Hello"), greedy(8)) != 0);
+    QVERIFY(finished.wait(30000));
+    const auto stats = finished.first().at(1).value<kiln::GenerationStats>();
+    QVERIFY(!stats.profile.empty());
+    QCOMPARE(static_cast<int>(stats.token_times_ms.size()), stats.generated_tokens);
+  }
+
+  void unloadEmptiesAndRefusesChat() {
+    EngineController engine;
+    QVERIFY(loadFixture(engine));
+    engine.unload();
+    QCOMPARE(engine.status(), EngineController::Empty);
+    QVERIFY(engine.modelInfo().isEmpty());
+    QCOMPARE(engine.startChat(question("Hello"), greedy(4)), quint64(0));
+  }
+
+  void closingWhileGeneratingIsSafeAndQuick() {
+    auto engine = std::make_unique<EngineController>();
+    QVERIFY(loadFixture(*engine));
+    QSignalSpy text(engine.get(), &EngineController::textArrived);
+    kiln::GenerateOptions options = greedy(200);
+    options.sampling.temperature = 1.0f;
+    options.sampling.seed = 3;
+    QVERIFY(engine->startChat(question("Write a long story."), options) != 0);
+    QVERIFY(text.wait(30000));
+    QElapsedTimer timer;
+    timer.start();
+    engine.reset();  // the window closes mid-answer
+    QVERIFY2(timer.elapsed() < 2000, "closing waits a token at most, not the whole answer");
+  }
+};
+
+QTEST_GUILESS_MAIN(TestEngineController)
+#include "test_engine_controller.moc"
