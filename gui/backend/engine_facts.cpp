@@ -131,8 +131,8 @@ std::optional<kiln::BackendKind> backendFromSetting(const QString& name) {
 std::optional<kiln::AttentionPlacement> attentionFromSetting(const QString& name, kiln::BackendKind backend) {
   if (name == QLatin1String("auto")) return kiln::AttentionPlacement::Auto;
   if (name == QLatin1String("on")) return kiln::AttentionPlacement::Npu;
-  if (name == QLatin1String("off"))
-    return backend == kiln::BackendKind::Vulkan ? kiln::AttentionPlacement::Gpu : kiln::AttentionPlacement::Cpu;
+  if (name == QLatin1String("off"))  // the backend's own device (the engine notes it if the GPU is not used)
+    return backend == kiln::BackendKind::Cpu ? kiln::AttentionPlacement::Cpu : kiln::AttentionPlacement::Gpu;
   return std::nullopt;
 }
 

@@ -18,7 +18,8 @@ QVariantMap statsToMap(const kiln::GenerationStats& stats);
 // Settings use "fp16" / "int8" / "int4", "auto" / "vulkan" / "cpu", "auto" / "on" / "off".
 std::optional<kiln::Precision> precisionFromSetting(const QString& name);
 std::optional<kiln::BackendKind> backendFromSetting(const QString& name);
-// "off" keeps attention beside the rest of the model: on the GPU unless the backend is the CPU.
+// "on" asks for the NPU; "off" keeps attention beside the rest of the model (the GPU unless the
+// backend is the CPU; with a CPU fallback the engine keeps it on the CPU and says so in its notes).
 std::optional<kiln::AttentionPlacement> attentionFromSetting(const QString& name, kiln::BackendKind backend);
 
 }  // namespace kiln::gui

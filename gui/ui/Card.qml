@@ -57,7 +57,7 @@ Rectangle {
         }
         ColumnLayout {
             id: body
-            spacing: 10
+            spacing: 14
             Layout.fillWidth: true
         }
     }
