@@ -42,7 +42,7 @@ inline float exp2_kernel(float x) {
   if (x > 0.0f) x = 0.0f;
   const float n = std::floor(x);   // to_fixed, rounding mode floor
   const float fb = round_bf16(x - n);
-  float acc = kiln_npu::kExp2C3;
+  float acc = kiln_npu::kExp2C3;                   // a bf16 value already
   acc = round_bf16(acc) * fb + kiln_npu::kExp2C2;  // mac: exact product, one rounding
   acc = round_bf16(acc) * fb + kiln_npu::kExp2C1;
   acc = round_bf16(acc) * fb + kiln_npu::kExp2C0;
