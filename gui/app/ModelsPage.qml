@@ -20,12 +20,11 @@ Item {
     property string inspectError
 
     function select(path) {
-        selectedPath = path
         selectedInfo = ({})
         inspectError = ""
-        if (path.length > 0)
-            engine.inspect(path)
+        selectedPath = path
     }
+    // Facts come from the model's files (config and headers), read on the engine's thread.
     onSelectedPathChanged: if (selectedPath.length > 0 && selectedInfo.path !== selectedPath) engine.inspect(selectedPath)
 
     Connections {

@@ -153,7 +153,7 @@ void ChatController::remove(const QString& id) {
   }
 }
 
-bool ChatController::canEdit() {
+bool ChatController::readyToAnswer() {
   if (generating()) {
     setLastError(tr("Wait for the answer to finish, or stop it."));
     return false;
@@ -167,7 +167,7 @@ bool ChatController::canEdit() {
 }
 
 bool ChatController::send(const QString& text) {
-  if (text.trimmed().isEmpty() || !canEdit()) return false;
+  if (text.trimmed().isEmpty() || !readyToAnswer()) return false;
   Conversation& c = *current();
   if (c.title.isEmpty()) c.title = titleFrom(text);
   Message question;
@@ -177,7 +177,7 @@ bool ChatController::send(const QString& text) {
 }
 
 bool ChatController::regenerate() {
-  if (!canEdit()) return false;
+  if (!readyToAnswer()) return false;
   Conversation& c = *current();
   if (c.messages.isEmpty()) return false;
   if (c.messages.last().role == Message::Role::Assistant) messages_->truncate(static_cast<int>(c.messages.size()) - 1);
@@ -186,7 +186,7 @@ bool ChatController::regenerate() {
 }
 
 bool ChatController::editAndResend(int row, const QString& text) {
-  if (text.trimmed().isEmpty() || !canEdit()) return false;
+  if (text.trimmed().isEmpty() || !readyToAnswer()) return false;
   Conversation& c = *current();
   if (row < 0 || row >= c.messages.size() || c.messages[row].role != Message::Role::User) return false;
   messages_->truncate(row + 1);

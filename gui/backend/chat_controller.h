@@ -91,7 +91,8 @@ class ChatController : public QObject {
   void touchAndSave(Conversation& conversation);
   void setLastError(const QString& message);
   void addStorageError(const QString& message);
-  bool canEdit();
+  // Whether an answer can start now; sets lastError to why not.
+  bool readyToAnswer();
 
   ConversationStore store_;
   std::vector<std::unique_ptr<Conversation>> all_;

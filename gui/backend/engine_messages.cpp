@@ -3,8 +3,6 @@
 namespace kiln::gui {
 
 void registerEngineMetaTypes() {
-  qRegisterMetaType<LoadRequest>();
-  qRegisterMetaType<ChatRequest>();
   qRegisterMetaType<LiveSample>();
   qRegisterMetaType<kiln::ModelInfo>();
   qRegisterMetaType<kiln::GenerationStats>();

@@ -1,6 +1,6 @@
-// What travels between the GUI thread and the engine worker thread through queued signals.
-// Plain values only: nothing here is shared or locked; the stop tokens are the one cross-thread
-// channel, and std::stop_source/std::stop_token are thread-safe by design.
+// What travels between the GUI thread and the engine worker thread: requests go as copies inside
+// queued calls, answers come back as queued signals. Plain values only: nothing here is shared or
+// locked; the stop tokens are the one cross-thread channel, and they are thread-safe by design.
 #pragma once
 
 #include <QMetaType>
@@ -38,13 +38,11 @@ struct LiveSample {
   double residentBytes = 0;    // this process, from /proc
 };
 
-// Registers the types above (and the engine's own) for queued connections. Idempotent.
+// Registers the types the worker's signals carry, for queued connections. Idempotent.
 void registerEngineMetaTypes();
 
 }  // namespace kiln::gui
 
-Q_DECLARE_METATYPE(kiln::gui::LoadRequest)
-Q_DECLARE_METATYPE(kiln::gui::ChatRequest)
 Q_DECLARE_METATYPE(kiln::gui::LiveSample)
 Q_DECLARE_METATYPE(kiln::ModelInfo)
 Q_DECLARE_METATYPE(kiln::GenerationStats)
