@@ -4,7 +4,7 @@
 # usage: gui/screenshots/update.sh [build-dir]   (kiln-desktop must be built there)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-app="${1:-$here/../../build}/bin/kiln-desktop"
+app="${1:-$here/../../build}/gui/kiln-desktop"
 home="$(mktemp -d)"
 trap 'rm -rf "$home"' EXIT
 mkdir -p "$home/config/kiln"
