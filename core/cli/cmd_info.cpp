@@ -38,9 +38,11 @@ void print_hardware(const HardwareInfo& h) {
     for (const MemoryHeap& heap : g.heaps)
       std::printf("               heap %s%s\n", gib(heap.size).c_str(), heap.device_local ? " device-local" : "");
   }
-  if (h.npu.present)
+  if (h.npu.present) {
     std::printf("npu            %s at %s (XRT %s)\n", h.npu.generation.c_str(), h.npu.device_path.c_str(),
                 h.npu.xrt_version.empty() ? "not found" : h.npu.xrt_version.c_str());
+    if (!h.npu.reason.empty()) std::printf("               not used: %s\n", h.npu.reason.c_str());
+  }
   else
     std::printf("npu            none: %s\n", h.npu.reason.c_str());
 }

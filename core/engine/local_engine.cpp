@@ -141,6 +141,7 @@ GenerationStats LocalEngine::run(const std::vector<int32_t>& prompt, const Gener
     stats.decode_tokens_per_s = decode_ms > 0 ? (stats.generated_tokens - 1) / (decode_ms / 1000.0) : 0;
   }
   if (profiling_) stats.profile = backend_->take_profile();
+  stats.notes = backend_->take_notes();
   return stats;
 }
 

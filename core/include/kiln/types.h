@@ -112,6 +112,7 @@ struct GenerationStats {
   StopReason stop_reason = StopReason::None;
   std::vector<double> token_times_ms;  // when each generated token arrived, from the start
   std::vector<OpTiming> profile;       // empty unless profiling was enabled
+  std::vector<std::string> notes;      // what changed during this generation (e.g. NPU fell back to CPU)
 };
 
 // Called once per piece of text as it is generated. Return false to stop.

@@ -4,96 +4,94 @@
 
 #include "quant/convert.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/cpu/matmul_kernels.h"
 #include "runtime/cpu/ops.h"
 
 namespace kiln {
 namespace {
 
-inline float to_float(float v) { return v; }
-inline float to_float(uint16_t h) { return fp16_to_float(h); }
-
-// Rows of one kv head at a position: from the batch (float) or the cache (T).
-template <typename T>
-struct KeyValueRows {
-  const Gemma3Config& c;
-  const T* cache_k;
-  const T* cache_v;
-  const float* batch_k;
-  const float* batch_v;
-  int64_t pos;       // first position of the batch
-  int slots;
-  bool global;
-  int64_t row;       // kv_heads * head_dim
-
-  template <typename F>
-  void for_key(int64_t j, int kv_head, F&& f) const {
-    const int64_t off = int64_t(kv_head) * c.head_dim;
-    if (j >= pos) {
-      f(batch_k + (j - pos) * row + off, batch_v + (j - pos) * row + off);
-    } else {
-      const int64_t s = j % slots;
-      f(cache_k + s * row + off, cache_v + s * row + off);
-    }
-  }
+// A run of consecutive positions whose key (or value) rows sit at a fixed stride.
+struct RowRun {
+  int64_t first;         // position of the first row
+  int64_t count;
+  const uint8_t* k;      // first key row of this kv head
+  const uint8_t* v;
+  size_t stride;         // bytes between rows
+  DType type;            // F32 (the batch, an F32 cache) or F16 (an F16 cache)
 };
 
-template <typename T>
-void attention_typed(const Gemma3Config& c, int layer, const KvCache& cache, const float* q, const float* k,
-                     const float* v, int64_t pos, int n, float* att, ThreadPool& pool) {
-  const bool global = c.is_global(layer);
-  const int D = c.head_dim;
-  const int heads = c.num_heads;
-  const int group = c.num_heads / c.num_kv_heads;
-  const float scale = 1.0f / std::sqrt(c.query_pre_attn_scalar);
-  const KeyValueRows<T> rows{c,   reinterpret_cast<const T*>(cache.keys(layer)),
-                             reinterpret_cast<const T*>(cache.values(layer)),
-                             k,   v,
-                             pos, cache.slot_count(layer),
-                             global, cache.row_elements()};
-  // Short contexts are cheaper on one thread than the wake-up of the others: aim for chunks of
-  // at least ~64k multiply-adds.
-  const int64_t keys = global ? pos + n : std::min<int64_t>(c.sliding_window, pos + n);
-  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, keys * D));
-  pool.parallel_for(int64_t(n) * heads, [&](int64_t begin, int64_t end) {
-    std::vector<float> scores;
-    for (int64_t item = begin; item < end; ++item) {
-      const int t = int(item / heads);
-      const int h = int(item % heads);
-      const int kv_head = h / group;
-      const int64_t p = pos + t;
-      // A local layer's query sees the `window` positions ending at itself.
-      const int64_t lo = global ? 0 : std::max<int64_t>(0, p - c.sliding_window + 1);
-      const int64_t count = p - lo + 1;
-      const float* qv = q + int64_t(t) * heads * D + int64_t(h) * D;
-      scores.resize(count);
-      for (int64_t j = lo; j <= p; ++j)
-        rows.for_key(j, kv_head, [&](const auto* key, const auto*) {
-          float dot = 0;
-          for (int d = 0; d < D; ++d) dot += qv[d] * to_float(key[d]);
-          scores[j - lo] = dot * scale;
-        });
-      if (c.attn_logit_softcapping > 0)
-        for (float& s : scores) s = c.attn_logit_softcapping * std::tanh(s / c.attn_logit_softcapping);
-      softmax(scores.data(), count);
-      float* out = att + int64_t(t) * heads * D + int64_t(h) * D;
-      std::fill(out, out + D, 0.0f);
-      for (int64_t j = lo; j <= p; ++j)
-        rows.for_key(j, kv_head, [&](const auto*, const auto* value) {
-          const float w = scores[j - lo];
-          for (int d = 0; d < D; ++d) out[d] += w * to_float(value[d]);
-        });
-    }
-  }, grain);
+// The keys of positions [lo, p] for one kv head as at most three runs: the cache ring may wrap
+// once, and positions from `pos` on come from the batch's own fresh rows.
+int key_runs(const KvCache& cache, int layer, int kv_head, int head_dim, const float* batch_k, const float* batch_v,
+             int64_t pos, int64_t lo, int64_t p, RowRun runs[3]) {
+  const int64_t row = cache.row_elements();
+  const size_t elem = cache.element() == DType::F32 ? 4 : 2;
+  const int64_t slots = cache.slot_count(layer);
+  const int64_t off = int64_t(kv_head) * head_dim;
+  int n = 0;
+  for (int64_t j = lo; j <= std::min(p, pos - 1);) {  // cached positions, split where the ring wraps
+    const int64_t s = j % slots;
+    const int64_t count = std::min(std::min(p, pos - 1) - j + 1, slots - s);
+    runs[n++] = {j, count, cache.keys(layer) + (s * row + off) * elem, cache.values(layer) + (s * row + off) * elem,
+                 size_t(row) * elem, cache.element()};
+    j += count;
+  }
+  const int64_t first = std::max(lo, pos);
+  if (first <= p)
+    runs[n++] = {first, p - first + 1, reinterpret_cast<const uint8_t*>(batch_k + (first - pos) * row + off),
+                 reinterpret_cast<const uint8_t*>(batch_v + (first - pos) * row + off), size_t(row) * 4, DType::F32};
+  return n;
 }
 
 }  // namespace
 
 void attention_batch(const Gemma3Config& c, int layer, const KvCache& cache, const float* q, const float* k,
                      const float* v, int64_t pos, int n, float* att, ThreadPool& pool) {
-  if (cache.element() == DType::F32)
-    attention_typed<float>(c, layer, cache, q, k, v, pos, n, att, pool);
-  else
-    attention_typed<uint16_t>(c, layer, cache, q, k, v, pos, n, att, pool);
+  // The matmul kernels' row dot products and row conversions are the vectorised inner loops.
+  static const MatmulKernels kernels = best_matmul_kernels();
+  const bool global = c.is_global(layer);
+  const int D = c.head_dim;
+  const int heads = c.num_heads;
+  const int group = c.num_heads / c.num_kv_heads;
+  const float scale = 1.0f / std::sqrt(c.query_pre_attn_scalar);
+  // Short contexts are cheaper on one thread than the wake-up of the others: aim for chunks of
+  // at least ~64k multiply-adds.
+  const int64_t keys = global ? pos + n : std::min<int64_t>(c.sliding_window, pos + n);
+  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, keys * D));
+  pool.parallel_for(int64_t(n) * heads, [&](int64_t begin, int64_t end) {
+    std::vector<float> scores, value(D);
+    for (int64_t item = begin; item < end; ++item) {
+      const int t = int(item / heads);
+      const int h = int(item % heads);
+      const int64_t p = pos + t;
+      // A local layer's query sees the `window` positions ending at itself.
+      const int64_t lo = global ? 0 : std::max<int64_t>(0, p - c.sliding_window + 1);
+      RowRun runs[3];
+      const int count = key_runs(cache, layer, h / group, D, k, v, pos, lo, p, runs);
+      const float* qv = q + int64_t(t) * heads * D + int64_t(h) * D;
+      scores.resize(p - lo + 1);
+      for (int r = 0; r < count; ++r)
+        kernels.dot_rows[int(runs[r].type)](runs[r].k, runs[r].stride, runs[r].count, D, qv,
+                                            scores.data() + (runs[r].first - lo));
+      for (float& s : scores) s *= scale;
+      if (c.attn_logit_softcapping > 0)
+        for (float& s : scores) s = c.attn_logit_softcapping * std::tanh(s / c.attn_logit_softcapping);
+      softmax(scores.data(), int64_t(scores.size()));
+      float* out = att + int64_t(t) * heads * D + int64_t(h) * D;
+      std::fill(out, out + D, 0.0f);
+      for (int r = 0; r < count; ++r)
+        for (int64_t j = 0; j < runs[r].count; ++j) {
+          const uint8_t* row = runs[r].v + j * runs[r].stride;
+          const float* vr = reinterpret_cast<const float*>(row);
+          if (runs[r].type != DType::F32) {
+            kernels.to_float[int(runs[r].type)](row, D, value.data());
+            vr = value.data();
+          }
+          const float w = scores[runs[r].first - lo + j];
+          for (int d = 0; d < D; ++d) out[d] += w * vr[d];
+        }
+    }
+  }, grain);
 }
 
 void store_kv(const Gemma3Config& c, int layer, KvCache& cache, const float* k, const float* v, int64_t pos, int n) {
