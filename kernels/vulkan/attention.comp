@@ -39,6 +39,27 @@ const uint MAX_HEAD_DIM = 256;
 shared vec4 q_s[MAX_HEAD_DIM / 4];
 shared float p_s[gl_WorkGroupSize.x];
 
+// q (in shared memory, scaled) times 8 elements i*8 .. i*8+7 of a cached key row.
+float key_dot(uint row, uint i) {
+  const uint D8 = pc.head_dim / 8u;
+#ifdef KV_F16
+  const uvec4 k = k8[row * D8 + i];
+  return dot(q_s[2u * i], vec4(unpackHalf2x16(k.x), unpackHalf2x16(k.y))) +
+         dot(q_s[2u * i + 1u], vec4(unpackHalf2x16(k.z), unpackHalf2x16(k.w)));
+#else
+  return dot(q_s[2u * i], k8[row * 2u * D8 + 2u * i]) + dot(q_s[2u * i + 1u], k8[row * 2u * D8 + 2u * i + 1u]);
+#endif
+}
+
+// Value elements (2 pair, 2 pair + 1) of a cached row.
+vec2 load_value(uint row, uint pair) {
+#ifdef KV_F16
+  return unpackHalf2x16(v2[row * (pc.head_dim / 2u) + pair]);
+#else
+  return v2[row * (pc.head_dim / 2u) + pair];
+#endif
+}
+
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint WG = gl_WorkGroupSize.x;
@@ -61,22 +82,20 @@ void main() {
   float m = NEG_BIG, l = 0.0;
   vec2 acc0 = vec2(0.0), acc1 = vec2(0.0);  // output pairs tid and tid + WG
   const uint pairs = D / 2u;
+  const uint k_row = D / 8u;  // uvec4 (f16) or vec4-pair (f32) loads a key row
   for (uint tile = k_begin; tile < k_end; tile += WG) {
     const uint j = tile + tid;
     float s = NEG_BIG;
     if (j < k_end) {
       const uint row = (j % pc.slots) * pc.n_kv_heads + kv_head;
-      float dot_qk = 0.0;
-#ifdef KV_F16
-      for (uint i = 0; i < D / 8u; ++i) {
-        const uvec4 k = k8[row * (D / 8u) + i];
-        dot_qk += dot(q_s[2u * i], vec4(unpackHalf2x16(k.x), unpackHalf2x16(k.y))) +
-                  dot(q_s[2u * i + 1u], vec4(unpackHalf2x16(k.z), unpackHalf2x16(k.w)));
+      // Two independent accumulators: the loads of one overlap the math of the other.
+      float d0 = 0.0, d1 = 0.0;
+      for (uint i = 0; i < k_row; i += 2u) {
+        d0 += key_dot(row, i);
+        if (i + 1u < k_row) d1 += key_dot(row, i + 1u);
       }
-#else
-      for (uint i = 0; i < D / 4u; ++i) dot_qk += dot(q_s[i], k8[row * (D / 4u) + i]);
-#endif
-      s = pc.softcap > 0.0 ? pc.softcap * tanh(dot_qk / pc.softcap) : dot_qk;
+      s = d0 + d1;
+      if (pc.softcap > 0.0) s = pc.softcap * tanh(s / pc.softcap);
     }
     const float m_new = max(m, wg_max(s));
     const float correction = exp(m - m_new);
@@ -86,17 +105,29 @@ void main() {
     m = m_new;
     acc0 *= correction;
     acc1 *= correction;
+    // Values: eight keys' loads in flight before their products (the ring slot advances by one).
     const uint count = min(WG, k_end - tile);
-    for (uint jj = 0; jj < count; ++jj) {
-      const float pj = p_s[jj];
-      const uint row = ((tile + jj) % pc.slots) * pc.n_kv_heads + kv_head;
-#ifdef KV_F16
-      if (tid < pairs) acc0 += pj * unpackHalf2x16(v2[row * pairs + tid]);
-      if (tid + WG < pairs) acc1 += pj * unpackHalf2x16(v2[row * pairs + tid + WG]);
-#else
-      if (tid < pairs) acc0 += pj * v2[row * pairs + tid];
-      if (tid + WG < pairs) acc1 += pj * v2[row * pairs + tid + WG];
-#endif
+    uint slot = tile % pc.slots;
+    uint jj = 0;
+    for (; jj + 8u <= count; jj += 8u) {
+      vec2 v0[8], v1[8];
+      for (uint u = 0; u < 8u; ++u) {
+        const uint su = slot + u >= pc.slots ? slot + u - pc.slots : slot + u;
+        const uint row = su * pc.n_kv_heads + kv_head;
+        v0[u] = tid < pairs ? load_value(row, tid) : vec2(0.0);
+        v1[u] = tid + WG < pairs ? load_value(row, tid + WG) : vec2(0.0);
+      }
+      for (uint u = 0; u < 8u; ++u) {
+        acc0 += p_s[jj + u] * v0[u];
+        acc1 += p_s[jj + u] * v1[u];
+      }
+      slot = slot + 8u >= pc.slots ? slot + 8u - pc.slots : slot + 8u;
+    }
+    for (; jj < count; ++jj) {
+      const uint row = slot * pc.n_kv_heads + kv_head;
+      if (tid < pairs) acc0 += p_s[jj] * load_value(row, tid);
+      if (tid + WG < pairs) acc1 += p_s[jj] * load_value(row, tid + WG);
+      slot = slot + 1u == pc.slots ? 0u : slot + 1u;
     }
     barrier();  // p_s is rewritten by the next tile
   }

@@ -1,14 +1,21 @@
 #version 450
-// y = W x for a few tokens (decode): each workgroup owns ROWS rows, its invocations stride over the
-// 32-weight blocks of those rows (16-byte loads, consecutive invocations on consecutive blocks),
-// accumulate in fp32 and reduce through subgroups. With GLU, rows come in (gate, up) pairs and the
-// output is gelu_tanh(gate) * up, so the MLP's gate, up and activation are one dispatch.
+// y = W x for a few tokens (decode). The workgroup's WG invocations form WG / TPR groups; each
+// group owns ROWS consecutive rows and its TPR invocations stride over their 32-weight blocks
+// (16-byte loads, consecutive invocations on consecutive blocks). An invocation loads its 32
+// activations once and uses them for all ROWS rows, so activation traffic (L1) stays well under
+// weight traffic (DRAM). Wide rows want many invocations a row (TPR = WG), narrow ones many rows
+// a workgroup. fp32 accumulation, subgroup reductions. With GLU, rows come in (gate, up) pairs and
+// the output is gelu_tanh(gate) * up, so the MLP's gate, up and activation are one dispatch.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint ROWS = 2;
+layout(constant_id = 1) const uint ROWS = 2;  // rows an invocation accumulates (even for GLU)
+layout(constant_id = 2) const uint TPR = 64;  // invocations sharing those rows; divides WG
 
 #include "common.glsl"
 #include "weights.glsl"
+#ifdef F16_MATH
+#include "dot_f16.glsl"
+#endif
 
 layout(std430, binding = 2) readonly buffer Activations { vec4 x4[]; };
 layout(std430, binding = 3) writeonly buffer Outputs { float y[]; };
@@ -24,41 +31,78 @@ layout(push_constant) uniform Push {
   uint groups_x;
 } pc;
 
-shared float row_sums[ROWS][MAX_SUBGROUPS];
+const uint GROUPS = gl_WorkGroupSize.x / TPR;
+shared float partial[ROWS][gl_WorkGroupSize.x];  // per-invocation (or per-subgroup) sums
 
 void main() {
-  const uint row0 = flat_group_index(pc.groups_x) * ROWS;
-  if (row0 >= pc.rows) return;
   const uint tid = gl_LocalInvocationID.x;
+  const uint group = tid / TPR, lane = tid % TPR;
+  const uint wg_row0 = flat_group_index(pc.groups_x) * GROUPS * ROWS;
+  if (wg_row0 >= pc.rows) return;
+  const uint row0 = wg_row0 + group * ROWS;
+  const bool whole_subgroups = TPR >= gl_SubgroupSize;
+
+  // Rows past the end (a partial last group) are read at the last row and never written: the
+  // loop has no per-row branches, and all of an invocation's loads can be in flight together.
+  uint row_base[ROWS];
+  for (uint r = 0; r < ROWS; ++r) row_base[r] = min(row0 + r, pc.rows - 1u) * pc.nb;
+
   for (uint t = 0; t < pc.n_tokens; ++t) {
     float acc[ROWS];
     for (uint r = 0; r < ROWS; ++r) acc[r] = 0.0;
     const uint xb = (pc.x_offset + t * pc.x_stride) >> 2;
-    for (uint b = tid; b < pc.nb; b += gl_WorkGroupSize.x) {
+    Block cur[ROWS];
+    if (lane < pc.nb)
+      for (uint r = 0; r < ROWS; ++r) cur[r] = load_block(row_base[r] + lane);
+    for (uint b = lane; b < pc.nb; b += TPR) {
+      // Next iteration's weights first: their latency hides behind this iteration's math.
+      Block next[ROWS];
+      const uint bn = min(b + TPR, pc.nb - 1u);
+      for (uint r = 0; r < ROWS; ++r) next[r] = load_block(row_base[r] + bn);
       vec4 xv[8];
       for (uint i = 0; i < 8u; ++i) xv[i] = x4[xb + b * 8u + i];
-      for (uint r = 0; r < ROWS; ++r)
-        if (row0 + r < pc.rows) acc[r] += block_dot((row0 + r) * pc.nb + b, xv);
+#ifdef F16_MATH
+      f16vec2 xp[16];
+      const float unscale = prepare_x(xv, xp);
+      for (uint r = 0; r < ROWS; ++r) acc[r] += block_dot_h(cur[r], xp) * unscale;
+#else
+      for (uint r = 0; r < ROWS; ++r) acc[r] += block_dot(cur[r], xv);
+#endif
+      for (uint r = 0; r < ROWS; ++r) cur[r] = next[r];
     }
+    // Reduce each group's TPR partial sums: through subgroups when a group spans whole ones.
     for (uint r = 0; r < ROWS; ++r) {
-      const float s = subgroupAdd(acc[r]);
-      if (subgroupElect()) row_sums[r][gl_SubgroupID] = s;
+      if (whole_subgroups) {
+        const float s = subgroupAdd(acc[r]);
+        if (subgroupElect()) partial[r][gl_SubgroupID] = s;
+      } else {
+        partial[r][tid] = acc[r];
+      }
     }
     barrier();
+    const uint parts = whole_subgroups ? TPR / gl_SubgroupSize : TPR;
 #ifdef GLU
-    if (tid < ROWS / 2u && row0 + 2u * tid + 1u < pc.rows) {
-      float g = 0.0, u = 0.0;
-      for (uint i = 0; i < gl_NumSubgroups; ++i) {
-        g += row_sums[2u * tid][i];
-        u += row_sums[2u * tid + 1u][i];
+    if (tid < GROUPS * ROWS / 2u) {
+      const uint g = tid / (ROWS / 2u), pair = tid % (ROWS / 2u);
+      const uint row = wg_row0 + g * ROWS + 2u * pair;
+      if (row + 1u < pc.rows) {
+        float gate = 0.0, up = 0.0;
+        for (uint i = 0; i < parts; ++i) {
+          gate += partial[2u * pair][g * parts + i];
+          up += partial[2u * pair + 1u][g * parts + i];
+        }
+        y[pc.y_offset + t * pc.y_stride + row / 2u] = gelu_tanh(gate) * up;
       }
-      y[pc.y_offset + t * pc.y_stride + row0 / 2u + tid] = gelu_tanh(g) * u;
     }
 #else
-    if (tid < ROWS && row0 + tid < pc.rows) {
-      float s = 0.0;
-      for (uint i = 0; i < gl_NumSubgroups; ++i) s += row_sums[tid][i];
-      y[pc.y_offset + t * pc.y_stride + row0 + tid] = s;
+    if (tid < GROUPS * ROWS) {
+      const uint g = tid / ROWS, r = tid % ROWS;
+      const uint row = wg_row0 + g * ROWS + r;
+      if (row < pc.rows) {
+        float s = 0.0;
+        for (uint i = 0; i < parts; ++i) s += partial[r][g * parts + i];
+        y[pc.y_offset + t * pc.y_stride + row] = s;
+      }
     }
 #endif
     barrier();

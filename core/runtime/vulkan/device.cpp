@@ -90,6 +90,7 @@ PhysicalDeviceInfo probe(VkPhysicalDevice pd, int index) {
     r.storage16 = s16.storageBuffer16BitAccess;
     r.storage8 = s8.storageBuffer8BitAccess;
     r.fp16 = f16i8.shaderFloat16;
+    d.fp16_math = v12 && f16i8.shaderFloat16;
     r.int8 = f16i8.shaderInt8;
     r.integer_dot = idot.shaderIntegerDotProduct;
   }
@@ -218,6 +219,9 @@ Device::Device(std::shared_ptr<Instance> instance, int index) : instance_(std::m
   q.queueCount = 1;
   q.pQueuePriorities = &priority;
   VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  f16.shaderFloat16 = info_.fp16_math;
+  if (info_.fp16_math) ci.pNext = &f16;
   ci.queueCreateInfoCount = 1;
   ci.pQueueCreateInfos = &q;
   check(vkCreateDevice(info_.handle, &ci, nullptr, &device_), "creating the logical device on " + info_.report.name);

@@ -30,6 +30,7 @@ struct PhysicalDeviceInfo {
   std::string hard_refusal;           // missing capability: never used, even when asked for
   bool cpu_implementation = false;    // lavapipe/SwiftShader: used only when asked for
   bool unified_memory = false;        // integrated/CPU: weights can live in mappable device memory
+  bool fp16_math = false;             // shaderFloat16 (Vulkan 1.2): packed-fp16 decode kernels
   VkPhysicalDeviceProperties properties{};
   VkPhysicalDeviceMemoryProperties memory{};
   uint32_t compute_family = UINT32_MAX;

@@ -15,9 +15,9 @@ class Recorder {
   void matrix(BoundMatrix& bm, bool glu, int n, uint32_t x_offset, uint32_t x_stride, uint32_t y_stride,
               const char* op, int layer) {
     const bool batched = n > m_.tuning.matvec_max_tokens;
-    const Kernel& k = m_.matrix_kernel(bm.m.type, glu, batched);
-    record_matrix(seq_, k, bm.m, bm.sets, MatrixCall{glu, batched, n, x_offset, x_stride, y_stride},
-                  m_.tuning.matvec_rows, m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
+    const Kernel& k = m_.matrix_kernel(bm.m.type, glu, batched, bm.shape);
+    record_matrix(seq_, k, bm.m, bm.sets, MatrixCall{glu, batched, n, x_offset, x_stride, y_stride}, bm.shape,
+                  m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
   }
 
   void add_norm(int n, uint32_t post, uint32_t pre, int layer) {
@@ -52,7 +52,9 @@ class Recorder {
     const uint32_t keys = uint32_t(last - lo + 1);
     uint32_t splits = 1, per_split = keys;
     if (n == 1) {
-      per_split = std::max<uint32_t>(256, (keys + m_.tuning.max_attention_splits - 1) / m_.tuning.max_attention_splits);
+      // Short splits: a decode step has only `heads` queries, and each split is one workgroup.
+      per_split = std::max<uint32_t>(m_.tuning.attention_keys_per_split,
+                                     (keys + m_.tuning.max_attention_splits - 1) / m_.tuning.max_attention_splits);
       splits = (keys + per_split - 1) / per_split;
     }
     if (splits == 1) per_split = uint32_t(m_.context);  // every key of every query
@@ -99,7 +101,7 @@ class Recorder {
 }  // namespace
 
 void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatrix& m,
-                   std::span<const VkDescriptorSet> sets, const MatrixCall& call, uint32_t matvec_rows,
+                   std::span<const VkDescriptorSet> sets, const MatrixCall& call, const MatvecShape& shape,
                    uint32_t max_groups_x, const char* op, int layer) {
   for (size_t i = 0; i < m.chunks.size(); ++i) {
     const auto& ch = m.chunks[i];
@@ -109,7 +111,8 @@ void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatri
       seq.dispatch(kernel, sets[i], &p, sizeof p, uint32_t((ch.rows + 63) / 64), uint32_t((call.n + 63) / 64), 1, op,
                    layer);
     } else {
-      const uint32_t groups = uint32_t((ch.rows + matvec_rows - 1) / matvec_rows);
+      const uint32_t per_group = shape.rows_per_workgroup();
+      const uint32_t groups = uint32_t((ch.rows + per_group - 1) / per_group);
       p.groups_x = std::min(groups, max_groups_x);
       seq.dispatch(kernel, sets[i], &p, sizeof p, p.groups_x, (groups + p.groups_x - 1) / p.groups_x, 1, op, layer);
     }

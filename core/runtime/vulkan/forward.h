@@ -16,9 +16,10 @@ struct MatrixCall {
 };
 
 // y[t][chunk.row_begin + r] (or [.. / 2] with GLU) = W x[t] over every chunk of m, then a barrier.
-// sets[i] binds chunk i's weights, scales, x and y to `kernel` (a matvec_* or matmul_* pipeline).
+// sets[i] binds chunk i's weights, scales, x and y to `kernel` (a matvec_* pipeline of `shape`, or
+// a matmul_* one).
 void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatrix& m,
-                   std::span<const VkDescriptorSet> sets, const MatrixCall& call, uint32_t matvec_rows,
+                   std::span<const VkDescriptorSet> sets, const MatrixCall& call, const MatvecShape& shape,
                    uint32_t max_groups_x, const char* op, int layer);
 
 // Records n tokens (already written to model.tokens) at positions [pos, pos + n): embedding,

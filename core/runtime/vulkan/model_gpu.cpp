@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -13,7 +14,7 @@ namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
 
-uint32_t env_u32(const char* name, uint32_t fallback) {
+uint32_t env_u32(const char* name, uint32_t fallback) {  // test and tuning overrides
   const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
   const long n = std::strtol(v, nullptr, 10);
@@ -71,12 +72,36 @@ std::vector<float> rope_table(const Gemma3Config& c, int context) {
 
 Tuning tuning_for(const Device& device) {
   Tuning t;
-  if (device.info().cpu_implementation) t.matvec_wg = 64;  // lavapipe: fewer, fatter invocations
-  t.matvec_wg = env_u32("KILN_VK_MATVEC_WG", t.matvec_wg);
-  t.matvec_rows = env_u32("KILN_VK_MATVEC_ROWS", t.matvec_rows);
-  t.matvec_rows += t.matvec_rows % 2;
-  t.matvec_wg = std::clamp<uint32_t>(t.matvec_wg, 32, 256);
+  t.cpu_device = device.info().cpu_implementation;
+  // Packed-fp16 matvec measured slower than fp32 with prefetching on an H100 (PERFORMANCE.md):
+  // opt-in only, for devices where arithmetic is the limit.
+  const char* f16 = std::getenv("KILN_VK_F16_MATH");
+  t.f16_math = device.info().fp16_math && f16 && std::string(f16) == "1";
+  if (!t.cpu_device) t.norm_wg = 512;  // one workgroup a token: more invocations, shorter chains
+  if (const char* v = std::getenv("KILN_VK_ATTENTION_SPLIT")) t.attention_keys_per_split = std::max(16, std::atoi(v));
+  if (const char* v = std::getenv("KILN_VK_MATVEC")) {
+    unsigned wg = 0, rows = 0, tpr = 0;
+    if (std::sscanf(v, "%u,%u,%u", &wg, &rows, &tpr) == 3 && wg >= 32 && wg <= 256 && tpr && wg % tpr == 0 && rows)
+      t.forced = {wg, rows, tpr};
+  }
   return t;
+}
+
+MatvecShape Tuning::matvec_shape(int64_t rows, int64_t cols, bool glu) const {
+  MatvecShape s;
+  if (forced.wg) {
+    s = forced;
+  } else if (cpu_device) {
+    s = {64, 2, 64};  // lavapipe: few, fat invocations
+  } else {
+    // Measured on an H100 over Gemma 3 27B's shapes (PERFORMANCE.md): 8 rows an invocation and
+    // 64 invocations a row group led for the layer matrices in both formats; the 262k-row output
+    // projection prefers groups of 32.
+    s = {128, 8, 64};
+    if (rows > 65536 || cols / kBlockSize < 64) s.tpr = 32;  // short rows (1B's 36 blocks) too
+  }
+  if (glu && s.rows % 2) ++s.rows;  // gate and up rows in the same invocation
+  return s;
 }
 
 ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_kv)
@@ -89,10 +114,11 @@ ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_
 
 ModelGpu::~ModelGpu() { device.wait_idle(); }
 
-const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched) {
-  const std::string name = std::string(batched ? "matmul_" : "matvec_") + (glu ? "glu_" : "") + type_suffix(type);
-  if (batched) return pipelines->get(name, 4);
-  return pipelines->get(name, 4, {tuning.matvec_wg, tuning.matvec_rows});
+const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape) {
+  if (batched) return pipelines->get(std::string("matmul_") + (glu ? "glu_" : "") + type_suffix(type), 4);
+  const bool f16 = tuning.f16_math && (type == DType::Q8_0 || type == DType::Q4_0);
+  const std::string name = std::string(f16 ? "matvec_h_" : "matvec_") + (glu ? "glu_" : "") + type_suffix(type);
+  return pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
 }
 
 const Kernel& ModelGpu::embed_kernel(DType type) {
@@ -221,17 +247,18 @@ void ModelGpu::build_pipelines() {
   pipelines = std::make_unique<PipelineLibrary>(device, PipelineLibrary::default_cache_path(device.info()));
   descriptors = std::make_unique<DescriptorAllocator>(device);
   // Every pipeline the forward pass can ask for, created now.
-  auto matrix_kernels = [&](DType t, bool glu) {
-    matrix_kernel(t, glu, false);
-    matrix_kernel(t, glu, true);
+  auto matrix_kernels = [&](BoundMatrix& bm, bool glu) {
+    bm.shape = tuning.matvec_shape(bm.m.rows, bm.m.cols, glu);
+    matrix_kernel(bm.m.type, glu, false, bm.shape);
+    matrix_kernel(bm.m.type, glu, true, bm.shape);
   };
-  matrix_kernels(embed_logits.m.type, false);
+  matrix_kernels(embed_logits, false);
   embed_kernel(embed_logits.m.type);
-  for (const LayerGpu& l : layers) {
-    matrix_kernels(l.qkv.m.type, false);
-    matrix_kernels(l.o.m.type, false);
-    matrix_kernels(l.gate_up.m.type, true);
-    matrix_kernels(l.down.m.type, false);
+  for (LayerGpu& l : layers) {
+    matrix_kernels(l.qkv, false);
+    matrix_kernels(l.o, false);
+    matrix_kernels(l.gate_up, true);
+    matrix_kernels(l.down, false);
   }
   const std::string kv = kv_f16 ? "f16" : "f32";
   rope_kernel = &pipelines->get("qk_norm_rope_kv_" + kv, 5, {tuning.rope_wg});

@@ -17,16 +17,28 @@
 
 namespace kiln::vk {
 
-// Workgroup shapes per device (specialization constants). Overridable for tuning runs through
-// KILN_VK_MATVEC_WG / KILN_VK_MATVEC_ROWS.
+// How matvec.comp splits a matrix (specialization constants): workgroups of `wg` invocations in
+// groups of `tpr`, each group accumulating `rows` rows.
+struct MatvecShape {
+  uint32_t wg = 128, rows = 2, tpr = 32;
+  uint32_t rows_per_workgroup() const { return wg / tpr * rows; }
+};
+
+// Workgroup shapes per device. KILN_VK_MATVEC="wg,rows,tpr" forces one matvec shape and
+// KILN_VK_ATTENTION_SPLIT the keys a decode-attention workgroup takes (tuning runs).
 struct Tuning {
-  uint32_t matvec_wg = 128;
-  uint32_t matvec_rows = 2;      // even: the GLU variant pairs gate and up rows
+  bool cpu_device = false;
+  bool f16_math = false;         // packed-fp16 matvec for Q8_0/Q4_0 (opt-in: KILN_VK_F16_MATH=1)
+  MatvecShape forced{0, 0, 0};
   uint32_t norm_wg = 256;
   uint32_t rope_wg = 64;
   uint32_t attention_wg = 64;    // >= head_dim / 4
   int matvec_max_tokens = 4;     // batches up to this size use matrix-vector kernels
-  uint32_t max_attention_splits = 32;
+  uint32_t max_attention_splits = 128;
+  uint32_t attention_keys_per_split = 64;  // decode: at least this many keys a workgroup
+
+  // Enough invocations a row that each streams several blocks, enough rows that the GPU is full.
+  MatvecShape matvec_shape(int64_t rows, int64_t cols, bool glu) const;
 };
 Tuning tuning_for(const Device& device);
 
@@ -36,6 +48,7 @@ std::vector<float> rope_table(const Gemma3Config& config, int context);
 // A matrix and one descriptor set per chunk, for its input and output activations.
 struct BoundMatrix {
   DeviceMatrix m;
+  MatvecShape shape;
   std::vector<VkDescriptorSet> sets;
 };
 
@@ -80,7 +93,7 @@ struct ModelGpu {
   VkDescriptorSet add_norm_set = VK_NULL_HANDLE, combine_set = VK_NULL_HANDLE;
 
   // Kernels for a weight type.
-  const Kernel& matrix_kernel(DType type, bool glu, bool batched);
+  const Kernel& matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape);
   const Kernel& embed_kernel(DType type);
   const Kernel *rope_kernel = nullptr, *attention_kernel = nullptr, *combine_kernel = nullptr, *add_norm_kernel = nullptr;
 

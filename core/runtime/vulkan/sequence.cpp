@@ -10,62 +10,76 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : devi
   pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pi.queueFamilyIndex = device.queue_family();
   check(vkCreateCommandPool(dev, &pi, nullptr, &pool_), "creating a command pool");
+  VkCommandBuffer cmds[2];
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = pool_;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 1;
-  check(vkAllocateCommandBuffers(dev, &ai, &cmd_), "allocating a command buffer");
-  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  check(vkCreateFence(dev, &fi, nullptr, &fence_), "creating a fence");
-  if (device.info().timestamp_valid_bits > 0 && device.limits().timestampPeriod > 0) {
-    max_queries_ = max_dispatches + 1;
-    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qi.queryCount = max_queries_;
-    check(vkCreateQueryPool(dev, &qi, nullptr, &query_pool_), "creating a timestamp query pool");
+  ai.commandBufferCount = 2;
+  check(vkAllocateCommandBuffers(dev, &ai, cmds), "allocating command buffers");
+  const bool timestamps = device.info().timestamp_valid_bits > 0 && device.limits().timestampPeriod > 0;
+  max_queries_ = max_dispatches + 1;
+  for (int i = 0; i < 2; ++i) {
+    Frame& f = frames_[i];
+    f.cmd = cmds[i];
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check(vkCreateFence(dev, &fi, nullptr, &f.fence), "creating a fence");
+    if (timestamps) {
+      VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qi.queryCount = max_queries_;
+      check(vkCreateQueryPool(dev, &qi, nullptr, &f.query_pool), "creating a timestamp query pool");
+    }
   }
 }
 
 CommandSequence::~CommandSequence() {
   VkDevice dev = device_.handle();
-  if (recording_) vkEndCommandBuffer(cmd_);
-  if (query_pool_) vkDestroyQueryPool(dev, query_pool_, nullptr);
-  vkDestroyFence(dev, fence_, nullptr);
+  for (Frame& f : frames_) {
+    if (f.state == State::InFlight) vkWaitForFences(dev, 1, &f.fence, VK_TRUE, UINT64_MAX);
+    if (f.state == State::Recording) vkEndCommandBuffer(f.cmd);
+    if (f.query_pool) vkDestroyQueryPool(dev, f.query_pool, nullptr);
+    vkDestroyFence(dev, f.fence, nullptr);
+  }
   vkDestroyCommandPool(dev, pool_, nullptr);
 }
 
-void CommandSequence::begin(bool profile) {
-  check(vkResetCommandBuffer(cmd_, 0), "resetting the command buffer");
+int CommandSequence::begin(bool profile) {
+  recording_ = frames_[0].state == State::Free ? 0 : frames_[1].state == State::Free ? 1 : -1;
+  if (recording_ < 0) throw Error("Vulkan: no free command frame (internal error)");
+  Frame& f = rec();
+  check(vkResetCommandBuffer(f.cmd, 0), "resetting a command buffer");
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(vkBeginCommandBuffer(cmd_, &bi), "recording commands");
-  recording_ = true;
-  dispatches_ = 0;
-  labels_.clear();
-  profiling_ = profile && query_pool_;
-  // Uploads (transfer) and earlier forward calls (compute) happen before anything read here.
+  check(vkBeginCommandBuffer(f.cmd, &bi), "recording commands");
+  f.state = State::Recording;
+  f.dispatches = 0;
+  f.labels.clear();
+  f.profiling = profile && f.query_pool;
+  // Uploads (transfer) and earlier frames (compute) happen before anything read here.
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-  vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+  vkCmdPipelineBarrier(f.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
-  if (profiling_) {
-    vkCmdResetQueryPool(cmd_, query_pool_, 0, max_queries_);
-    vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, query_pool_, 0);
+  if (f.profiling) {
+    vkCmdResetQueryPool(f.cmd, f.query_pool, 0, max_queries_);
+    vkCmdWriteTimestamp(f.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, f.query_pool, 0);
   }
+  return recording_;
 }
 
 void CommandSequence::dispatch(const Kernel& kernel, VkDescriptorSet set, const void* push, uint32_t push_bytes,
                                uint32_t groups_x, uint32_t groups_y, uint32_t groups_z, const char* op, int layer) {
   if (groups_x == 0 || groups_y == 0 || groups_z == 0) return;
-  vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline);
-  vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.layout, 0, 1, &set, 0, nullptr);
-  if (push_bytes) vkCmdPushConstants(cmd_, kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
-  vkCmdDispatch(cmd_, groups_x, groups_y, groups_z);
-  ++dispatches_;
-  if (profiling_ && labels_.size() + 1 < max_queries_) {
-    vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_, uint32_t(labels_.size() + 1));
-    labels_.push_back({op, layer});
+  Frame& f = rec();
+  vkCmdBindPipeline(f.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline);
+  vkCmdBindDescriptorSets(f.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.layout, 0, 1, &set, 0, nullptr);
+  if (push_bytes) vkCmdPushConstants(f.cmd, kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+  vkCmdDispatch(f.cmd, groups_x, groups_y, groups_z);
+  ++f.dispatches;
+  if (f.profiling && f.labels.size() + 1 < max_queries_) {
+    vkCmdWriteTimestamp(f.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, f.query_pool, uint32_t(f.labels.size() + 1));
+    f.labels.push_back({op, layer});
   }
 }
 
@@ -73,54 +87,78 @@ void CommandSequence::barrier() {
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-  vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
-                       nullptr, 0, nullptr);
+  vkCmdPipelineBarrier(rec().cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
+                       0, nullptr, 0, nullptr);
 }
 
 void CommandSequence::copy_to_host(const BufferSlice& src, VkDeviceSize src_offset, const BufferSlice& dst,
                                    VkDeviceSize dst_offset, VkDeviceSize bytes) {
+  VkCommandBuffer cmd = rec().cmd;
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-  vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
-                       nullptr, 0, nullptr);
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr,
+                       0, nullptr);
   VkBufferCopy region{src.offset + src_offset, dst.offset + dst_offset, bytes};
-  vkCmdCopyBuffer(cmd_, src.buffer, dst.buffer, 1, &region);
+  vkCmdCopyBuffer(cmd, src.buffer, dst.buffer, 1, &region);
   VkMemoryBarrier hb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   hb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   hb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, nullptr, 0,
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, nullptr, 0,
                        nullptr);
 }
 
-void CommandSequence::submit_and_wait() {
-  check(vkEndCommandBuffer(cmd_), "recording commands");
-  recording_ = false;
+void CommandSequence::end() {
+  check(vkEndCommandBuffer(rec().cmd), "recording commands");
+  rec().state = State::Ready;
+  recording_ = -1;
+}
+
+void CommandSequence::submit(int frame) {
+  Frame& f = frames_[frame];
+  if (f.state != State::Ready) throw Error("Vulkan: submitting a frame that is not ready (internal error)");
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd_;
-  check(vkQueueSubmit(device_.queue(), 1, &si, fence_), "submitting work");
+  si.pCommandBuffers = &f.cmd;
+  check(vkQueueSubmit(device_.queue(), 1, &si, f.fence), "submitting work");
   ++device_.counters().submits;
-  check(vkWaitForFences(device_.handle(), 1, &fence_, VK_TRUE, UINT64_MAX), "waiting for the GPU");
-  check(vkResetFences(device_.handle(), 1, &fence_), "resetting a fence");
+  f.state = State::InFlight;
+}
 
-  if (!profiling_ || labels_.empty()) return;
-  std::vector<uint64_t> stamps(labels_.size() + 1);
-  check(vkGetQueryPoolResults(device_.handle(), query_pool_, 0, uint32_t(stamps.size()), stamps.size() * 8,
+void CommandSequence::discard(int frame) {
+  if (frames_[frame].state == State::Ready) frames_[frame].state = State::Free;
+}
+
+void CommandSequence::wait(int frame) {
+  Frame& f = frames_[frame];
+  if (f.state != State::InFlight) return;
+  check(vkWaitForFences(device_.handle(), 1, &f.fence, VK_TRUE, UINT64_MAX), "waiting for the GPU");
+  check(vkResetFences(device_.handle(), 1, &f.fence), "resetting a fence");
+  f.state = State::Free;
+  if (!f.profiling || f.labels.empty()) return;
+  std::vector<uint64_t> stamps(f.labels.size() + 1);
+  check(vkGetQueryPoolResults(device_.handle(), f.query_pool, 0, uint32_t(stamps.size()), stamps.size() * 8,
                               stamps.data(), 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
         "reading timestamps");
   const uint32_t bits = device_.info().timestamp_valid_bits;
   const uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
   const double ns_per_tick = device_.limits().timestampPeriod;
-  for (size_t i = 0; i < labels_.size(); ++i) {
+  for (size_t i = 0; i < f.labels.size(); ++i) {
     const uint64_t ticks = (stamps[i + 1] - stamps[i]) & mask;
-    OpTiming& t = totals_[{labels_[i].op, labels_[i].layer}];
-    t.op = labels_[i].op;
-    t.layer = labels_[i].layer;
+    OpTiming& t = totals_[{f.labels[i].op, f.labels[i].layer}];
+    t.op = f.labels[i].op;
+    t.layer = f.labels[i].layer;
     t.device = "gpu";
     t.micros += double(ticks) * ns_per_tick / 1000.0;
     ++t.calls;
   }
+}
+
+void CommandSequence::submit_and_wait() {
+  const int frame = recording_;
+  end();
+  submit(frame);
+  wait(frame);
 }
 
 std::vector<OpTiming> CommandSequence::take_profile() {

@@ -1,6 +1,8 @@
-// Recording and submitting work: one command buffer reused for every forward call (reset, never
-// reallocated), compute-to-compute barriers between dependent dispatches, one submit and one fence
-// wait per call, and optional timestamps around every dispatch summed per (op, layer).
+// Recording and submitting work. Two frames (command buffer, fence, timestamp pool), reset and
+// reused, never reallocated: one can be recorded while the other runs, so the next decode step's
+// commands are ready before the current one finishes. Compute-to-compute barriers separate
+// dependent dispatches; one submit and one fence wait per frame; optional timestamps around every
+// dispatch, summed per (op, layer).
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -20,45 +22,58 @@ namespace kiln::vk {
 
 class CommandSequence {
  public:
-  // max_dispatches: timestamps a recording can hold (profiling beyond it is dropped, not wrong).
+  // max_dispatches: timestamps a frame can hold (profiling beyond it is dropped, not wrong).
   CommandSequence(Device& device, uint32_t max_dispatches);
   ~CommandSequence();
   CommandSequence(const CommandSequence&) = delete;
   CommandSequence& operator=(const CommandSequence&) = delete;
 
-  bool can_profile() const { return query_pool_ != VK_NULL_HANDLE; }
+  bool can_profile() const { return frames_[0].query_pool != VK_NULL_HANDLE; }
 
-  // Starts a recording; the first commands make earlier uploads and host writes visible.
-  void begin(bool profile);
-  // A dispatch; groups_x beyond the device limit must already be folded into y by the caller.
+  // Starts recording a free frame and returns it; its first commands make earlier uploads, host
+  // writes and compute results visible.
+  int begin(bool profile);
+  // Recording into the frame begin() returned last. A dispatch's groups_x beyond the device limit
+  // must already be folded into y by the caller.
   void dispatch(const Kernel& kernel, VkDescriptorSet set, const void* push, uint32_t push_bytes, uint32_t groups_x,
                 uint32_t groups_y, uint32_t groups_z, const char* op, int layer);
-  // Later dispatches see everything earlier ones wrote.
-  void barrier();
-  // Copies device data for the host to read after submit_and_wait().
+  void barrier();  // later dispatches see everything earlier ones wrote
   void copy_to_host(const BufferSlice& src, VkDeviceSize src_offset, const BufferSlice& dst, VkDeviceSize dst_offset,
                     VkDeviceSize bytes);
-  // Ends, submits once and waits for the GPU to finish.
-  void submit_and_wait();
+  void end();      // the recording frame is ready to submit
 
-  uint32_t dispatches_recorded() const { return dispatches_; }
+  void submit(int frame);   // one vkQueueSubmit
+  void wait(int frame);     // fence wait; collects its timestamps
+  void discard(int frame);  // a ready frame that will not be submitted
+  void submit_and_wait();   // end, submit and wait for the recording frame
+
+  uint32_t dispatches_recorded(int frame) const { return frames_[frame].dispatches; }
+  bool profiling(int frame) const { return frames_[frame].profiling; }
   // Per (op, layer) GPU time since the last call.
   std::vector<OpTiming> take_profile();
 
  private:
-  Device& device_;
-  VkCommandPool pool_ = VK_NULL_HANDLE;
-  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
-  VkFence fence_ = VK_NULL_HANDLE;
-  VkQueryPool query_pool_ = VK_NULL_HANDLE;
-  uint32_t max_queries_ = 0;
-  bool profiling_ = false, recording_ = false;
-  uint32_t dispatches_ = 0;
+  enum class State { Free, Recording, Ready, InFlight };
   struct Label {
     const char* op;
     int layer;
   };
-  std::vector<Label> labels_;  // label of timestamp i + 1 (the end of dispatch i)
+  struct Frame {
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+    VkQueryPool query_pool = VK_NULL_HANDLE;
+    State state = State::Free;
+    bool profiling = false;
+    uint32_t dispatches = 0;
+    std::vector<Label> labels;  // label of timestamp i + 1 (the end of dispatch i)
+  };
+  Frame& rec() { return frames_[recording_]; }
+
+  Device& device_;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  Frame frames_[2];
+  int recording_ = -1;
+  uint32_t max_queries_ = 0;
   std::map<std::pair<std::string, int>, OpTiming> totals_;
 };
 

@@ -1,5 +1,6 @@
 // The Vulkan Backend: a device, the model uploaded once, one command sequence. forward() writes
-// the token ids, records the whole pass, submits once per batch and reads the logits back.
+// the token ids, submits the whole pass once per batch and reads the logits back. Decode steps are
+// recorded one step ahead, while the GPU runs the current one.
 #include "runtime/vulkan_backend.h"
 
 #include <algorithm>
@@ -55,7 +56,7 @@ class VulkanBackend final : public Backend {
         {"weight_bytes", double(model_->weight_bytes)},
         {"kv_cache_bytes", double(model_->kv_bytes)},
         {"max_batch", double(model_->max_batch)},
-        {"dispatches_last_call", double(sequence_->dispatches_recorded())},
+        {"dispatches_last_call", double(last_dispatches_)},
     };
   }
 
@@ -76,13 +77,31 @@ class VulkanBackend final : public Backend {
     const vk::Counters before = device_->counters();
     const int step = all_logits ? model_->logit_rows : model_->max_batch;
     for (int start = 0; start < n; start += step) {
-      const int len = std::min(step, n - start);
+      const int len = std::min(step, n - start), at = pos + start;
       const bool last = start + len == n;
       std::memcpy(model_->tokens.mapped, tokens.data() + start, size_t(len) * 4);
-      sequence_->begin(profiling_);
-      vk::record_forward(*model_, *sequence_, len, pos + start, all_logits);
-      sequence_->submit_and_wait();
-      filled_ = pos + start + len;
+      int frame = -1;
+      if (prepared_ >= 0 && len == 1 && !all_logits && prepared_pos_ == at && sequence_->profiling(prepared_) == profiling_) {
+        frame = prepared_;  // recorded while the previous step ran
+      } else {
+        if (prepared_ >= 0) sequence_->discard(prepared_);
+        frame = sequence_->begin(profiling_);
+        vk::record_forward(*model_, *sequence_, len, at, all_logits);
+        sequence_->end();
+      }
+      prepared_ = -1;
+      sequence_->submit(frame);
+      // While the GPU works, record the likely next call: one token at the next position (the
+      // commands depend on the position only; the token id is read from memory when they run).
+      if (len == 1 && !all_logits && at + 1 < model_->context) {
+        prepared_ = sequence_->begin(profiling_);
+        vk::record_forward(*model_, *sequence_, 1, at + 1, false);
+        sequence_->end();
+        prepared_pos_ = at + 1;
+      }
+      sequence_->wait(frame);
+      last_dispatches_ = sequence_->dispatches_recorded(frame);
+      filled_ = at + len;
       const size_t row = size_t(c.vocab_size);
       if (all_logits)
         std::memcpy(logits + size_t(start) * row, model_->logits_host.mapped, size_t(len) * row * 4);
@@ -108,6 +127,8 @@ class VulkanBackend final : public Backend {
   uint64_t decode_tokens_ = 0;
   int filled_ = 0;
   bool profiling_ = false;
+  int prepared_ = -1, prepared_pos_ = -1;  // a frame recorded ahead for a decode step at prepared_pos_
+  uint32_t last_dispatches_ = 0;
 };
 
 }  // namespace

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One complete Vulkan measurement on the NVIDIA machine (core/runtime/vulkan/PERFORMANCE.md):
+# kernel sweeps and the copy ceiling, then `kiln bench` on random weights of Gemma 3 27B's shape,
+# Q4_0 and Q8_0, a 512-token prefill and decode. Run from the repository root with the Vulkan
+# loader debs in .gl/ and Release binaries (kiln, bench_vulkan_kernels, their .so files in lib/) in
+# .vkbench/; results go to $OUT (or ./vk-results).
+set -uo pipefail
+OUT=${OUT:-vk-results}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+export LD_LIBRARY_PATH=$PWD/.vkbench/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export XDG_CACHE_HOME=/tmp/kiln-cache
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv | tee "$OUT/gpu.txt"
+date -u +%FT%TZ | tee -a "$OUT/gpu.txt"
+
+if [ "${SKIP_KERNELS:-0}" != 1 ]; then
+  .vkbench/bench_vulkan_kernels 2>&1 | tee "$OUT/kernels.txt"
+fi
+# Each variant: "precision[:tag[:ENV=value ...]]", e.g. q4_0:fp32math:KILN_VK_F16_MATH=0.
+for v in ${VARIANTS:-q4_0 q8_0}; do
+  IFS=: read -r p tag envs <<< "$v"
+  name="27b-$p${tag:+-$tag}"
+  env ${envs//,/ } .vkbench/kiln bench --synthetic gemma3-27b --precision "$p" --backend vulkan --prompt 512 \
+    --gen "${GEN:-128}" --json ${PROFILE:+--profile} > "$OUT/$name.json" 2>> "$OUT/bench.err"
+  python3 - "$OUT/$name.json" "$name" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"{sys.argv[2]}: prefill {r['prefill_tokens_per_s']:.0f} tok/s, decode {r['decode_tokens_per_s']:.1f} tok/s, "
+      f"{r['achieved_gb_per_s']:.0f} GB/s = {100*r.get('decode_fraction_of_copy',0):.1f}% of copy "
+      f"{r.get('device_copy_gb_per_s',0):.0f} GB/s; load {r['load_s']:.1f} s; vulkan {r.get('vulkan')}")
+if r.get('profile'):
+    ops = {}
+    for t in r['profile']:
+        o = ops.setdefault(t['op'], [0, 0]); o[0] += t['micros']; o[1] += t['calls']
+    tokens = r['counters']['decode_tokens'] - 1  # the bench's warm-up step is not profiled
+    print('  per token (ms): ' + ', '.join(f"{k} {v[0]/1000/tokens:.2f}" for k, v in sorted(ops.items(), key=lambda x: -x[1][0])))
+PY
+done
+tail -5 "$OUT/bench.err"

@@ -1,0 +1,222 @@
+// Kernel-level measurements for tuning the Vulkan backend on a real GPU (not a test; no Qt, so it
+// runs on the measurement machine): the copy-bandwidth ceiling, decode matvec shapes of Gemma 3
+// 27B swept over workgroup layouts, the cost of one dependent dispatch, attention and prefill
+// matmul. Prints one table per part; GB/s counts the weight bytes a kernel must read.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kiln/types.h"
+#include "quant/convert.h"
+#include "runtime/vulkan/bandwidth.h"
+#include "runtime/vulkan/device.h"
+#include "runtime/vulkan/forward.h"
+#include "runtime/vulkan/memory.h"
+#include "runtime/vulkan/pipeline.h"
+#include "runtime/vulkan/push_constants.h"
+#include "runtime/vulkan/sequence.h"
+#include "runtime/vulkan/weight_layout.h"
+
+using namespace kiln;
+
+namespace {
+
+struct Bench {
+  std::shared_ptr<vk::Instance> instance = std::make_shared<vk::Instance>();
+  std::unique_ptr<vk::Device> device;
+  std::unique_ptr<vk::MemoryArena> arena;
+  std::unique_ptr<vk::Uploader> uploader;
+  std::unique_ptr<vk::PipelineLibrary> pipelines;
+  std::unique_ptr<vk::DescriptorAllocator> descriptors;
+  std::unique_ptr<vk::CommandSequence> seq;
+
+  explicit Bench(int index) {
+    device = std::make_unique<vk::Device>(instance, vk::choose_device(instance->devices(), index, true));
+    arena = std::make_unique<vk::MemoryArena>(*device, vk::MemoryKind::DeviceLocal, 1u << 30, "benchmark buffers");
+    uploader = std::make_unique<vk::Uploader>(*device, 64u << 20);
+    pipelines = std::make_unique<vk::PipelineLibrary>(*device, "");
+    descriptors = std::make_unique<vk::DescriptorAllocator>(*device);
+    seq = std::make_unique<vk::CommandSequence>(*device, 4096);
+  }
+  vk::BufferSlice floats(size_t n, uint64_t seed) {
+    std::mt19937 rng{uint32_t(seed)};
+    std::uniform_real_distribution<float> u(-1, 1);
+    std::vector<float> v(n);
+    for (float& x : v) x = u(rng);
+    vk::BufferSlice s = arena->allocate(n * 4);
+    uploader->write(s, 0, v.data(), n * 4);
+    uploader->finish();
+    return s;
+  }
+  // Mean GPU microseconds of one call of `record`, repeated `reps` times in one submission.
+  template <typename F>
+  double time(int reps, F&& record) {
+    for (int pass = 0; pass < 2; ++pass) {  // the first warms up
+      seq->begin(true);
+      for (int i = 0; i < reps; ++i) record();
+      seq->submit_and_wait();
+      const auto prof = seq->take_profile();
+      if (pass == 1) {
+        double us = 0, calls = 0;
+        for (const auto& t : prof) {
+          us += t.micros;
+          calls += double(t.calls);
+        }
+        return us / reps;
+      }
+    }
+    return 0;
+  }
+};
+
+// A matrix of random quants in GGUF blocks (64 distinct rows repeated: the GPU still reads every byte).
+vk::DeviceMatrix random_matrix(Bench& b, DType t, int64_t rows, int64_t cols) {
+  const size_t rb = row_bytes(t, cols);
+  std::vector<uint8_t> host(64 * rb);
+  std::mt19937_64 rng(rows * 31 + cols);
+  for (auto& v : host) v = uint8_t(rng());
+  const size_t block = t == DType::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
+  const uint16_t d = float_to_fp16(0.01f);
+  for (size_t i = 0; i < host.size(); i += block) std::memcpy(&host[i], &d, 2);
+  const uint64_t limit = std::min<uint64_t>(b.device->limits().maxStorageBufferRange, b.arena->max_block_bytes());
+  auto m = vk::upload_matrix(*b.arena, *b.uploader, t, rows, cols, [&](int64_t r) { return &host[(r % 64) * rb]; },
+                             limit, 64);
+  b.uploader->finish();
+  return m;
+}
+
+struct Shape {
+  const char* name;
+  int64_t rows, cols;
+  bool glu;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int device = -1, shrink = 1;  // --quick: 1/64 of the rows, a smoke test on lavapipe
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--device" && i + 1 < argc) device = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--quick") shrink = 64;
+  }
+  try {
+    Bench b(device);
+    const auto& info = b.device->info();
+    std::printf("device: %s (%s), subgroup %u, maxStorageBufferRange %u MiB\n", info.report.name.c_str(),
+                info.report.driver.c_str(), info.subgroup_size, b.device->limits().maxStorageBufferRange >> 20);
+
+    const VulkanBandwidth bw = measure_vulkan_bandwidth(device, true, (2ull << 30) / shrink, 5);
+    std::printf("\n== copy ceiling: %.1f GB/s (compute-shader copy of %llu MiB, read + write)\n", bw.copy_gbs,
+                (unsigned long long)(bw.buffer_bytes >> 20));
+
+    // Decode matvecs of Gemma 3 27B.
+    const Shape shapes[] = {{"qkv", 8192, 5376, false},
+                            {"o_proj", 5376, 4096, false},
+                            {"gate_up", 43008, 5376, true},
+                            {"down", 5376, 21504, false},
+                            {"logits", 262208, 5376, false}};
+    const uint32_t layouts[][3] = {{128, 4, 128}, {128, 4, 64}, {128, 8, 64}, {64, 4, 64},
+                                   {128, 4, 32},  {128, 8, 32}, {256, 8, 32}};
+    vk::BufferSlice x = b.floats(21504, 1), y = b.arena->allocate(262208 * 4);
+    std::printf("\n== decode matvec (1 token), GB/s of weights; best layout per shape marked *\n");
+    std::printf("%-8s %-10s %10s", "shape", "type", "MB");
+    for (const auto& l : layouts) std::printf(" %3u,%u,%-3u", l[0], l[1], l[2]);
+    std::printf("\n");
+    for (DType t : {DType::Q4_0, DType::Q8_0})
+    for (bool f16 : {false, true}) {
+      if (f16 && !b.device->info().fp16_math) continue;
+      for (const Shape& s : shapes) {
+        const vk::DeviceMatrix m = random_matrix(b, t, s.rows / shrink / 2 * 2, s.cols);
+        const double mb = double(m.bytes()) / 1e6;
+        std::printf("%-8s %-10s %10.1f", s.name, (std::string(to_string(t)) + (f16 ? " fp16" : "")).c_str(), mb);
+        std::vector<double> gbs;
+        for (const auto& l : layouts) {
+          const vk::MatvecShape shape{l[0], s.glu && l[1] % 2 ? l[1] + 1 : l[1], l[2]};
+          const std::string name =
+              std::string(f16 ? "matvec_h_" : "matvec_") + (s.glu ? "glu_" : "") + (t == DType::Q4_0 ? "q4_0" : "q8_0");
+          const vk::Kernel& k = b.pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
+          std::vector<VkDescriptorSet> sets;
+          for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, x, y}));
+          const double us = b.time(20, [&] {
+            vk::record_matrix(*b.seq, k, m, sets, vk::MatrixCall{s.glu, false, 1, 0, uint32_t(s.cols), 0}, shape,
+                              b.device->limits().maxComputeWorkGroupCount[0], "matvec", 0);
+          });
+          gbs.push_back(double(m.bytes()) / (us * 1e-6) / 1e9);
+        }
+        const size_t best = size_t(std::max_element(gbs.begin(), gbs.end()) - gbs.begin());
+        for (size_t i = 0; i < gbs.size(); ++i) std::printf(" %8.0f%s", gbs[i], i == best ? "*" : " ");
+        std::printf("   best %.0f%% of copy\n", 100 * gbs[best] / bw.copy_gbs);
+      }
+    }
+
+    // One small dependent dispatch (add_norm, 1 token) and its barrier, by workgroup size.
+    {
+      vk::BufferSlice yv = b.floats(5376, 2), xv = b.floats(5376, 3), xn = b.floats(5376, 4), w = b.floats(2 * 5376, 5);
+      std::printf("\n== one dependent small dispatch (add_norm, 1 token), us:");
+      for (uint32_t wg : {256u, 512u, 1024u}) {
+        if (wg / b.device->info().subgroup_size > 64) continue;
+        const vk::Kernel& k = b.pipelines->get("add_norm", 4, {wg});
+        VkDescriptorSet set = b.descriptors->allocate(k, std::vector{yv, xv, xn, w});
+        const vk::AddNormPush p{5376, 0, 5376, 1e-6f};
+        const double us = b.time(500, [&] {
+          b.seq->dispatch(k, set, &p, sizeof p, 1, 1, 1, "add_norm", 0);
+          b.seq->barrier();
+        });
+        std::printf("  wg %u: %.2f", wg, us);
+      }
+      std::printf("\n");
+    }
+
+    // Decode attention at 27B's shape: 32 heads, 16 kv heads, head_dim 128, fp16 cache.
+    {
+      const uint32_t H = 32, KV = 16, D = 128, ctx = 8192;
+      vk::BufferSlice qkv = b.floats((H + 2 * KV) * D, 6), kc = b.floats(size_t(ctx) * KV * D / 2, 7),
+                      vc = b.floats(size_t(ctx) * KV * D / 2, 8), out = b.floats(H * D, 9),
+                      part = b.floats(size_t(256) * H * (D + 2), 10);
+      std::printf("\n== decode attention (fp16 KV), us: keys, splits, attention + combine\n");
+      for (uint32_t keys : {512u, 1024u, 4096u / shrink, 8192u / shrink})
+        for (uint32_t per_split : {32u, 64u, 128u, 256u}) {
+          const uint32_t wg = 64;
+          const vk::Kernel& att = b.pipelines->get("attention_kv_f16", 5, {wg});
+          const vk::Kernel& cmb = b.pipelines->get("attention_combine", 2, {64});
+          VkDescriptorSet s1 = b.descriptors->allocate(att, std::vector{qkv, kc, vc, out, part});
+          VkDescriptorSet s2 = b.descriptors->allocate(cmb, std::vector{part, out});
+          const uint32_t per = std::max<uint32_t>(per_split, (keys + 127) / 128), splits = (keys + per - 1) / per;
+          const vk::AttentionPush ap{keys - 1, H, KV, D, (H + 2 * KV) * D, H * D, ctx, 0, splits, per, 0.088f, 0};
+          const vk::CombinePush cp{H, D, splits, H * D};
+          const double us = b.time(20, [&] {
+            b.seq->dispatch(att, s1, &ap, sizeof ap, H * splits, 1, 1, "attention", 0);
+            b.seq->barrier();
+            if (splits > 1) {
+              b.seq->dispatch(cmb, s2, &cp, sizeof cp, H, 1, 1, "combine", 0);
+              b.seq->barrier();
+            }
+          });
+          std::printf("keys %5u  per split %3u  splits %3u  %8.1f us  (%.0f GB/s of K+V)\n", keys, per, splits, us,
+                      double(keys) * KV * D * 2 * 2 / (us * 1e-6) / 1e9);
+        }
+    }
+
+    // Prefill matmul: 512 tokens through gate_up (the largest matrix).
+    for (DType t : {DType::Q4_0, DType::Q8_0}) {
+      const int64_t rows = 43008 / shrink / 2 * 2;
+      const vk::DeviceMatrix m = random_matrix(b, t, rows, 5376);
+      vk::BufferSlice xs = b.floats(size_t(512) * 5376, 11), ys = b.arena->allocate(size_t(512) * 21504 * 4);
+      const vk::Kernel& k = b.pipelines->get(std::string("matmul_glu_") + (t == DType::Q4_0 ? "q4_0" : "q8_0"), 4);
+      std::vector<VkDescriptorSet> sets;
+      for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
+      const double us = b.time(3, [&] {
+        vk::record_matrix(*b.seq, k, m, sets, vk::MatrixCall{true, true, 512, 0, 5376, 21504}, {}, 65535, "matmul", 0);
+      });
+      std::printf("\n== prefill matmul %s 512 x %lld x 5376: %.2f ms, %.1f TFLOP/s\n", to_string(t), (long long)rows,
+                  us / 1000, 2.0 * 512 * double(rows) * 5376 / (us * 1e-6) / 1e12);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_vulkan_kernels: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
