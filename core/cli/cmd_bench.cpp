@@ -13,6 +13,9 @@
 #include "model/presets.h"
 #include "model/weights.h"
 #include "quant/convert.h"
+#ifdef KILN_HAVE_VULKAN
+#include "runtime/vulkan/bandwidth.h"
+#endif
 
 namespace kiln::cli {
 namespace {
@@ -32,6 +35,7 @@ struct BenchResult {
   std::string model, backend, precision;
   uint64_t weight_bytes = 0, kv_bytes = 0, peak_rss = 0;
   double load_s = 0, prefill_tps = 0, decode_tps = 0, bytes_per_token = 0;
+  double copy_gbs = 0;  // the device's compute-shader copy bandwidth (Vulkan): decode's ceiling
   std::vector<std::pair<std::string, double>> counters;
   std::vector<OpTiming> profile;
   std::vector<std::string> notes;
@@ -107,6 +111,17 @@ BenchResult run_bench(const BenchFlags& f) {
   r.counters = backend->counters();
   r.profile = backend->take_profile();
   r.peak_rss = peak_resident_memory_bytes();
+#ifdef KILN_HAVE_VULKAN
+  // The ceiling decode is measured against: a large copy through the shader cores, same run.
+  if (r.backend.rfind("vulkan", 0) == 0) {
+    try {
+      r.copy_gbs = measure_vulkan_bandwidth(options.vulkan_device, options.backend == BackendKind::Vulkan, 1ull << 30, 5)
+                       .copy_gbs;
+    } catch (const Error& e) {
+      r.notes.push_back(std::string("bandwidth probe failed: ") + e.what());
+    }
+  }
+#endif
   return r;
 }
 
@@ -122,6 +137,21 @@ void print_json(const BenchResult& r) {
     std::printf(", \"counters\": {");
     for (size_t i = 0; i < r.counters.size(); ++i)
       std::printf("%s\"%s\": %.6g", i ? ", " : "", r.counters[i].first.c_str(), r.counters[i].second);
+    std::printf("}");
+  }
+  if (r.copy_gbs > 0) {
+    std::printf(", \"device_copy_gb_per_s\": %.1f, \"decode_fraction_of_copy\": %.3f", r.copy_gbs,
+                r.bytes_per_token * r.decode_tps / 1e9 / r.copy_gbs);
+    std::printf(", \"vulkan\": {");
+    const char* keys[] = {"allocations_during_decode", "descriptor_set_allocations_during_decode",
+                          "pipeline_creations_during_decode", "submits_per_token"};
+    bool first = true;
+    for (const char* k : keys)
+      for (const auto& [name, value] : r.counters)
+        if (name == k) {
+          std::printf("%s\"%s\": %.6g", first ? "" : ", ", k, value);
+          first = false;
+        }
     std::printf("}");
   }
   if (!r.profile.empty()) {
@@ -143,6 +173,9 @@ void print_text(const BenchResult& r) {
               r.kv_bytes / 1e9, r.load_s);
   std::printf("prefill      %.2f tokens/s\ndecode       %.2f tokens/s (%.2f GB/s of %.3f GB a token)\n",
               r.prefill_tps, r.decode_tps, r.bytes_per_token * r.decode_tps / 1e9, r.bytes_per_token / 1e9);
+  if (r.copy_gbs > 0)
+    std::printf("device copy  %.1f GB/s (decode reaches %.1f %% of it)\n", r.copy_gbs,
+                100 * r.bytes_per_token * r.decode_tps / 1e9 / r.copy_gbs);
   std::printf("peak memory  %.3f GB\n", r.peak_rss / 1e9);
   for (const auto& [name, value] : r.counters) std::printf("%-28s %g\n", name.c_str(), value);
   if (!r.profile.empty()) {
