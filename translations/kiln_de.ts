@@ -206,6 +206,99 @@
     </message>
 </context>
 <context>
+    <name>DownloadsPage</name>
+    <message>
+        <source>Downloads</source>
+        <translation>Downloads</translation>
+    </message>
+    <message>
+        <source>Get a Gemma 3 model from Hugging Face — a model folder or a .gguf file.</source>
+        <translation>Ein Gemma-3-Modell von Hugging Face holen – einen Modellordner oder eine .gguf-Datei.</translation>
+    </message>
+    <message>
+        <source>Repository</source>
+        <translation>Repository</translation>
+    </message>
+    <message>
+        <source>OWNER/REPO as on huggingface.co, e.g. ggml-org/gemma-3-1b-it-GGUF.</source>
+        <translation>OWNER/REPO wie auf huggingface.co, z. B. ggml-org/gemma-3-1b-it-GGUF.</translation>
+    </message>
+    <message>
+        <source>Listing…</source>
+        <translation>Wird aufgelistet …</translation>
+    </message>
+    <message>
+        <source>List files</source>
+        <translation>Dateien auflisten</translation>
+    </message>
+    <message>
+        <source>Gated models (Google&apos;s Gemma among them) need a Hugging Face token: Settings → Downloads.</source>
+        <translation>Zugangsbeschränkte Modelle (darunter Googles Gemma) brauchen ein Hugging-Face-Token: Einstellungen → Downloads.</translation>
+    </message>
+    <message>
+        <source>This build of Kiln has no downloader.</source>
+        <translation>Dieser Build von Kiln kann nichts herunterladen.</translation>
+    </message>
+    <message>
+        <source>Downloaded into %1. The model is in the Models page&apos;s library.</source>
+        <translation>Heruntergeladen nach %1. Das Modell steht in der Bibliothek der Seite „Modelle“.</translation>
+    </message>
+    <message>
+        <source>Open Models</source>
+        <translation>Modelle öffnen</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n file(s), saved to %1</source>
+        <translation>
+            <numerusform>%n Datei, gespeichert in %1</numerusform>
+            <numerusform>%n Dateien, gespeichert in %1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>on disk</source>
+        <translation>auf der Festplatte</translation>
+    </message>
+    <message>
+        <source>SHA-256 checked</source>
+        <translation>SHA-256 geprüft</translation>
+    </message>
+    <message>
+        <source>The hub publishes this file&apos;s SHA-256; the download is verified against it.</source>
+        <translation>Der Hub veröffentlicht die SHA-256 dieser Datei; der Download wird damit geprüft.</translation>
+    </message>
+    <message>
+        <source>%1 of %2</source>
+        <translation>%1 von %2</translation>
+    </message>
+    <message>
+        <source>%1/s</source>
+        <translation>%1/s</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>Fortsetzen</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>Herunterladen</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Abbrechen</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n file(s) chosen, %1</source>
+        <translation>
+            <numerusform>%n Datei gewählt, %1</numerusform>
+            <numerusform>%n Dateien gewählt, %1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Tick the files to download.</source>
+        <translation>Haken Sie die Dateien an, die heruntergeladen werden sollen.</translation>
+    </message>
+</context>
+<context>
     <name>GpuFacts</name>
     <message>
         <source>usable</source>
@@ -490,6 +583,10 @@
     <message>
         <source>Settings</source>
         <translation>Einstellungen</translation>
+    </message>
+    <message>
+        <source>Downloads</source>
+        <translation>Downloads</translation>
     </message>
 </context>
 <context>
@@ -1010,6 +1107,26 @@
         <source>No Vulkan device: %1</source>
         <translation>Kein Vulkan-Gerät: %1</translation>
     </message>
+    <message>
+        <source>Downloads</source>
+        <translation>Downloads</translation>
+    </message>
+    <message>
+        <source>Gated models such as Google&apos;s Gemma need a Hugging Face account that accepted the licence.</source>
+        <translation>Zugangsbeschränkte Modelle wie Googles Gemma brauchen ein Hugging-Face-Konto, das die Lizenz akzeptiert hat.</translation>
+    </message>
+    <message>
+        <source>Hugging Face token</source>
+        <translation>Hugging-Face-Token</translation>
+    </message>
+    <message>
+        <source>A read token from huggingface.co/settings/tokens. Left empty, the HF_TOKEN environment variable is used.</source>
+        <translation>Ein Lese-Token von huggingface.co/settings/tokens. Bleibt das Feld leer, gilt die Umgebungsvariable HF_TOKEN.</translation>
+    </message>
+    <message>
+        <source>hf_…</source>
+        <translation>hf_…</translation>
+    </message>
 </context>
 <context>
     <name>StatsLine</name>
@@ -1068,6 +1185,13 @@
     </message>
 </context>
 <context>
+    <name>kiln::gui::DownloadController</name>
+    <message>
+        <source>This build has no downloader (libcurl was missing).</source>
+        <translation>Dieser Build kann nichts herunterladen (libcurl fehlte).</translation>
+    </message>
+</context>
+<context>
     <name>kiln::gui::EngineController</name>
     <message>
         <source>Unknown load setting: %1 / %2 / %3</source>
@@ -1112,10 +1236,6 @@
         <translation>Text</translation>
     </message>
     <message>
-        <source>Page to show: chat, models, hardware, profiler, settings.</source>
-        <translation>Anzuzeigende Seite: chat, models, hardware, profiler, settings.</translation>
-    </message>
-    <message>
         <source>name</source>
         <translation>Name</translation>
     </message>
@@ -1146,6 +1266,18 @@
     <message>
         <source>Quit after the prompt was answered and the screenshot saved.</source>
         <translation>Beenden, nachdem der Prompt beantwortet und das Bildschirmfoto gespeichert ist.</translation>
+    </message>
+    <message>
+        <source>Page to show: chat, models, downloads, hardware, profiler, settings.</source>
+        <translation>Anzuzeigende Seite: chat, models, downloads, hardware, profiler, settings.</translation>
+    </message>
+    <message>
+        <source>Hugging Face repository (OWNER/REPO) for the Downloads page to list.</source>
+        <translation>Hugging-Face-Repository (OWNER/REPO), das die Seite „Downloads“ auflistet.</translation>
+    </message>
+    <message>
+        <source>repo</source>
+        <translation>Repository</translation>
     </message>
 </context>
 <context>

@@ -206,6 +206,99 @@
     </message>
 </context>
 <context>
+    <name>DownloadsPage</name>
+    <message>
+        <source>Downloads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Get a Gemma 3 model from Hugging Face — a model folder or a .gguf file.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Repository</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>OWNER/REPO as on huggingface.co, e.g. ggml-org/gemma-3-1b-it-GGUF.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Listing…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>List files</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gated models (Google&apos;s Gemma among them) need a Hugging Face token: Settings → Downloads.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This build of Kiln has no downloader.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Downloaded into %1. The model is in the Models page&apos;s library.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open Models</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n file(s), saved to %1</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>on disk</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>SHA-256 checked</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The hub publishes this file&apos;s SHA-256; the download is verified against it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 of %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n file(s) chosen, %1</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Tick the files to download.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>GpuFacts</name>
     <message>
         <source>usable</source>
@@ -489,6 +582,10 @@
     </message>
     <message>
         <source>Settings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Downloads</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1010,6 +1107,26 @@
         <source>No Vulkan device: %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Downloads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gated models such as Google&apos;s Gemma need a Hugging Face account that accepted the licence.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hugging Face token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A read token from huggingface.co/settings/tokens. Left empty, the HF_TOKEN environment variable is used.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>hf_…</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>StatsLine</name>
@@ -1068,6 +1185,13 @@
     </message>
 </context>
 <context>
+    <name>kiln::gui::DownloadController</name>
+    <message>
+        <source>This build has no downloader (libcurl was missing).</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>kiln::gui::EngineController</name>
     <message>
         <source>Unknown load setting: %1 / %2 / %3</source>
@@ -1112,10 +1236,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Page to show: chat, models, hardware, profiler, settings.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>name</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1145,6 +1265,18 @@
     </message>
     <message>
         <source>Quit after the prompt was answered and the screenshot saved.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Page to show: chat, models, downloads, hardware, profiler, settings.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hugging Face repository (OWNER/REPO) for the Downloads page to list.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>repo</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -143,6 +143,7 @@ Rectangle {
                     timeToFirstTokenMs: row.model.timeToFirstTokenMs
                     tokensPerSecond: row.model.tokensPerSecond
                     stopReason: row.model.stopReason
+                    notes: row.model.notes
                     error: row.model.error
                     canEdit: !pane.chat.generating && pane.engine.modelLoaded
                     canRegenerate: !pane.chat.generating && pane.engine.modelLoaded && row.index === messages.count - 1

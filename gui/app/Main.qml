@@ -1,4 +1,4 @@
-// The window: navigation rail on the left, the five pages, and the objects behind them.
+// The window: navigation rail on the left, the six pages, and the objects behind them.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -20,6 +20,7 @@ ApplicationWindow {
     readonly property var pages: [
         { name: "chat", title: qsTr("Chat"), icon: "chat" },
         { name: "models", title: qsTr("Models"), icon: "models" },
+        { name: "downloads", title: qsTr("Downloads"), icon: "download" },
         { name: "hardware", title: qsTr("Hardware"), icon: "hardware" },
         { name: "profiler", title: qsTr("Profiler"), icon: "profiler" },
         { name: "settings", title: qsTr("Settings"), icon: "settings" }
@@ -79,6 +80,11 @@ ApplicationWindow {
         id: modelLibrary
         settings: appSettings
     }
+    DownloadController {
+        id: downloadController
+        settings: appSettings
+        onDownloaded: modelLibrary.refresh()
+    }
     HardwareMonitor {
         id: hardwareMonitor
         engine: engineController
@@ -131,6 +137,11 @@ ApplicationWindow {
                 settings: appSettings
                 onLoadRequested: path => window.loadModel(path)
                 onChatRequested: window.showPage("chat")
+            }
+            DownloadsPage {
+                downloads: downloadController
+                initialRepo: launchOptions.repo
+                onOpenModels: window.showPage("models")
             }
             HardwarePage {
                 monitor: hardwareMonitor

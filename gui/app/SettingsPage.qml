@@ -211,6 +211,27 @@ Item {
             }
 
             Card {
+                title: qsTr("Downloads")
+                subtitle: qsTr("Gated models such as Google's Gemma need a Hugging Face account that accepted the licence.")
+                Layout.fillWidth: true
+                Layout.leftMargin: Theme.pagePadding
+                Layout.rightMargin: Theme.pagePadding
+
+                SettingRow {
+                    label: qsTr("Hugging Face token")
+                    description: qsTr("A read token from huggingface.co/settings/tokens. Left empty, the HF_TOKEN environment variable is used.")
+                    InputField {
+                        objectName: "hfTokenField"
+                        implicitWidth: 280
+                        echoMode: TextInput.Password
+                        placeholderText: qsTr("hf_…")
+                        text: page.settings.hfToken
+                        onEditingFinished: page.settings.hfToken = text
+                    }
+                }
+            }
+
+            Card {
                 title: qsTr("Appearance")
                 Layout.fillWidth: true
                 Layout.leftMargin: Theme.pagePadding

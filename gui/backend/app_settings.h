@@ -28,6 +28,8 @@ class AppSettings : public QObject {
   // The local API server.
   Q_PROPERTY(bool serverEnabled READ serverEnabled WRITE setServerEnabled NOTIFY changed)
   Q_PROPERTY(int serverPort READ serverPort WRITE setServerPort NOTIFY changed)
+  // Downloads: a Hugging Face token for gated repositories ("" = HF_TOKEN from the environment).
+  Q_PROPERTY(QString hfToken READ hfToken WRITE setHfToken NOTIFY changed)
   // Appearance and the window.
   Q_PROPERTY(QString language READ language WRITE setLanguage NOTIFY changed)  // en / de
   Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)           // light / dark
@@ -70,6 +72,9 @@ class AppSettings : public QObject {
   void setServerEnabled(bool v) { store("server/enabled", v); }
   int serverPort() const { return value("server/port", 8080).toInt(); }
   void setServerPort(int v) { store("server/port", qBound(1, v, 65535)); }
+
+  QString hfToken() const { return value("hub/token", QString()).toString(); }
+  void setHfToken(const QString& v) { store("hub/token", v.trimmed()); }
 
   QString language() const;
   void setLanguage(const QString& v);

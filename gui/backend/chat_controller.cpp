@@ -28,6 +28,7 @@ MessageStats toMessageStats(const kiln::GenerationStats& s) {
   out.tokensPerSecond = s.decode_tokens_per_s;
   out.totalMs = s.total_ms;
   out.stopReason = QString::fromStdString(kiln::to_string(s.stop_reason));
+  for (const std::string& note : s.notes) out.notes << QString::fromStdString(note);
   return out;
 }
 

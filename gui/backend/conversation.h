@@ -5,6 +5,7 @@
 #include <QDateTime>
 #include <QList>
 #include <QString>
+#include <QStringList>
 
 namespace kiln::gui {
 
@@ -15,6 +16,7 @@ struct MessageStats {
   double tokensPerSecond = 0;  // decode speed
   double totalMs = 0;
   QString stopReason;          // the engine's name ("end_of_turn", "cancelled", ...)
+  QStringList notes;           // what changed during the answer (e.g. NPU attention fell back to the CPU)
 };
 
 struct Message {

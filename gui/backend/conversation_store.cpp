@@ -18,9 +18,11 @@ constexpr int kFormatVersion = 1;
 QString roleName(Message::Role role) { return role == Message::Role::User ? QStringLiteral("user") : QStringLiteral("assistant"); }
 
 QJsonObject statsToJson(const MessageStats& s) {
-  return {{"prompt_tokens", s.promptTokens},         {"generated_tokens", s.generatedTokens},
+  QJsonObject o{{"prompt_tokens", s.promptTokens},         {"generated_tokens", s.generatedTokens},
           {"ttft_ms", s.timeToFirstTokenMs},         {"tokens_per_s", s.tokensPerSecond},
           {"total_ms", s.totalMs},                   {"stop_reason", s.stopReason}};
+  if (!s.notes.isEmpty()) o.insert("notes", QJsonArray::fromStringList(s.notes));
+  return o;
 }
 
 MessageStats statsFromJson(const QJsonObject& o) {
@@ -31,6 +33,7 @@ MessageStats statsFromJson(const QJsonObject& o) {
   s.tokensPerSecond = o.value("tokens_per_s").toDouble();
   s.totalMs = o.value("total_ms").toDouble();
   s.stopReason = o.value("stop_reason").toString();
+  for (const QJsonValue& note : o.value("notes").toArray()) s.notes << note.toString();
   return s;
 }
 

@@ -19,16 +19,18 @@ void LaunchOptions::parse(const QStringList& arguments) {
   parser.addVersionOption();
   const QCommandLineOption model({"m", "model"}, tr("Model folder or .gguf file to open."), tr("path"));
   const QCommandLineOption prompt("prompt", tr("Send this message once the model is loaded."), tr("text"));
-  const QCommandLineOption page("page", tr("Page to show: chat, models, hardware, profiler, settings."), tr("name"));
+  const QCommandLineOption page("page", tr("Page to show: chat, models, downloads, hardware, profiler, settings."), tr("name"));
+  const QCommandLineOption repo("repo", tr("Hugging Face repository (OWNER/REPO) for the Downloads page to list."), tr("repo"));
   const QCommandLineOption screenshot("screenshot", tr("Save a PNG of the window when done."), tr("file"));
   const QCommandLineOption theme("theme", tr("light or dark (this run only)."), tr("theme"));
   const QCommandLineOption language("language", tr("en or de (this run only)."), tr("code"));
   const QCommandLineOption quit("quit", tr("Quit after the prompt was answered and the screenshot saved."));
-  parser.addOptions({model, prompt, page, screenshot, theme, language, quit});
+  parser.addOptions({model, prompt, page, repo, screenshot, theme, language, quit});
   parser.process(arguments);  // exits with a message on --help or an unknown option
   modelPath_ = parser.value(model);
   prompt_ = parser.value(prompt);
   page_ = parser.value(page);
+  repo_ = parser.value(repo);
   screenshot_ = parser.value(screenshot);
   theme_ = parser.value(theme);
   language_ = parser.value(language);

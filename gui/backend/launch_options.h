@@ -15,7 +15,8 @@ class LaunchOptions : public QObject {
   QML_ELEMENT
   Q_PROPERTY(QString modelPath READ modelPath CONSTANT)
   Q_PROPERTY(QString prompt READ prompt CONSTANT)
-  Q_PROPERTY(QString page READ page CONSTANT)            // chat, models, hardware, profiler, settings
+  Q_PROPERTY(QString page READ page CONSTANT)            // chat, models, downloads, hardware, profiler, settings
+  Q_PROPERTY(QString repo READ repo CONSTANT)            // OWNER/REPO the Downloads page lists at start
   Q_PROPERTY(QString screenshot READ screenshot CONSTANT)  // PNG to write once the app is settled
   Q_PROPERTY(QString theme READ theme CONSTANT)
   Q_PROPERTY(QString language READ language CONSTANT)
@@ -30,6 +31,7 @@ class LaunchOptions : public QObject {
   QString modelPath() const { return modelPath_; }
   QString prompt() const { return prompt_; }
   QString page() const { return page_; }
+  QString repo() const { return repo_; }
   QString screenshot() const { return screenshot_; }
   QString theme() const { return theme_; }
   QString language() const { return language_; }
@@ -46,7 +48,7 @@ class LaunchOptions : public QObject {
  private:
   void parse(const QStringList& arguments);
 
-  QString modelPath_, prompt_, page_, screenshot_, theme_, language_;
+  QString modelPath_, prompt_, page_, repo_, screenshot_, theme_, language_;
   bool quitWhenDone_ = false;
 };
 

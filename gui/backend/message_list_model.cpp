@@ -21,6 +21,7 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case TokensPerSecondRole: return m.stats.tokensPerSecond;
     case StopReasonRole: return m.stats.stopReason;
     case ErrorRole: return m.error;
+    case NotesRole: return m.stats.notes;
     default: return {};
   }
 }
@@ -34,7 +35,8 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
           {TimeToFirstTokenRole, "timeToFirstTokenMs"},
           {TokensPerSecondRole, "tokensPerSecond"},
           {StopReasonRole, "stopReason"},
-          {ErrorRole, "error"}};
+          {ErrorRole, "error"},
+          {NotesRole, "notes"}};
 }
 
 void MessageListModel::setConversation(Conversation* conversation) {

@@ -26,6 +26,7 @@ class MessageListModel : public QAbstractListModel {
     TokensPerSecondRole,
     StopReasonRole,
     ErrorRole,
+    NotesRole,  // QStringList: the engine's notes on this answer
   };
 
   explicit MessageListModel(QObject* parent = nullptr);

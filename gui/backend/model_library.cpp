@@ -75,10 +75,16 @@ void ModelLibrary::refresh() {
   // Downloads: each model is a folder (Hugging Face layout) or a .gguf file, possibly one level down.
   const QDir models(userModelsDir_);
   for (const QFileInfo& item : models.entryInfoList(QDir::Dirs | QDir::Files | QDir::NoDotAndDotDot, QDir::Name)) {
+    // Downloads land in OWNER/REPO/, so a GGUF file sits two levels down (OWNER/REPO/x.gguf).
     QStringList candidates{item.absoluteFilePath()};
     if (item.isDir() && !looksLikeModel(item.absoluteFilePath()))
-      for (const QFileInfo& inner : QDir(item.absoluteFilePath()).entryInfoList(QDir::Dirs | QDir::Files | QDir::NoDotAndDotDot, QDir::Name))
+      for (const QFileInfo& inner : QDir(item.absoluteFilePath()).entryInfoList(QDir::Dirs | QDir::Files | QDir::NoDotAndDotDot, QDir::Name)) {
         candidates << inner.absoluteFilePath();
+        if (inner.isDir() && !looksLikeModel(inner.absoluteFilePath()))
+          for (const QFileInfo& gguf : QDir(inner.absoluteFilePath()).entryInfoList({QStringLiteral("*.gguf")}, QDir::Files, QDir::Name))
+            if (!gguf.fileName().startsWith(QLatin1String("mmproj"), Qt::CaseInsensitive))  // vision projector, not a model
+              candidates << gguf.absoluteFilePath();
+      }
     for (const QString& path : candidates)
       if (looksLikeModel(path) && !seen.contains(path)) {
         entries_.append({nameOf(path), path, QStringLiteral("downloaded"), true});

@@ -6,7 +6,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 app="${1:-$here/../../build}/gui/kiln-desktop"
 home="$(mktemp -d)"
-trap 'rm -rf "$home"' EXIT
+hub_pid=""
+trap 'rm -rf "$home"; [ -n "$hub_pid" ] && kill "$hub_pid"' EXIT
 mkdir -p "$home/config/kiln"
 printf '[ui]\nprofiling=true\n\n[sampling]\nmax_tokens=160\n' > "$home/config/kiln/kiln-desktop.conf"
 export XDG_DATA_HOME="$home/data" XDG_CONFIG_HOME="$home/config" QT_QPA_PLATFORM=offscreen
@@ -15,4 +16,27 @@ shoot() {  # page file [options]
   "$app" --page "$page" --prompt "And God said" --screenshot "$here/$file" --quit "$@" | grep -E "screenshot|failed" || true
 }
 for page in chat models hardware profiler settings; do shoot "$page" "$page.png"; done
+
+# The Downloads page lists the bundled demo model from a hub stand-in on loopback: static files
+# laid out as the hub's tree API and /resolve/ URLs answer (python3's http.server ignores the query).
+demo="$here/../../resources/models/kiln-demo"
+hub="$home/hub"
+mkdir -p "$hub/api/models/kiln/kiln-demo/tree" "$hub/kiln/kiln-demo/resolve/main"
+cp "$demo"/* "$hub/kiln/kiln-demo/resolve/main/"
+python3 - "$demo" > "$hub/api/models/kiln/kiln-demo/tree/main" <<'PY'
+import hashlib, json, os, sys
+entries = []
+for name in sorted(os.listdir(sys.argv[1])):
+    data = open(os.path.join(sys.argv[1], name), "rb").read()
+    e = {"type": "file", "path": name, "size": len(data), "oid": "0"}
+    if not name.endswith(".json"):  # the hub keeps weights and the tokenizer in LFS
+        e["lfs"] = {"oid": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": 130}
+    entries.append(e)
+print(json.dumps(entries))
+PY
+port=$((20000 + RANDOM % 20000))
+python3 -m http.server "$port" --bind 127.0.0.1 --directory "$hub" >/dev/null 2>&1 &
+hub_pid=$!
+sleep 1
+KILN_HF_ENDPOINT="http://127.0.0.1:$port" shoot downloads downloads.png --repo kiln/kiln-demo
 shoot chat chat-dark.png --theme dark

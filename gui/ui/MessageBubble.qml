@@ -15,6 +15,7 @@ Item {
     property real timeToFirstTokenMs: 0
     property real tokensPerSecond: 0
     property string stopReason
+    property var notes: []               // the engine's notes on this answer (strings)
     property string error
     property bool canRegenerate: false   // the last answer, and nothing running
     property bool canEdit: false
@@ -237,6 +238,16 @@ Item {
                 tip: qsTr("Regenerate")
                 onClicked: message.regenerateRequested()
             }
+        }
+        // What the engine changed on the way (a fallback, say), under the numbers.
+        Label {
+            objectName: "notesLine"
+            visible: message.hasStats && !message.isUser && !message.streaming && (message.notes || []).length > 0
+            text: (message.notes || []).join("\n")
+            color: Theme.warning
+            wrapMode: Text.Wrap
+            font.pixelSize: Theme.fontSmall
+            Layout.fillWidth: true
         }
     }
 }

@@ -1,0 +1,221 @@
+#include "download_controller.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+
+#ifdef KILN_HAVE_DOWNLOAD
+#include "download/hub.h"
+#include "kiln/types.h"
+#endif
+
+namespace kiln::gui {
+
+namespace {
+
+QString str(const std::string& s) { return QString::fromStdString(s); }
+
+}  // namespace
+
+DownloadController::DownloadController(QObject* parent) : QObject(parent) {
+  worker_ = new QObject;
+  worker_->moveToThread(&thread_);
+  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+  thread_.setObjectName(QStringLiteral("kiln-download"));
+  thread_.start();
+}
+
+DownloadController::~DownloadController() {
+  cancel_.request_stop();  // libcurl's transfer polls it; a listing ends at its next request
+  thread_.quit();
+  thread_.wait();
+}
+
+bool DownloadController::available() {
+#ifdef KILN_HAVE_DOWNLOAD
+  return true;
+#else
+  return false;
+#endif
+}
+
+void DownloadController::setSettings(AppSettings* settings) {
+  if (settings_ == settings) return;
+  settings_ = settings;
+  emit settingsChanged();
+}
+
+void DownloadController::setEndpoint(const QString& endpoint) {
+  if (endpoint_ == endpoint) return;
+  endpoint_ = endpoint;
+  emit endpointChanged();
+}
+
+double DownloadController::totalFraction() const { return bytesTotal_ > 0 ? qBound(0.0, bytesDone_ / bytesTotal_, 1.0) : 0.0; }
+
+QString DownloadController::token() const { return settings_ ? settings_->hfToken().trimmed() : QString(); }
+
+void DownloadController::setError(const QString& message) {
+  if (lastError_ == message) return;
+  lastError_ = message;
+  emit lastErrorChanged();
+}
+
+void DownloadController::cancel() { cancel_.request_stop(); }
+
+void DownloadController::list(const QString& repoReference) {
+  if (busy()) return;
+  setError({});
+  cancel_ = std::stop_source();
+  listing_ = true;
+  emit stateChanged();
+  const QString endpoint = endpoint_, tokenText = token(), reference = repoReference.trimmed();
+  const std::stop_token stop = cancel_.get_token();
+  QMetaObject::invokeMethod(worker_, [this, endpoint, tokenText, reference, stop] {
+#ifdef KILN_HAVE_DOWNLOAD
+    QString repo = reference;
+    try {
+      kiln::HubOptions options = kiln::hub_options_from_env();
+      if (!endpoint.isEmpty()) options.endpoint = endpoint.toStdString();
+      if (!tokenText.isEmpty()) options.token = tokenText.toStdString();
+      repo = str(kiln::parse_hub_reference(reference.toStdString()).repo);
+      const std::vector<kiln::HubFile> listing = kiln::list_repo_files(options, repo.toStdString(), stop);
+      QVariantList files;
+      for (const kiln::HubFile& f : listing)
+        files << QVariantMap{{"path", str(f.path)}, {"size", double(f.size)}, {"lfs", !f.sha256.empty()},
+                              {"sha256", str(f.sha256)}, {"local", false}};
+      QStringList suggested;
+      try {
+        for (const kiln::HubFile& f : kiln::files_to_pull(listing, repo.toStdString())) suggested << str(f.path);
+      } catch (const std::exception&) {
+        // Several GGUF files or nothing runnable: the user picks; nothing is preselected.
+      }
+      const QString folder = str(kiln::local_repo_dir(repo.toStdString()));
+      QMetaObject::invokeMethod(this, [=, this] { onListed(repo, files, suggested, folder); }, Qt::QueuedConnection);
+    } catch (const std::exception& e) {
+      const QString message = str(e.what());
+      QMetaObject::invokeMethod(this, [=, this] { onListFailed(repo, message); }, Qt::QueuedConnection);
+    }
+#else
+    Q_UNUSED(endpoint) Q_UNUSED(tokenText) Q_UNUSED(stop)
+    const QString message = tr("This build has no downloader (libcurl was missing).");
+    QMetaObject::invokeMethod(this, [=, this] { onListFailed(reference, message); }, Qt::QueuedConnection);
+#endif
+  }, Qt::QueuedConnection);
+}
+
+void DownloadController::onListed(const QString& repo, const QVariantList& files, const QStringList& suggested,
+                                  const QString& folder) {
+  listing_ = false;
+  repo_ = repo;
+  files_ = files;
+  suggested_ = suggested;
+  destination_ = folder;
+  markLocalFiles();
+  emit filesChanged();
+  emit stateChanged();
+  emit listed(repo, int(files.size()));
+}
+
+void DownloadController::onListFailed(const QString& repo, const QString& message) {
+  listing_ = false;
+  setError(message);
+  emit stateChanged();
+  emit listFailed(repo, message);
+}
+
+// A file counts as present when the destination holds it at its listed size.
+void DownloadController::markLocalFiles() {
+  for (QVariant& v : files_) {
+    QVariantMap f = v.toMap();
+    const QFileInfo info(QDir(destination_).filePath(f.value("path").toString()));
+    f["local"] = info.isFile() && double(info.size()) == f.value("size").toDouble();
+    v = f;
+  }
+}
+
+void DownloadController::download(const QStringList& paths) {
+  if (busy() || paths.isEmpty()) return;
+  QVariantList chosen;
+  double total = 0;
+  for (const QVariant& v : files_) {
+    const QVariantMap f = v.toMap();
+    if (!paths.contains(f.value("path").toString())) continue;
+    chosen << f;
+    total += f.value("size").toDouble();
+  }
+  if (chosen.isEmpty()) return;
+  setError({});
+  cancel_ = std::stop_source();
+  downloading_ = true;
+  currentFile_ = chosen.first().toMap().value("path").toString();
+  fileFraction_ = 0;
+  bytesDone_ = 0;
+  bytesTotal_ = total;
+  bytesPerSecond_ = 0;
+  emit stateChanged();
+  emit progressChanged();
+  const QString endpoint = endpoint_, tokenText = token(), repo = repo_, folder = destination_;
+  const std::stop_token stop = cancel_.get_token();
+  QMetaObject::invokeMethod(worker_, [this, endpoint, tokenText, repo, folder, chosen, stop] {
+#ifdef KILN_HAVE_DOWNLOAD
+    QString error;
+    try {
+      kiln::HubOptions options = kiln::hub_options_from_env();
+      if (!endpoint.isEmpty()) options.endpoint = endpoint.toStdString();
+      if (!tokenText.isEmpty()) options.token = tokenText.toStdString();
+      double finished = 0;  // bytes of the files already done in this request
+      for (const QVariant& v : chosen) {
+        const QVariantMap f = v.toMap();
+        kiln::HubFile file;
+        file.path = f.value("path").toString().toStdString();
+        file.size = uint64_t(f.value("size").toDouble());
+        file.sha256 = f.value("sha256").toString().toStdString();
+        const auto report = [this, finished](const kiln::DownloadProgress& p) {
+          const QString name = str(p.file);
+          const double done = double(p.done), total = double(p.total), speed = p.bytes_per_s;
+          QMetaObject::invokeMethod(this, [=, this] { onProgress(name, done, total, speed, finished + done); },
+                                    Qt::QueuedConnection);
+        };
+        kiln::download_file(options, repo.toStdString(), file, folder.toStdString(), report, stop);
+        finished += double(file.size);
+        const QString name = str(file.path);
+        const double size = double(file.size);
+        QMetaObject::invokeMethod(this, [=, this] { onProgress(name, size, size, 0, finished); }, Qt::QueuedConnection);
+      }
+    } catch (const std::exception& e) {
+      error = str(e.what());
+    }
+#else
+    Q_UNUSED(endpoint) Q_UNUSED(tokenText) Q_UNUSED(chosen) Q_UNUSED(stop)
+    const QString error = tr("This build has no downloader (libcurl was missing).");
+#endif
+    QMetaObject::invokeMethod(this, [=, this] { onFinished(repo, folder, error); }, Qt::QueuedConnection);
+  }, Qt::QueuedConnection);
+}
+
+void DownloadController::onProgress(const QString& file, double done, double total, double bytesPerSecond,
+                                    double requestDone) {
+  currentFile_ = file;
+  fileFraction_ = total > 0 ? qBound(0.0, done / total, 1.0) : 1.0;
+  bytesDone_ = requestDone;
+  bytesPerSecond_ = bytesPerSecond;
+  emit progressChanged();
+}
+
+void DownloadController::onFinished(const QString& repo, const QString& folder, const QString& error) {
+  downloading_ = false;
+  bytesPerSecond_ = 0;
+  markLocalFiles();
+  emit filesChanged();
+  emit progressChanged();
+  emit stateChanged();
+  if (error.isEmpty()) {
+    emit downloaded(repo, folder);
+  } else {
+    setError(error);
+    emit downloadFailed(repo, error);
+  }
+}
+
+}  // namespace kiln::gui

@@ -1,0 +1,112 @@
+// The Downloads page's handle on the hub library (core/download, kiln_download): lists a
+// Hugging Face repository's files and downloads the chosen ones into the folder the Models page
+// scans. libcurl blocks, so every call runs on a worker thread of its own; the GUI thread only
+// posts requests and receives queued results. Cancel is a std::stop_source the worker polls.
+// Without kiln_download in the build (KILN_HAVE_DOWNLOAD unset) `available` is false and every
+// request fails with a message saying so.
+#pragma once
+
+#include <QObject>
+#include <QPointer>
+#include <QQmlEngine>
+#include <QThread>
+#include <QVariantList>
+#include <memory>
+#include <stop_token>
+
+#include "app_settings.h"
+
+namespace kiln::gui {
+
+class DownloadController : public QObject {
+  Q_OBJECT
+  QML_ELEMENT
+  Q_PROPERTY(bool available READ available CONSTANT)
+  // Settings give the token; an empty field leaves HF_TOKEN from the environment in charge.
+  Q_PROPERTY(kiln::gui::AppSettings* settings READ settings WRITE setSettings NOTIFY settingsChanged)
+  // The hub's base URL; "" = KILN_HF_ENDPOINT or https://huggingface.co (tests point it at loopback).
+  Q_PROPERTY(QString endpoint READ endpoint WRITE setEndpoint NOTIFY endpointChanged)
+  Q_PROPERTY(bool busy READ busy NOTIFY stateChanged)          // listing or downloading
+  Q_PROPERTY(bool listing READ listing NOTIFY stateChanged)
+  Q_PROPERTY(bool downloading READ downloading NOTIFY stateChanged)
+  Q_PROPERTY(QString repo READ repo NOTIFY filesChanged)       // the repository listed last
+  // One map per file: path, size (bytes, double), lfs (bool: has a published SHA-256), local (bool: on disk).
+  Q_PROPERTY(QVariantList files READ files NOTIFY filesChanged)
+  Q_PROPERTY(QStringList suggested READ suggested NOTIFY filesChanged)  // what `kiln pull` would take
+  Q_PROPERTY(QString currentFile READ currentFile NOTIFY progressChanged)
+  Q_PROPERTY(double fileFraction READ fileFraction NOTIFY progressChanged)    // 0..1 of the current file
+  Q_PROPERTY(double totalFraction READ totalFraction NOTIFY progressChanged)  // 0..1 of the whole request
+  Q_PROPERTY(double bytesDone READ bytesDone NOTIFY progressChanged)
+  Q_PROPERTY(double bytesTotal READ bytesTotal NOTIFY progressChanged)
+  Q_PROPERTY(double bytesPerSecond READ bytesPerSecond NOTIFY progressChanged)
+  Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
+  Q_PROPERTY(QString destination READ destination NOTIFY filesChanged)  // local folder of `repo`
+
+ public:
+  explicit DownloadController(QObject* parent = nullptr);
+  ~DownloadController() override;  // cancels and joins the worker thread
+
+  static bool available();
+  AppSettings* settings() const { return settings_; }
+  void setSettings(AppSettings* settings);
+  QString endpoint() const { return endpoint_; }
+  void setEndpoint(const QString& endpoint);
+  bool busy() const { return listing_ || downloading_; }
+  bool listing() const { return listing_; }
+  bool downloading() const { return downloading_; }
+  QString repo() const { return repo_; }
+  QVariantList files() const { return files_; }
+  QStringList suggested() const { return suggested_; }
+  QString currentFile() const { return currentFile_; }
+  double fileFraction() const { return fileFraction_; }
+  double totalFraction() const;
+  double bytesDone() const { return bytesDone_; }
+  double bytesTotal() const { return bytesTotal_; }
+  double bytesPerSecond() const { return bytesPerSecond_; }
+  QString lastError() const { return lastError_; }
+  QString destination() const { return destination_; }
+
+  // "OWNER/REPO" (a hub URL works too). Replaces the listing; refused while busy.
+  Q_INVOKABLE void list(const QString& repoReference);
+  // Downloads these paths of the listed repository, one after the other; a .part left by an
+  // earlier cancel or failure resumes. Refused while busy.
+  Q_INVOKABLE void download(const QStringList& paths);
+  Q_INVOKABLE void cancel();
+
+ signals:
+  void settingsChanged();
+  void endpointChanged();
+  void stateChanged();
+  void filesChanged();
+  void progressChanged();
+  void lastErrorChanged();
+  void listed(const QString& repo, int fileCount);
+  void listFailed(const QString& repo, const QString& message);
+  // The model's folder, ready for the Models page (its library refreshes on this).
+  void downloaded(const QString& repo, const QString& folder);
+  void downloadFailed(const QString& repo, const QString& message);  // cancel included
+
+ private:
+  void onListed(const QString& repo, const QVariantList& files, const QStringList& suggested, const QString& folder);
+  void onListFailed(const QString& repo, const QString& message);
+  void onProgress(const QString& file, double done, double total, double bytesPerSecond, double requestDone);
+  void onFinished(const QString& repo, const QString& folder, const QString& error);
+  void setError(const QString& message);
+  QString token() const;
+  void markLocalFiles();
+
+  QThread thread_;
+  QObject* worker_ = nullptr;  // a plain context on thread_: requests run there as queued calls
+  std::stop_source cancel_;
+  QPointer<AppSettings> settings_;
+  QString endpoint_;
+  bool listing_ = false, downloading_ = false;
+  QString repo_, destination_;
+  QVariantList files_;
+  QStringList suggested_;
+  QString currentFile_;
+  double fileFraction_ = 0, bytesDone_ = 0, bytesTotal_ = 0, bytesPerSecond_ = 0;
+  QString lastError_;
+};
+
+}  // namespace kiln::gui

@@ -1,0 +1,204 @@
+// The Downloads page's controller on the real download code (libcurl) against a hub stand-in on
+// 127.0.0.1: listing with sizes, a download whose progress reaches 100 % and lands where the
+// Models page looks, cancel then resume from the part file, a gated repository's licence message,
+// and the Settings token opening it.
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <random>
+
+#include "app_settings.h"
+#include "download_controller.h"
+#include "gui_test_support.h"
+#include "hub_stand_in.h"
+#include "model_library.h"
+
+using kiln::gui::AppSettings;
+using kiln::gui::DownloadController;
+using kiln::gui::test::HubStandIn;
+
+namespace {
+
+std::string randomBytes(size_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = char(gen() & 0xff);
+  return s;
+}
+
+QVariantMap fileNamed(const DownloadController& downloads, const QString& path) {
+  for (const QVariant& v : downloads.files())
+    if (v.toMap().value("path").toString() == path) return v.toMap();
+  return {};
+}
+
+QByteArray readAll(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+}  // namespace
+
+class TestDownloadController : public QObject {
+  Q_OBJECT
+  QTemporaryDir home_;
+  HubStandIn hub_;
+  std::string weights_;  // 1.5 MiB "model"
+
+  // Lists `repo` and waits; true when it was listed.
+  static bool listAndWait(DownloadController& downloads, const QString& repo) {
+    QSignalSpy listed(&downloads, &DownloadController::listed);
+    QSignalSpy failed(&downloads, &DownloadController::listFailed);
+    downloads.list(repo);
+    if (!QTest::qWaitFor([&] { return !listed.isEmpty() || !failed.isEmpty(); }, 15000)) qWarning("no answer to the listing in 15 s");
+    return !listed.isEmpty();
+  }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(home_.isValid());
+    kiln::gui::test::useScratchHome(home_);  // downloads land in <scratch>/data/kiln/models
+    qunsetenv("HF_TOKEN");
+    qunsetenv("KILN_HF_ENDPOINT");
+    weights_ = randomBytes(3 << 19, 7);
+    hub_.repos["kiln-test/tiny-GGUF"] = {{"README.md", "# tiny\n", false}, {"tiny-Q8_0.gguf", weights_, true}};
+    hub_.repos[hub_.gatedRepo.c_str()] = {{"gated-Q8_0.gguf", "GGUF gated", true}};
+  }
+
+  void listsFilesWithSizes() {
+    DownloadController downloads;
+    downloads.setEndpoint(QString::fromStdString(hub_.base()));
+    QVERIFY(DownloadController::available());
+    QVERIFY(listAndWait(downloads, "https://huggingface.co/kiln-test/tiny-GGUF"));  // a hub URL works too
+    QCOMPARE(downloads.repo(), QStringLiteral("kiln-test/tiny-GGUF"));
+    QCOMPARE(downloads.files().size(), 2);
+    QCOMPARE(fileNamed(downloads, "tiny-Q8_0.gguf").value("size").toDouble(), double(weights_.size()));
+    QCOMPARE(fileNamed(downloads, "tiny-Q8_0.gguf").value("lfs").toBool(), true);
+    QCOMPARE(fileNamed(downloads, "README.md").value("size").toDouble(), 7.0);
+    QCOMPARE(fileNamed(downloads, "README.md").value("lfs").toBool(), false);
+    QCOMPARE(downloads.suggested(), QStringList{"tiny-Q8_0.gguf"});  // the one GGUF, as `kiln pull` takes
+    QCOMPARE(downloads.destination(), home_.path() + "/data/kiln/models/kiln-test/tiny-GGUF");
+    QVERIFY(!downloads.busy());
+  }
+
+  void downloadReachesHundredPercentAndShowsInModels() {
+    DownloadController downloads;
+    downloads.setEndpoint(QString::fromStdString(hub_.base()));
+    QVERIFY(listAndWait(downloads, "kiln-test/tiny-GGUF"));
+    QList<double> fractions;
+    connect(&downloads, &DownloadController::progressChanged, this, [&] { fractions << downloads.totalFraction(); });
+    QSignalSpy done(&downloads, &DownloadController::downloaded);
+    QSignalSpy failed(&downloads, &DownloadController::downloadFailed);
+    downloads.download({"tiny-Q8_0.gguf"});
+    QVERIFY(downloads.downloading());
+    QVERIFY(QTest::qWaitFor([&] { return !done.isEmpty() || !failed.isEmpty(); }, 20000));
+    QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(1).toString()));
+    QCOMPARE(done.first().at(1).toString(), downloads.destination());
+    QVERIFY(!downloads.downloading());
+    QCOMPARE(downloads.totalFraction(), 1.0);
+    QCOMPARE(downloads.fileFraction(), 1.0);
+    QVERIFY(std::is_sorted(fractions.begin(), fractions.end()));  // the bar never goes back
+    const QString landed = downloads.destination() + "/tiny-Q8_0.gguf";
+    QCOMPARE(readAll(landed), QByteArray::fromStdString(weights_));
+    QVERIFY(fileNamed(downloads, "tiny-Q8_0.gguf").value("local").toBool());
+    QVERIFY(!fileNamed(downloads, "README.md").value("local").toBool());
+
+    // The Models page's library lists it as downloaded.
+    kiln::gui::ModelLibrary library;
+    bool listed = false;
+    for (int row = 0; row < library.rowCount(); ++row) {
+      const QModelIndex at = library.index(row);
+      if (library.data(at, kiln::gui::ModelLibrary::PathRole).toString() == landed)
+        listed = library.data(at, kiln::gui::ModelLibrary::KindRole).toString() == "downloaded";
+    }
+    QVERIFY2(listed, qPrintable(landed + " is not in the library"));
+  }
+
+  void cancelThenResume() {
+    const QString repo = "kiln-test/slow-GGUF";
+    const std::string big = randomBytes(2 << 20, 9);
+    hub_.repos[repo.toStdString()] = {{"slow-Q8_0.gguf", big, true}};
+    hub_.delayPerChunkMs = 15;  // 64 chunks of 32 KiB: about a second in all
+    DownloadController downloads;
+    downloads.setEndpoint(QString::fromStdString(hub_.base()));
+    QVERIFY(listAndWait(downloads, repo));
+    QSignalSpy done(&downloads, &DownloadController::downloaded);
+    QSignalSpy failed(&downloads, &DownloadController::downloadFailed);
+    downloads.download({"slow-Q8_0.gguf"});
+    QVERIFY(QTest::qWaitFor([&] { return downloads.bytesDone() > 0; }, 10000));
+    downloads.cancel();
+    QVERIFY(QTest::qWaitFor([&] { return !failed.isEmpty() || !done.isEmpty(); }, 10000));
+    QVERIFY(done.isEmpty());
+    QVERIFY2(failed.first().at(1).toString().contains("cancelled"), qPrintable(failed.first().at(1).toString()));
+    QCOMPARE(downloads.lastError(), failed.first().at(1).toString());
+    QVERIFY(!downloads.busy());
+    const QString part = downloads.destination() + "/slow-Q8_0.gguf.part";
+    const qint64 kept = QFileInfo(part).size();
+    QVERIFY2(kept > 0 && kept < qint64(big.size()), qPrintable(QString::number(kept)));
+    QVERIFY(!QFileInfo::exists(downloads.destination() + "/slow-Q8_0.gguf"));
+
+    hub_.delayPerChunkMs = 0;
+    downloads.download({"slow-Q8_0.gguf"});  // the page's "Resume"
+    QVERIFY(QTest::qWaitFor([&] { return !done.isEmpty() || failed.size() > 1; }, 20000));
+    QCOMPARE(done.size(), 1);
+    QVERIFY(downloads.lastError().isEmpty());
+    QCOMPARE(downloads.totalFraction(), 1.0);
+    QCOMPARE(readAll(downloads.destination() + "/slow-Q8_0.gguf"), QByteArray::fromStdString(big));
+    QVERIFY(!QFileInfo::exists(part));
+    // The second request asked only for the rest.
+    const std::vector<std::string> ranges = hub_.ranges();
+    QVERIFY(!ranges.empty());
+    QVERIFY2(ranges.back().rfind("bytes=", 0) == 0 && ranges.back() != "bytes=0-", ranges.back().c_str());
+  }
+
+  void gatedRepositoryNamesTheLicencePage() {
+    DownloadController downloads;
+    downloads.setEndpoint(QString::fromStdString(hub_.base()));
+    QSignalSpy failed(&downloads, &DownloadController::listFailed);
+    QVERIFY(!listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
+    QCOMPARE(failed.size(), 1);
+    const QString message = failed.first().at(1).toString();
+    QVERIFY2(message.contains("https://huggingface.co/google/gemma-gated"), qPrintable(message));
+    QVERIFY2(message.contains("licence"), qPrintable(message));
+    QVERIFY(!message.contains('\n'));
+    QCOMPARE(downloads.lastError(), message);
+    QVERIFY(downloads.files().isEmpty());
+  }
+
+  void settingsTokenOpensGatedRepository() {
+    AppSettings settings;  // in the scratch config folder
+    DownloadController downloads;
+    downloads.setEndpoint(QString::fromStdString(hub_.base()));
+    downloads.setSettings(&settings);
+    settings.setHfToken("hf_wrong");
+    QSignalSpy failed(&downloads, &DownloadController::listFailed);
+    QVERIFY(!listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
+    QVERIFY2(failed.first().at(1).toString().contains("token has no access"), qPrintable(failed.first().at(1).toString()));
+
+    settings.setHfToken(QString::fromStdString(hub_.goodToken));
+    QCOMPARE(AppSettings().hfToken(), QString::fromStdString(hub_.goodToken));  // saved
+    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
+    QCOMPARE(downloads.files().size(), 1);
+    QVERIFY(downloads.lastError().isEmpty());
+
+    // An empty field leaves HF_TOKEN from the environment in charge.
+    settings.setHfToken("");
+    qputenv("HF_TOKEN", hub_.goodToken.c_str());
+    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
+    qunsetenv("HF_TOKEN");
+  }
+
+  void badReferenceIsOneLine() {
+    DownloadController downloads;
+    downloads.setEndpoint(QString::fromStdString(hub_.base()));
+    QSignalSpy failed(&downloads, &DownloadController::listFailed);
+    QVERIFY(!listAndWait(downloads, "../etc"));
+    QVERIFY(!downloads.lastError().isEmpty());
+    QVERIFY(!downloads.lastError().contains('\n'));
+    QVERIFY(!downloads.busy());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDownloadController)
+#include "test_download_controller.moc"
