@@ -249,9 +249,9 @@
     </message>
     <message numerus="yes">
         <source>%n file(s), saved to %1</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>%n file, saved to %1</numerusform>
+            <numerusform>%n files, saved to %1</numerusform>
         </translation>
     </message>
     <message>
@@ -288,9 +288,9 @@
     </message>
     <message numerus="yes">
         <source>%n file(s) chosen, %1</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>%n file chosen, %1</numerusform>
+            <numerusform>%n files chosen, %1</numerusform>
         </translation>
     </message>
     <message>

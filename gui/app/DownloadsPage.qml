@@ -141,7 +141,7 @@ Item {
                         required property var modelData
                         Layout.fillWidth: true
                         spacing: 10
-                        CheckBox {
+                        TickBox {
                             checked: page.chosen.indexOf(modelData.path) >= 0
                             enabled: !page.downloads.busy
                             onToggled: page.toggle(modelData.path, checked)

@@ -24,7 +24,7 @@ Conversation sample(const QString& title) {
   a.role = Message::Role::Assistant;
   a.text = "```cpp\nint main() {}\n```";
   a.hasStats = true;
-  a.stats = {12, 34, 56.5, 78.25, 900, "end_of_turn"};
+  a.stats = {12, 34, 56.5, 78.25, 900, "end_of_turn", {"NPU attention fell back to the CPU: device lost"}};
   Message stopped;
   stopped.role = Message::Role::Assistant;
   stopped.text = "half an answ";
@@ -71,6 +71,7 @@ class TestConversationStore : public QObject {
     QCOMPARE(c.messages[1].stats.timeToFirstTokenMs, 56.5);
     QCOMPARE(c.messages[1].stats.tokensPerSecond, 78.25);
     QCOMPARE(c.messages[1].stats.stopReason, QStringLiteral("end_of_turn"));
+    QCOMPARE(c.messages[1].stats.notes, QStringList{"NPU attention fell back to the CPU: device lost"});  // shown under the stats
   }
 
   void savingAgainReplacesTheWholeFile() {

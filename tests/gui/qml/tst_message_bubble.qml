@@ -63,6 +63,18 @@ Item {
             verify(stats.text.indexOf("18.5") >= 0, stats.text)
         }
 
+        function test_notesShowUnderTheStatsOnlyWhenThereAreSome() {
+            const notes = findChild(answer, "notesLine")
+            verify(!notes.visible)
+            answer.notes = ["NPU attention fell back to the CPU", "second note"]
+            tryVerify(() => notes.visible)
+            compare(notes.text, "NPU attention fell back to the CPU\nsecond note")
+            const numbers = findChild(answer, "statsLine").parent
+            tryVerify(() => notes.y >= numbers.y + numbers.height, 2000, "the notes sit below the numbers")
+            answer.notes = []
+            tryVerify(() => !notes.visible)
+        }
+
         function test_regenerateOnlyOnTheLastAnswer() {
             const button = findChild(answer, "regenerateButton")
             verify(button.visible)
