@@ -9,7 +9,7 @@ PKGS=(
   qml6-module-qtquick-layouts qml6-module-qtquick-window qml6-module-qtquick-templates
   qml6-module-qtqml-workerscript qml6-module-qtqml qml6-module-qtqml-models qml6-module-qttest
   qml6-module-qtquick-dialogs qml6-module-qt-labs-platform qml6-module-qt-labs-settings
-  qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
+  qml6-module-qt-labs-folderlistmodel qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
   qt6-charts-dev qml6-module-qtcharts qt6-svg-dev libqt6svg6
   libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-tools
   libsentencepiece-dev sentencepiece libxrt-dev
