@@ -297,6 +297,10 @@
         <source>Tick the files to download.</source>
         <translation>Haken Sie die Dateien an, die heruntergeladen werden sollen.</translation>
     </message>
+    <message>
+        <source>Done</source>
+        <translation>Fertig</translation>
+    </message>
 </context>
 <context>
     <name>GpuFacts</name>
@@ -1278,6 +1282,10 @@
     <message>
         <source>repo</source>
         <translation>Repository</translation>
+    </message>
+    <message>
+        <source>Download what the Downloads page suggests for --repo.</source>
+        <translation>Herunterladen, was die Seite „Downloads“ für --repo vorschlägt.</translation>
     </message>
 </context>
 <context>

@@ -297,6 +297,10 @@
         <source>Tick the files to download.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Done</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>GpuFacts</name>
@@ -1277,6 +1281,10 @@
     </message>
     <message>
         <source>repo</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Download what the Downloads page suggests for --repo.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

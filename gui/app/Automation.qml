@@ -11,6 +11,7 @@ Item {
     required property LaunchOptions launch
     required property EngineController engine
     required property ChatController chat
+    property var downloads: null   // a DownloadController: the picture waits for its transfer
     signal pageRequested(string name)
 
     property bool sent: false
@@ -48,6 +49,10 @@ Item {
         property int code: 0
         interval: 700
         onTriggered: {
+            if (automation.downloads && automation.downloads.busy) {
+                restart()
+                return
+            }
             for (const text of automation.launch.visibleTexts(automation.appWindow.contentItem))
                 automation.say("visible-text " + text.replace(/\n/g, "\\n"))
             if (automation.launch.screenshot.length > 0) {

@@ -10,6 +10,7 @@ Item {
     id: page
     required property DownloadController downloads
     property string initialRepo     // from --repo: listed at start
+    property bool downloadAtStart: false  // from --download: then the suggested files are fetched
     signal openModels()
 
     property var chosen: []        // paths ticked in the list
@@ -39,6 +40,10 @@ Item {
         // What `kiln pull` would take is ticked; files already on disk are not.
         function onListed(repo, count) {
             page.chosen = page.downloads.suggested.filter(p => !page.downloads.files.some(f => f.path === p && f.local))
+            if (page.downloadAtStart && repo === page.initialRepo.trim() && page.chosen.length > 0) {
+                page.downloadAtStart = false
+                page.downloads.download(page.chosen)
+            }
         }
         function onDownloaded(repo, folder) {
             page.interrupted = false
@@ -178,7 +183,7 @@ Item {
 
                 // Progress of the running (or last) download.
                 ColumnLayout {
-                    visible: page.downloads.downloading || page.interrupted
+                    visible: page.downloads.downloading || page.interrupted || page.finishedFolder.length > 0
                     Layout.fillWidth: true
                     Layout.topMargin: 6
                     spacing: 6
@@ -186,7 +191,8 @@ Item {
                         Layout.fillWidth: true
                         Label {
                             objectName: "downloadFile"
-                            text: page.downloads.currentFile
+                            text: !page.downloads.downloading && page.finishedFolder.length > 0 ? qsTr("Done")
+                                  : page.downloads.currentFile
                             color: Theme.text
                             elide: Text.ElideMiddle
                             Layout.fillWidth: true

@@ -141,6 +141,7 @@ ApplicationWindow {
             DownloadsPage {
                 downloads: downloadController
                 initialRepo: launchOptions.repo
+                downloadAtStart: launchOptions.downloadRepo
                 onOpenModels: window.showPage("models")
             }
             HardwarePage {
@@ -168,6 +169,7 @@ ApplicationWindow {
             launch: launchOptions
             engine: engineController
             chat: chatController
+            downloads: downloadController
             onPageRequested: name => window.showPage(name)
         }
     }

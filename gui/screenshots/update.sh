@@ -38,5 +38,5 @@ port=$((20000 + RANDOM % 20000))
 python3 -m http.server "$port" --bind 127.0.0.1 --directory "$hub" >/dev/null 2>&1 &
 hub_pid=$!
 sleep 1
-KILN_HF_ENDPOINT="http://127.0.0.1:$port" shoot downloads downloads.png --repo kiln/kiln-demo
+KILN_HF_ENDPOINT="http://127.0.0.1:$port" shoot downloads downloads.png --repo kiln/kiln-demo --download
 shoot chat chat-dark.png --theme dark
