@@ -162,6 +162,22 @@ class InstallerInstalled : public QObject {
                qPrintable(QStringLiteral("kiln.1 lacks the command ") + command));
     }
     QVERIFY2(commands >= 3, qPrintable(helpText));
+#ifdef KILN_EXPECT_DESKTOP
+    // kiln-desktop's page covers every option its --help lists.
+    const ProcessResult desktopHelp = runProcess(installed(QStringLiteral("/usr/bin/kiln-desktop")), {QStringLiteral("--help")}, env_);
+    const ProcessResult desktopPage =
+        runProcess(QStringLiteral("zcat"), {installed(QStringLiteral("/usr/share/man/man1/kiln-desktop.1.gz"))});
+    QVERIFY2(desktopHelp.exitCode == 0 && desktopPage.exitCode == 0, qPrintable(desktopHelp.describe()));
+    static const QRegularExpression longOption(QStringLiteral(R"(^\s+(?:-\w, )?--([a-z][a-z-]*))"),
+                                               QRegularExpression::MultilineOption);
+    int options = 0;
+    for (auto it = longOption.globalMatch(QString::fromUtf8(desktopHelp.out)); it.hasNext(); ++options) {
+      const QString option = it.next().captured(1);
+      const QByteArray roff = "\\-\\-" + option.toUtf8().replace("-", "\\-");  // --help-all is \-\-help\-all
+      QVERIFY2(desktopPage.out.contains(roff), qPrintable(QStringLiteral("kiln-desktop.1 lacks --") + option));
+    }
+    QVERIFY2(options >= 5, qPrintable(QString::fromUtf8(desktopHelp.out)));
+#endif
   }
 
   // The menu entry starts an installed program and names an installed icon, and the AppStream
