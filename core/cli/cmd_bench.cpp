@@ -56,10 +56,7 @@ BenchResult run_bench(const BenchFlags& f) {
   BenchResult r;
   LoadOptions options = load_options(f.model);
   r.precision = to_string(options.precision);
-  const DType dtype = options.precision == Precision::F32   ? DType::F32
-                      : options.precision == Precision::F16 ? DType::F16
-                      : options.precision == Precision::Q8_0 ? DType::Q8_0
-                                                             : DType::Q4_0;
+  const DType dtype = dtype_of(options.precision);
   const auto t0 = Clock::now();
   std::shared_ptr<Gemma3Weights> weights;
   if (!f.synthetic.empty()) {

@@ -11,6 +11,9 @@
 
 namespace kiln {
 
+// The storage format of the API's precision.
+DType dtype_of(Precision p);
+
 // Vulkan when asked for (or Auto and a real GPU is there), else the CPU. Why a GPU was not used
 // goes into notes.
 std::unique_ptr<Backend> create_backend(std::shared_ptr<const Gemma3Weights> weights, const LoadOptions& options,

@@ -16,16 +16,6 @@ namespace {
 
 constexpr int kDefaultContext = 8192;
 
-DType dtype_of(Precision p) {
-  switch (p) {
-    case Precision::F32: return DType::F32;
-    case Precision::F16: return DType::F16;
-    case Precision::Q8_0: return DType::Q8_0;
-    case Precision::Q4_0: return DType::Q4_0;
-  }
-  return DType::F32;
-}
-
 ModelInfo describe(const Checkpoint& ck) {
   const Gemma3Config& c = ck.config;
   ModelInfo info;
@@ -51,6 +41,16 @@ ModelInfo describe(const Checkpoint& ck) {
 }
 
 }  // namespace
+
+DType dtype_of(Precision p) {
+  switch (p) {
+    case Precision::F32: return DType::F32;
+    case Precision::F16: return DType::F16;
+    case Precision::Q8_0: return DType::Q8_0;
+    case Precision::Q4_0: return DType::Q4_0;
+  }
+  return DType::F32;
+}
 
 std::unique_ptr<Backend> create_backend(std::shared_ptr<const Gemma3Weights> weights, const LoadOptions& options,
                                       int context, DType kv_element, std::vector<std::string>& notes) {
