@@ -52,6 +52,7 @@ GenerationStats LocalEngine::chat(const std::vector<ChatMessage>& messages, cons
 int LocalEngine::prefill(const std::vector<int32_t>& prompt) {
   // Reuse the longest common prefix. Local layers keep a ring of recent positions, so the cache
   // can step back one position (re-feeding it rewrites the same slot) but no further.
+  if (prompt.empty()) throw Error("the prompt has no tokens");
   size_t keep = 0;
   while (keep < cached_.size() && keep < prompt.size() && cached_[keep] == prompt[keep]) ++keep;
   if (keep == prompt.size()) --keep;  // the last prompt token must be fed again for its logits
