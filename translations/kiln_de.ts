@@ -1131,6 +1131,14 @@
         <source>hf_…</source>
         <translation>hf_…</translation>
     </message>
+    <message>
+        <source>Repeat penalty</source>
+        <translation>Wiederholungsstrafe</translation>
+    </message>
+    <message>
+        <source>Makes words used in the last 64 tokens less likely, so long answers do not loop (1: off).</source>
+        <translation>Macht Wörter aus den letzten 64 Tokens unwahrscheinlicher, damit lange Antworten sich nicht wiederholen (1: aus).</translation>
+    </message>
 </context>
 <context>
     <name>StatsLine</name>

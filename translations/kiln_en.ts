@@ -1131,6 +1131,14 @@
         <source>hf_…</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Repeat penalty</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Makes words used in the last 64 tokens less likely, so long answers do not loop (1: off).</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>StatsLine</name>

@@ -147,6 +147,13 @@ Item {
                     value: page.settings.minP
                     onMoved: v => page.settings.minP = v
                 }
+                SliderRow {
+                    label: qsTr("Repeat penalty")
+                    description: qsTr("Makes words used in the last 64 tokens less likely, so long answers do not loop (1: off).")
+                    from: 1; to: 2; stepSize: 0.05
+                    value: page.settings.repeatPenalty
+                    onMoved: v => page.settings.repeatPenalty = v
+                }
                 SettingRow {
                     label: qsTr("Top-k")
                     description: qsTr("Sample from at most this many words (0: no limit).")

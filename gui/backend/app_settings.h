@@ -24,6 +24,7 @@ class AppSettings : public QObject {
   Q_PROPERTY(int topK READ topK WRITE setTopK NOTIFY changed)
   Q_PROPERTY(double topP READ topP WRITE setTopP NOTIFY changed)
   Q_PROPERTY(double minP READ minP WRITE setMinP NOTIFY changed)
+  Q_PROPERTY(double repeatPenalty READ repeatPenalty WRITE setRepeatPenalty NOTIFY changed)  // 1: off
   Q_PROPERTY(int maxTokens READ maxTokens WRITE setMaxTokens NOTIFY changed)
   // The local API server.
   Q_PROPERTY(bool serverEnabled READ serverEnabled WRITE setServerEnabled NOTIFY changed)
@@ -65,6 +66,9 @@ class AppSettings : public QObject {
   void setTopP(double v) { store("sampling/top_p", qBound(0.0, v, 1.0)); }
   double minP() const { return value("sampling/min_p", 0.05).toDouble(); }
   void setMinP(double v) { store("sampling/min_p", qBound(0.0, v, 1.0)); }
+  // On by default: without it small models loop in long answers ("and the wine, and the wine...").
+  double repeatPenalty() const { return value("sampling/repeat_penalty", 1.1).toDouble(); }
+  void setRepeatPenalty(double v) { store("sampling/repeat_penalty", qBound(1.0, v, 2.0)); }
   int maxTokens() const { return value("sampling/max_tokens", 1024).toInt(); }
   void setMaxTokens(int v) { store("sampling/max_tokens", qBound(1, v, 1 << 20)); }
 

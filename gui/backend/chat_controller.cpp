@@ -208,6 +208,7 @@ bool ChatController::startAnswer(Conversation& c) {
     options.sampling.top_k = settings_->topK();
     options.sampling.top_p = static_cast<float>(settings_->topP());
     options.sampling.min_p = static_cast<float>(settings_->minP());
+    options.sampling.repeat_penalty = static_cast<float>(settings_->repeatPenalty());  // repeat_last_n: engine default
     options.max_tokens = settings_->maxTokens();
   }
   const quint64 id = engine_->startChat(std::move(history), options);

@@ -5,6 +5,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -12,6 +13,7 @@
 #include "app_settings.h"
 #include "chat_controller.h"
 #include "gui_test_support.h"
+#include "kiln/engine.h"
 
 using namespace kiln::gui;
 using namespace kiln::gui::test;
@@ -246,6 +248,56 @@ class TestChatController : public QObject {
     QCOMPARE(chat->conversations()->rowCount(), 0);
     chat->conversations()->setSearchText("");
     QCOMPARE(chat->conversations()->rowCount(), 2);
+  }
+
+  // Settings > Answers > Repeat penalty: on (1.1) out of the box, kept within 1..2, and it reaches
+  // the engine: the app's answer is what the engine itself writes with the same sampling.
+  void repeatPenaltySettingReachesTheEngine() {
+    QCOMPARE(settings_->repeatPenalty(), 1.1);  // a first start: nothing saved yet
+    settings_->setRepeatPenalty(0.5);
+    QCOMPARE(settings_->repeatPenalty(), 1.0);
+    settings_->setRepeatPenalty(7.0);
+    QCOMPARE(settings_->repeatPenalty(), 2.0);
+    settings_->setRepeatPenalty(1.3);
+    QCOMPARE(AppSettings().repeatPenalty(), 1.3);  // saved, under the key the app documents
+    QCOMPARE(QSettings().value("sampling/repeat_penalty").toDouble(), 1.3);
+    // The fixture's random weights favour a blank line so strongly that only a firm penalty
+    // changes its answer; the user's choice of 1.5 must reach the engine.
+    settings_->setRepeatPenalty(1.5);
+    constexpr int kTokens = 48;
+    settings_->setMaxTokens(kTokens);
+    auto chat = makeChat();
+    QVERIFY(chat->send("Tell me a long story."));
+    QVERIFY(waitForAnswer(*chat));
+    settings_->setMaxTokens(16);
+    const QString answer = chat->messages()->textAt(1);
+
+    // The same request straight to the engine, with every sampling option the app has.
+    kiln::LoadOptions load;
+    load.path = fixtureModel().toStdString();
+    load.precision = kiln::Precision::F16;
+    load.backend = kiln::BackendKind::Cpu;
+    load.context_length = 256;
+    load.threads = 1;
+    auto direct = kiln::Engine::load(load);
+    const auto write = [&](float repeatPenalty) {
+      kiln::GenerateOptions options;
+      options.sampling.temperature = static_cast<float>(settings_->temperature());
+      options.sampling.top_k = settings_->topK();
+      options.sampling.top_p = static_cast<float>(settings_->topP());
+      options.sampling.min_p = static_cast<float>(settings_->minP());
+      options.sampling.repeat_penalty = repeatPenalty;
+      options.max_tokens = kTokens;
+      std::string text;
+      direct->chat({{kiln::Role::User, "Tell me a long story."}}, options, [&](std::string_view piece) {
+        text += piece;
+        return true;
+      });
+      return QString::fromStdString(text);
+    };
+    settings_->setRepeatPenalty(1.1);
+    QCOMPARE(answer, write(1.5f));
+    QVERIFY2(answer != write(1.0f), "the fixture answers differently without the penalty, so the check above means something");
   }
 };
 
