@@ -6,6 +6,7 @@
 // weight traffic (DRAM). Wide rows want many invocations a row (TPR = WG), narrow ones many rows
 // a workgroup. fp32 accumulation, subgroup reductions. With GLU, rows come in (gate, up) pairs and
 // the output is gelu_tanh(gate) * up, so the MLP's gate, up and activation are one dispatch.
+// With I8_DOT (Q8_0, Q4_0), activations are rounded to int8 a block and products are int8 dots.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 2;  // rows an invocation accumulates (even for GLU)
@@ -13,8 +14,8 @@ layout(constant_id = 2) const uint TPR = 64;  // invocations sharing those rows;
 
 #include "common.glsl"
 #include "weights.glsl"
-#ifdef F16_MATH
-#include "dot_f16.glsl"
+#ifdef I8_DOT
+#include "dot_i8.glsl"
 #endif
 
 layout(std430, binding = 2) readonly buffer Activations { vec4 x4[]; };
@@ -61,10 +62,9 @@ void main() {
       for (uint r = 0; r < ROWS; ++r) next[r] = load_block(row_base[r] + bn);
       vec4 xv[8];
       for (uint i = 0; i < 8u; ++i) xv[i] = x4[xb + b * 8u + i];
-#ifdef F16_MATH
-      f16vec2 xp[16];
-      const float unscale = prepare_x(xv, xp);
-      for (uint r = 0; r < ROWS; ++r) acc[r] += block_dot_h(cur[r], xp) * unscale;
+#ifdef I8_DOT
+      const QuantizedX xq = quantize_x(xv);  // once for all ROWS rows
+      for (uint r = 0; r < ROWS; ++r) acc[r] += block_dot_i8(cur[r], xq);
 #else
       for (uint r = 0; r < ROWS; ++r) acc[r] += block_dot(cur[r], xv);
 #endif

@@ -126,17 +126,17 @@ int main(int argc, char** argv) {
     for (const auto& l : layouts) std::printf(" %3u,%u,%-3u", l[0], l[1], l[2]);
     std::printf("\n");
     for (DType t : {DType::Q4_0, DType::Q8_0})
-    for (bool f16 : {false, true}) {
-      if (f16 && !b.device->info().fp16_math) continue;
+    for (bool i8 : {false, true}) {
+      if (i8 && !b.device->info().int8_dot) continue;
       for (const Shape& s : shapes) {
         const vk::DeviceMatrix m = random_matrix(b, t, s.rows / shrink / 2 * 2, s.cols);
         const double mb = double(m.bytes()) / 1e6;
-        std::printf("%-8s %-10s %10.1f", s.name, (std::string(to_string(t)) + (f16 ? " fp16" : "")).c_str(), mb);
+        std::printf("%-8s %-10s %10.1f", s.name, (std::string(to_string(t)) + (i8 ? " int8" : "")).c_str(), mb);
         std::vector<double> gbs;
         for (const auto& l : layouts) {
           const vk::MatvecShape shape{l[0], s.glu && l[1] % 2 ? l[1] + 1 : l[1], l[2]};
           const std::string name =
-              std::string(f16 ? "matvec_h_" : "matvec_") + (s.glu ? "glu_" : "") + (t == DType::Q4_0 ? "q4_0" : "q8_0");
+              std::string(i8 ? "matvec_i8_" : "matvec_") + (s.glu ? "glu_" : "") + (t == DType::Q4_0 ? "q4_0" : "q8_0");
           const vk::Kernel& k = b.pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
           std::vector<VkDescriptorSet> sets;
           for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, x, y}));

@@ -65,7 +65,7 @@ class VulkanKernels : public QObject {
     QTest::addColumn<bool>("glu");
     QTest::addColumn<int>("chunk_rows");       // 0: one chunk
     QTest::addColumn<QString>("shape_text");   // matvec wg,rows,tpr
-    QTest::addColumn<bool>("f16_math");        // matvec_h_*: packed-fp16 products
+    QTest::addColumn<bool>("int8_dot");        // matvec_i8_*: int8 activations, integer dots
     for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0})
       for (bool glu : {false, true}) {
         const std::string s = std::string(suffix(t)) + (glu ? " glu" : "");
@@ -73,7 +73,7 @@ class VulkanKernels : public QObject {
           QTest::newRow((s + " " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu << chunk
                                                   << QString(shape) << false;
           if (!batched && (t == DType::Q8_0 || t == DType::Q4_0))
-            QTest::newRow((s + " fp16 math " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
+            QTest::newRow((s + " int8 dot " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
                                                               << chunk << QString(shape) << true;
         };
         row("matvec 1 token", 200, 96, 1, false, 0, "64,2,64");
@@ -99,8 +99,8 @@ class VulkanKernels : public QObject {
     QFETCH(bool, glu);
     QFETCH(int, chunk_rows);
     QFETCH(QString, shape_text);
-    QFETCH(bool, f16_math);
-    if (f16_math && !h.device->info().fp16_math) QSKIP("the device has no fp16 arithmetic");
+    QFETCH(bool, int8_dot);
+    if (int8_dot && !h.device->info().int8_dot) QSKIP("the device has no integer dot products");
     const DType t = DType(type);
     vk::MatvecShape shape;
     std::sscanf(shape_text.toLatin1().constData(), "%u,%u,%u", &shape.wg, &shape.rows, &shape.tpr);
@@ -125,7 +125,7 @@ class VulkanKernels : public QObject {
 
     const vk::BufferSlice xs = h.upload(x), ys = h.poisoned(expected.size());
     const std::string name =
-        std::string(batched ? "matmul_" : f16_math ? "matvec_h_" : "matvec_") + (glu ? "glu_" : "") + suffix(t);
+        std::string(batched ? "matmul_" : int8_dot ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + suffix(t);
     const vk::Kernel& k = batched ? h.pipelines->get(name, 4) : h.pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
     std::vector<VkDescriptorSet> sets;
     for (const auto& c : dm.chunks) sets.push_back(h.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
@@ -135,11 +135,13 @@ class VulkanKernels : public QObject {
                       batched ? 65535 : 7 /* folds the grid into y */, "test", -1);
     h.seq->submit_and_wait();
     const double err = relative_error(h.read(ys, expected.size()), expected);
-    // fp32 accumulation agrees to rounding; fp16 products (activations scaled per block) to ~1e-3.
-    const double bound = f16_math ? 1.5e-3 : 2e-6;
+    // fp32 accumulation agrees to rounding. Int8 activations (a scale a block) round each element by
+    // up to half a step of max|x| / 127: 1/254 relative rms for uniform inputs, 3-4e-3 measured, a
+    // little more through GELU's slope.
+    const double bound = !int8_dot ? 2e-6 : glu ? 1e-2 : 5e-3;
     QVERIFY2(err < bound, qPrintable(QString("relative error %1").arg(err)));
-    // Activations far from 1 (Gemma's MLP reaches thousands) must not overflow the fp16 path.
-    if (f16_math && !batched) {
+    // Activations far from 1 (Gemma's MLP reaches thousands) keep their precision.
+    if (int8_dot && !batched) {
       std::vector<float> big = x;
       for (float& v : big) v *= 3000.0f;
       std::vector<float> ya_big(size_t(tokens) * rows), yb_big(size_t(tokens) * rows);

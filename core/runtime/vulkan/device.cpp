@@ -62,11 +62,17 @@ PhysicalDeviceInfo probe(VkPhysicalDevice pd, int index) {
     VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
     VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
     VkPhysicalDeviceMaintenance4Properties m4{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES};
-    sub.pNext = &m3;
-    if (v12) m3.pNext = &drv;
-    if (v13) drv.pNext = &m4;
+    VkPhysicalDeviceShaderIntegerDotProductProperties idot_props{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES};
+    const bool has_idot = has_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-    p2.pNext = &sub;
+    void** tail = &p2.pNext;  // appends a structure to the query chain
+    auto chain = [&tail](auto& s) { *tail = &s; tail = &s.pNext; };
+    chain(sub);
+    chain(m3);
+    if (v12) chain(drv);
+    if (v13) chain(m4);
+    if (has_idot) chain(idot_props);
     vkGetPhysicalDeviceProperties2(pd, &p2);
     d.subgroup_size = sub.subgroupSize;
     subgroup_ops = sub.supportedOperations;
@@ -82,7 +88,7 @@ PhysicalDeviceInfo probe(VkPhysicalDevice pd, int index) {
     if (v12) {
       s16.pNext = &s8;
       s8.pNext = &f16i8;
-      if (v13 || has_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) f16i8.pNext = &idot;
+      if (has_idot) f16i8.pNext = &idot;
     }
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &s16;
@@ -93,6 +99,8 @@ PhysicalDeviceInfo probe(VkPhysicalDevice pd, int index) {
     d.fp16_math = v12 && f16i8.shaderFloat16;
     r.int8 = f16i8.shaderInt8;
     r.integer_dot = idot.shaderIntegerDotProduct;
+    d.int8_dot = v12 && has_idot && idot.shaderIntegerDotProduct;
+    d.int8_dot_fast = d.int8_dot && idot_props.integerDotProduct4x8BitPackedSignedAccelerated;
   }
   r.subgroup_size = int(d.subgroup_size);
 
@@ -219,9 +227,25 @@ Device::Device(std::shared_ptr<Instance> instance, int index) : instance_(std::m
   q.queueCount = 1;
   q.pQueuePriorities = &priority;
   VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  // Optional features, chained (front first) when the device has them.
+  void* features = nullptr;
+  std::vector<const char*> extensions;
+  VkPhysicalDeviceShaderIntegerDotProductFeatures idot{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  idot.shaderIntegerDotProduct = VK_TRUE;
+  if (info_.int8_dot) {
+    idot.pNext = features;
+    features = &idot;
+    extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  }
   VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
-  f16.shaderFloat16 = info_.fp16_math;
-  if (info_.fp16_math) ci.pNext = &f16;
+  f16.shaderFloat16 = VK_TRUE;
+  if (info_.fp16_math) {
+    f16.pNext = features;
+    features = &f16;
+  }
+  ci.pNext = features;
+  ci.enabledExtensionCount = uint32_t(extensions.size());
+  ci.ppEnabledExtensionNames = extensions.data();
   ci.queueCreateInfoCount = 1;
   ci.pQueueCreateInfos = &q;
   check(vkCreateDevice(info_.handle, &ci, nullptr, &device_), "creating the logical device on " + info_.report.name);

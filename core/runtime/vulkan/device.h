@@ -30,7 +30,9 @@ struct PhysicalDeviceInfo {
   std::string hard_refusal;           // missing capability: never used, even when asked for
   bool cpu_implementation = false;    // lavapipe/SwiftShader: used only when asked for
   bool unified_memory = false;        // integrated/CPU: weights can live in mappable device memory
-  bool fp16_math = false;             // shaderFloat16 (Vulkan 1.2): packed-fp16 decode kernels
+  bool fp16_math = false;             // shaderFloat16 (Vulkan 1.2)
+  bool int8_dot = false;              // shaderIntegerDotProduct: int8 decode kernels can run
+  bool int8_dot_fast = false;         // ... and 4x8-bit signed dots are a hardware instruction
   VkPhysicalDeviceProperties properties{};
   VkPhysicalDeviceMemoryProperties memory{};
   uint32_t compute_family = UINT32_MAX;

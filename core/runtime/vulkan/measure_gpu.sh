@@ -16,10 +16,14 @@ export XDG_CACHE_HOME=/tmp/kiln-cache
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv | tee "$OUT/gpu.txt"
 date -u +%FT%TZ | tee -a "$OUT/gpu.txt"
 
+# The same binary against the fixtures' transformers logits on this GPU (kernels lavapipe cannot run).
+if [ "${CHECK_FIXTURES:-0}" = 1 ]; then
+  python3 core/runtime/vulkan/check_fixtures.py .vkbench/kiln --backend vulkan 2>&1 | tee "$OUT/fixtures.txt"
+fi
 if [ "${SKIP_KERNELS:-0}" != 1 ]; then
   .vkbench/bench_vulkan_kernels 2>&1 | tee "$OUT/kernels.txt"
 fi
-# Each variant: "precision[:tag[:ENV=value ...]]", e.g. q4_0:fp32math:KILN_VK_F16_MATH=0.
+# Each variant: "precision[:tag[:ENV=value ...]]", e.g. q4_0:fp32:KILN_VK_INT8_DOT=0.
 for v in ${VARIANTS:-q4_0 q8_0}; do
   IFS=: read -r p tag envs <<< "$v"
   name="27b-$p${tag:+-$tag}"

@@ -28,7 +28,7 @@ struct MatvecShape {
 // KILN_VK_ATTENTION_SPLIT the keys a decode-attention workgroup takes (tuning runs).
 struct Tuning {
   bool cpu_device = false;
-  bool f16_math = false;         // packed-fp16 matvec for Q8_0/Q4_0 (opt-in: KILN_VK_F16_MATH=1)
+  bool int8_dot = false;         // int8-dot matvec for Q8_0/Q4_0 (KILN_VK_INT8_DOT=0/1 overrides)
   MatvecShape forced{0, 0, 0};
   uint32_t norm_wg = 256;
   uint32_t rope_wg = 64;
@@ -38,7 +38,7 @@ struct Tuning {
   uint32_t attention_keys_per_split = 64;  // decode: at least this many keys a workgroup
 
   // Enough invocations a row that each streams several blocks, enough rows that the GPU is full.
-  MatvecShape matvec_shape(int64_t rows, int64_t cols, bool glu) const;
+  MatvecShape matvec_shape(DType type, int64_t rows, int64_t cols, bool glu) const;
 };
 Tuning tuning_for(const Device& device);
 

@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""Whole-model check of a kiln binary against the fixtures' transformers logits, for machines
+without Qt (the GPU measurement machine): for each fixture, precision and feeding mode (one batch,
+or 3 tokens then one at a time), prints the worst case's relative error
+(norm of the difference over norm of the reference) and top-1 agreement.
+Usage: check_fixtures.py KILN [--backend vulkan] [--precisions f32,f16,q8_0,q4_0]"""
+import argparse, json, math, subprocess, sys
+
+ap = argparse.ArgumentParser()
+ap.add_argument("kiln")
+ap.add_argument("--backend", default="vulkan")
+ap.add_argument("--precisions", default="f32,f16,q8_0,q4_0")
+ap.add_argument("--fixtures", default="tests/data/fixtures/tiny-gemma3-a,tests/data/fixtures/tiny-gemma3-b")
+args = ap.parse_args()
+
+for fx in args.fixtures.split(","):
+    ref = json.load(open(fx + "/reference.json"))
+    for p in args.precisions.split(","):
+        for prefill in ("all", "3"):
+            worst, agree, total = 0.0, 0, 0
+            for case in ref["cases"]:
+                ids = case["input_ids"]
+                cmd = [args.kiln, "logits", "-m", fx, "-p", p, "--backend", args.backend,
+                       "--tokens", ",".join(map(str, ids))]
+                if prefill != "all":
+                    cmd += ["--prefill", prefill]
+                out = subprocess.run(cmd, capture_output=True, text=True)
+                if out.returncode != 0:
+                    sys.exit(f"{' '.join(cmd)} failed: {out.stderr.strip()}")
+                diff = norm = 0.0  # over the whole case, as tests/core/fixture_reference.h
+                for a, b in zip(json.loads(out.stdout)["logits"], case["logits"]):
+                    diff += sum((x - y) ** 2 for x, y in zip(a, b))
+                    norm += sum(y * y for y in b)
+                    agree += a.index(max(a)) == b.index(max(b))
+                    total += 1
+                worst = max(worst, math.sqrt(diff / norm))
+            print(f"{fx.split('/')[-1]:14s} {p:5s} prefill {prefill:3s}: relative error {worst:.2e}, top-1 {agree}/{total}")

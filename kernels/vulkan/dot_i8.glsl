@@ -1,0 +1,65 @@
+// Integer block dot products for the 8- and 4-bit formats (devices with shaderIntegerDotProduct):
+// a block's 32 activations are rounded to int8 with an fp32 scale for each 16, and
+// each 32-bit word of weights meets a word of activations in one 4-way int8 dot instruction.
+// Against the fp32 path this cuts the instructions a weight costs by about four, which is what
+// 4-bit decode was limited by (PERFORMANCE.md). Precision: activation rounding adds a relative
+// error of about 2^-9 per product, accumulation is exact in int32 and fp32 after.
+#extension GL_EXT_spirv_intrinsics : require
+
+// OpSDot (SPV_KHR_integer_dot_product) on packed 4 x int8: Debian's glslang has no
+// GL_EXT_integer_dot_product, so the instruction is named directly. Format 0 = PackedVectorFormat4x8Bit.
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
+int dot_packed_i8(uint a, uint b, spirv_literal int format);
+int sdot4(uint a, uint b) { return dot_packed_i8(a, b, 0); }
+
+// Adding 1.5 * 2^23 rounds a float in (-2^22, 2^22) to the nearest integer and leaves it, two's
+// complement, in the low mantissa bits: no float-to-int conversion (a slow instruction on GPUs).
+const float ROUND_MAGIC = 12582912.0;
+// The way back for |i| < 2^22, exact.
+float int_to_float(int i) { return uintBitsToFloat(uint(i + 0x4B400000)) - ROUND_MAGIC; }
+
+// A block of activations as int8 in two halves of 16, each with its own scale (an outlier costs
+// only its half the precision): word i holds elements 4i .. 4i + 3, x ~ q * scale[i / 4].
+struct QuantizedX {
+  uint q[8];
+  vec2 scale;
+  ivec2 sum;  // per half, the sum of its q (4-bit weights are stored + 8: the offset costs 8 * sum)
+};
+
+QuantizedX quantize_x(vec4 xv[8]) {
+  QuantizedX r;
+  for (uint h = 0; h < 2u; ++h) {
+    const uint o = 4u * h;
+    const vec4 m4 = max(max(abs(xv[o]), abs(xv[o + 1u])), max(abs(xv[o + 2u]), abs(xv[o + 3u])));
+    const float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
+    r.scale[h] = amax / 127.0;
+    const float inv = amax > 0.0 ? 127.0 / amax : 0.0;
+    r.sum[h] = 0;
+    for (uint i = o; i < o + 4u; ++i) {
+      const uvec4 b = floatBitsToUint(xv[i] * inv + ROUND_MAGIC) & 255u;
+      r.q[i] = b.x | (b.y << 8) | (b.z << 16) | (b.w << 24);
+#if defined(WTYPE_Q4_0)
+      r.sum[h] += sdot4(r.q[i], 0x01010101u);
+#endif
+    }
+  }
+  return r;
+}
+
+// One loaded block (weights.glsl) times a quantized block of activations, all scales applied.
+float block_dot_i8(Block k, QuantizedX x) {
+#if defined(WTYPE_Q4_0)
+  // Word w: low nibbles are weights 4w .. 4w + 3 (first half), high nibbles 16 + 4w .. (second).
+  ivec2 s = -8 * x.sum;
+  for (uint w = 0; w < 4u; ++w) {
+    s.x += sdot4(k.q[w] & 0x0F0F0F0Fu, x.q[w]);
+    s.y += sdot4((k.q[w] >> 4) & 0x0F0F0F0Fu, x.q[4u + w]);
+  }
+#elif defined(WTYPE_Q8_0)
+  ivec2 s = ivec2(sdot4(k.q0.x, x.q[0]) + sdot4(k.q0.y, x.q[1]) + sdot4(k.q0.z, x.q[2]) + sdot4(k.q0.w, x.q[3]),
+                  sdot4(k.q1.x, x.q[4]) + sdot4(k.q1.y, x.q[5]) + sdot4(k.q1.z, x.q[6]) + sdot4(k.q1.w, x.q[7]));
+#else
+#error "the int8 path is for Q8_0 and Q4_0"
+#endif
+  return (int_to_float(s.x) * x.scale.x + int_to_float(s.y) * x.scale.y) * k.d;
+}
