@@ -2,7 +2,7 @@
 // Per head of each token in the fused q|k|v rows: RMSNorm over head_dim (q_norm / k_norm, 1 + w
 // form), rotate-half RoPE from a table of (cos, sin), then queries stay in place and keys and
 // values go to the layer's KV cache at slot = position % slots. One workgroup a (token, head)
-// over heads + kv_heads.
+// over heads + kv_heads. Batches only: attention_decode.comp does this itself for one token.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
 

@@ -170,33 +170,34 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
 
-    // Decode attention at 27B's shape: 32 heads, 16 kv heads, head_dim 128, fp16 cache.
+    // Decode attention at 27B's shape: 32 heads, 16 kv heads, head_dim 128, fp16 cache; one
+    // dispatch does q/k norm + RoPE, the cache write, the key splits and their merge.
     {
       const uint32_t H = 32, KV = 16, D = 128, ctx = 8192;
       vk::BufferSlice qkv = b.floats((H + 2 * KV) * D, 6), kc = b.floats(size_t(ctx) * KV * D / 2, 7),
                       vc = b.floats(size_t(ctx) * KV * D / 2, 8), out = b.floats(H * D, 9),
-                      part = b.floats(size_t(256) * H * (D + 2), 10);
-      std::printf("\n== decode attention (fp16 KV), us: keys, splits, attention + combine\n");
+                      part = b.floats(size_t(256) * H * (D + 2), 10), norms = b.floats(2 * D, 11),
+                      rope = b.floats(size_t(ctx) * D, 12), arrivals = b.arena->allocate(H * 4);
+      const std::vector<uint32_t> zeros(H, 0);  // the kernel leaves its split counters at zero
+      b.uploader->write(arrivals, 0, zeros.data(), H * 4);
+      b.uploader->finish();
+      std::printf("\n== decode attention (fp16 KV, one dispatch), us: keys, splits\n");
       for (uint32_t keys : {512u, 1024u, 4096u / shrink, 8192u / shrink})
         for (uint32_t per_split : {32u, 64u, 128u, 256u}) {
           const uint32_t wg = 64;
-          const vk::Kernel& att = b.pipelines->get("attention_kv_f16", 5, {wg});
-          const vk::Kernel& cmb = b.pipelines->get("attention_combine", 2, {64});
-          VkDescriptorSet s1 = b.descriptors->allocate(att, std::vector{qkv, kc, vc, out, part});
-          VkDescriptorSet s2 = b.descriptors->allocate(cmb, std::vector{part, out});
-          const uint32_t per = std::max<uint32_t>(per_split, (keys + 127) / 128), splits = (keys + per - 1) / per;
-          const vk::AttentionPush ap{keys - 1, H, KV, D, (H + 2 * KV) * D, H * D, ctx, 0, splits, per, 0.088f, 0};
-          const vk::CombinePush cp{H, D, splits, H * D};
+          const vk::Kernel& att = b.pipelines->get("attention_decode_kv_f16", 8, {wg});
+          VkDescriptorSet set = b.descriptors->allocate(att, std::vector{qkv, kc, vc, out, part, arrivals, norms, rope});
+          vk::Tuning tuning;
+          tuning.attention_keys_per_split = per_split;
+          const vk::AttentionSplit split = vk::decode_attention_split(keys, tuning);
+          const vk::DecodeAttentionPush ap{keys - 1, H, KV, D, ctx, 0, split.splits, split.keys_per_split, 0, D, 0,
+                                           0.088f, 0, 1e-6f};
           const double us = b.time(20, [&] {
-            b.seq->dispatch(att, s1, &ap, sizeof ap, H * splits, 1, 1, "attention", 0);
+            b.seq->dispatch(att, set, &ap, sizeof ap, H * split.splits, 1, 1, "attention", 0);
             b.seq->barrier();
-            if (splits > 1) {
-              b.seq->dispatch(cmb, s2, &cp, sizeof cp, H, 1, 1, "combine", 0);
-              b.seq->barrier();
-            }
           });
-          std::printf("keys %5u  per split %3u  splits %3u  %8.1f us  (%.0f GB/s of K+V)\n", keys, per, splits, us,
-                      double(keys) * KV * D * 2 * 2 / (us * 1e-6) / 1e9);
+          std::printf("keys %5u  per split %3u  splits %3u  %8.1f us  (%.0f GB/s of K+V)\n", keys,
+                      split.keys_per_split, split.splits, us, double(keys) * KV * D * 2 * 2 / (us * 1e-6) / 1e9);
         }
     }
 

@@ -39,35 +39,31 @@ class Recorder {
 
   void attention(LayerGpu& l, int n, int pos, int layer) {
     const uint32_t hd = c_.head_dim, heads = c_.num_heads, kvh = c_.num_kv_heads;
+    const uint32_t window = l.global ? 0u : uint32_t(c_.sliding_window);
+    const uint32_t rope_offset = l.global ? m_.rope_global : m_.rope_local;
+    const float scale = 1.0f / std::sqrt(c_.query_pre_attn_scalar);
+    if (n == 1) {
+      // One dispatch: norm + RoPE, the cache write and the merge of key splits happen inside.
+      const uint32_t keys = uint32_t(pos) + 1 - (window && uint32_t(pos) + 1 > window ? uint32_t(pos) + 1 - window : 0);
+      const AttentionSplit split = decode_attention_split(keys, m_.tuning);
+      DecodeAttentionPush p{uint32_t(pos), heads, kvh, hd, uint32_t(l.cache_slots), window, split.splits,
+                            split.keys_per_split, l.q_norm, l.k_norm, rope_offset, scale, c_.attn_logit_softcapping,
+                            c_.rms_norm_eps};
+      seq_.dispatch(*m_.decode_attention_kernel, l.decode_attention_set, &p, sizeof p, heads * split.splits, 1, 1,
+                    "attention", layer);
+      seq_.barrier();
+      return;
+    }
+    // Batches: every token's keys must be in the cache before any query reads them.
     const uint32_t qkv_stride = (heads + 2 * kvh) * hd;
-    RopePush rp{uint32_t(pos), heads, kvh, hd, qkv_stride, uint32_t(l.cache_slots), l.q_norm, l.k_norm,
-                l.global ? m_.rope_global : m_.rope_local, c_.rms_norm_eps};
+    RopePush rp{uint32_t(pos), heads, kvh, hd, qkv_stride, uint32_t(l.cache_slots), l.q_norm, l.k_norm, rope_offset,
+                c_.rms_norm_eps};
     seq_.dispatch(*m_.rope_kernel, l.rope_set, &rp, sizeof rp, uint32_t(n) * (heads + kvh), 1, 1, "qk_norm_rope", layer);
     seq_.barrier();
-
-    // One query: split its keys over workgroups so long contexts fill the GPU.
-    const uint32_t window = l.global ? 0u : uint32_t(c_.sliding_window);
-    const int64_t last = int64_t(pos) + n - 1;
-    const int64_t lo = window ? std::max<int64_t>(0, last - window + 1) : 0;
-    const uint32_t keys = uint32_t(last - lo + 1);
-    uint32_t splits = 1, per_split = keys;
-    if (n == 1) {
-      // Short splits: a decode step has only `heads` queries, and each split is one workgroup.
-      per_split = std::max<uint32_t>(m_.tuning.attention_keys_per_split,
-                                     (keys + m_.tuning.max_attention_splits - 1) / m_.tuning.max_attention_splits);
-      splits = (keys + per_split - 1) / per_split;
-    }
-    if (splits == 1) per_split = uint32_t(m_.context);  // every key of every query
-    AttentionPush ap{uint32_t(pos), heads, kvh, hd, qkv_stride, heads * hd, uint32_t(l.cache_slots), window, splits,
-                     per_split, 1.0f / std::sqrt(c_.query_pre_attn_scalar), c_.attn_logit_softcapping};
-    seq_.dispatch(*m_.attention_kernel, l.attention_set, &ap, sizeof ap, uint32_t(n) * heads * splits, 1, 1,
-                  "attention", layer);
+    AttentionPush ap{uint32_t(pos), heads, kvh, hd, qkv_stride, heads * hd, uint32_t(l.cache_slots), window, scale,
+                     c_.attn_logit_softcapping};
+    seq_.dispatch(*m_.attention_kernel, l.attention_set, &ap, sizeof ap, uint32_t(n) * heads, 1, 1, "attention", layer);
     seq_.barrier();
-    if (splits > 1) {
-      CombinePush cp{heads, hd, splits, heads * hd};
-      seq_.dispatch(*m_.combine_kernel, m_.combine_set, &cp, sizeof cp, uint32_t(n) * heads, 1, 1, "attention", layer);
-      seq_.barrier();
-    }
   }
 
   void run(int n, int pos, bool all_logits) {
@@ -120,17 +116,27 @@ void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatri
   seq.barrier();  // chunks write disjoint rows: one barrier after all of them
 }
 
+AttentionSplit decode_attention_split(uint32_t keys, const Tuning& tuning) {
+  AttentionSplit s;
+  s.keys_per_split = std::max<uint32_t>(tuning.attention_keys_per_split,
+                                        (keys + tuning.max_attention_splits - 1) / tuning.max_attention_splits);
+  s.splits = std::max<uint32_t>(1, (keys + s.keys_per_split - 1) / s.keys_per_split);
+  if (s.splits == 1) s.keys_per_split = keys;
+  return s;
+}
+
 void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, bool all_logits) {
   Recorder(model, seq).run(n, pos, all_logits);
 }
 
 uint32_t max_dispatches_per_forward(const ModelGpu& model) {
-  uint32_t per_layer = 4;  // rope, attention, combine, add_norm x2 counted below
+  uint32_t per_layer = 4;  // the four matrices' chunks
   for (const LayerGpu& l : model.layers) {
     per_layer = std::max<uint32_t>(per_layer, uint32_t(l.qkv.m.chunks.size() + l.o.m.chunks.size() +
                                                        l.gate_up.m.chunks.size() + l.down.m.chunks.size()));
   }
-  return uint32_t(model.layers.size()) * (per_layer + 5) + 2 * uint32_t(model.embed_logits.m.chunks.size()) + 4;
+  // + qk_norm_rope and attention (batches; decode has only the fused attention) + add_norm x2.
+  return uint32_t(model.layers.size()) * (per_layer + 4) + 2 * uint32_t(model.embed_logits.m.chunks.size()) + 4;
 }
 
 }  // namespace kiln::vk

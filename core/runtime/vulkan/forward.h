@@ -28,6 +28,13 @@ void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatri
 // and n <= model.logit_rows when all_logits.
 void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, bool all_logits);
 
+// A decode step's `keys` split over workgroups (one a split and query head): short splits, since
+// one token has only `heads` queries to spread over the GPU.
+struct AttentionSplit {
+  uint32_t splits = 1, keys_per_split = 0;
+};
+AttentionSplit decode_attention_split(uint32_t keys, const Tuning& tuning);
+
 // Dispatches one recording of a forward pass needs at most (for the timestamp pool).
 uint32_t max_dispatches_per_forward(const ModelGpu& model);
 

@@ -239,7 +239,12 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
   qkv = state(B * qkv_width * 4, "activations");
   att = state(B * heads * hd * 4, "activations");
   act = state(B * ffn * 4, "activations");
+  if (tuning.max_attention_splits > 256) throw Error("Vulkan: more than 256 attention splits (internal error)");
   partials = state(uint64_t(tuning.max_attention_splits) * heads * (hd + 2) * 4, "attention partials");
+  // The decode attention's last split of a head resets its counter; they start at zero.
+  split_arrivals = state(uint64_t(heads) * 4, "attention split counters");
+  const std::vector<uint32_t> zeros(size_t(heads), 0);
+  up.write(split_arrivals, 0, zeros.data(), zeros.size() * 4);
   logits = state(uint64_t(logit_rows) * vocab * 4, "logits");
   logits_host = readback_arena->allocate(uint64_t(logit_rows) * vocab * 4);
   tokens = upload_arena->allocate(B * 4);
@@ -265,8 +270,8 @@ void ModelGpu::build_pipelines() {
   }
   const std::string kv = kv_f16 ? "f16" : "f32";
   rope_kernel = &pipelines->get("qk_norm_rope_kv_" + kv, 5, {tuning.rope_wg});
-  attention_kernel = &pipelines->get("attention_kv_" + kv, 5, {tuning.attention_wg});
-  combine_kernel = &pipelines->get("attention_combine", 2, {64});
+  attention_kernel = &pipelines->get("attention_kv_" + kv, 4, {tuning.attention_wg});
+  decode_attention_kernel = &pipelines->get("attention_decode_kv_" + kv, 8, {tuning.attention_wg});
   add_norm_kernel = &pipelines->get("add_norm", 4, {tuning.norm_wg});
 }
 
@@ -291,13 +296,13 @@ void ModelGpu::build_sets() {
     bind(l.down, any4, act, proj);
     const BufferSlice r[] = {qkv, norms, rope, l.k_cache, l.v_cache};
     l.rope_set = d.allocate(*rope_kernel, r);
-    const BufferSlice a[] = {qkv, l.k_cache, l.v_cache, att, partials};
+    const BufferSlice a[] = {qkv, l.k_cache, l.v_cache, att};
     l.attention_set = d.allocate(*attention_kernel, a);
+    const BufferSlice da[] = {qkv, l.k_cache, l.v_cache, att, partials, split_arrivals, norms, rope};
+    l.decode_attention_set = d.allocate(*decode_attention_kernel, da);
   }
   const BufferSlice n[] = {proj, x, xn, norms};
   add_norm_set = d.allocate(*add_norm_kernel, n);
-  const BufferSlice cmb[] = {partials, att};
-  combine_set = d.allocate(*combine_kernel, cmb);
 }
 
 }  // namespace kiln::vk

@@ -34,7 +34,7 @@ struct Tuning {
   uint32_t rope_wg = 64;
   uint32_t attention_wg = 64;    // >= head_dim / 4
   int matvec_max_tokens = 4;     // batches up to this size use matrix-vector kernels
-  uint32_t max_attention_splits = 128;
+  uint32_t max_attention_splits = 128;  // at most attention_decode.comp's MAX_SPLITS (256)
   uint32_t attention_keys_per_split = 64;  // decode: at least this many keys a workgroup
 
   // Enough invocations a row that each streams several blocks, enough rows that the GPU is full.
@@ -61,7 +61,8 @@ struct LayerGpu {
   bool global = false;
   int cache_slots = 0;        // positions the KV cache holds (a ring on local layers)
   BufferSlice k_cache, v_cache;  // [slots][kv_heads][head_dim]
-  VkDescriptorSet rope_set = VK_NULL_HANDLE, attention_set = VK_NULL_HANDLE;
+  // Batches: qk_norm_rope then attention. One token: attention_decode alone.
+  VkDescriptorSet rope_set = VK_NULL_HANDLE, attention_set = VK_NULL_HANDLE, decode_attention_set = VK_NULL_HANDLE;
 };
 
 struct ModelGpu {
@@ -88,14 +89,17 @@ struct ModelGpu {
   std::vector<LayerGpu> layers;
 
   // Activations, [max_batch][...] floats unless noted.
-  BufferSlice norms, rope, tokens /*host int32*/, x, xn, qkv, att, proj, act, partials;
+  BufferSlice norms, rope, tokens /*host int32*/, x, xn, qkv, att, proj, act;
+  BufferSlice partials;         // decode attention: [heads][max splits][max, sum, out[head_dim]]
+  BufferSlice split_arrivals;   // decode attention: uint [heads], zero between dispatches
   BufferSlice logits /*[logit_rows][vocab]*/, logits_host;
-  VkDescriptorSet add_norm_set = VK_NULL_HANDLE, combine_set = VK_NULL_HANDLE;
+  VkDescriptorSet add_norm_set = VK_NULL_HANDLE;
 
   // Kernels for a weight type.
   const Kernel& matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape);
   const Kernel& embed_kernel(DType type);
-  const Kernel *rope_kernel = nullptr, *attention_kernel = nullptr, *combine_kernel = nullptr, *add_norm_kernel = nullptr;
+  const Kernel *rope_kernel = nullptr, *attention_kernel = nullptr, *decode_attention_kernel = nullptr,
+               *add_norm_kernel = nullptr;
 
  private:
   void build(const Gemma3Weights& w, bool f16_kv);

@@ -1,0 +1,196 @@
+#version 450
+// A layer's whole attention for one token (decode) in one dispatch, from the raw q|k|v row to the
+// output: workgroup (head h, split s) takes query head h over split s of its keys.
+//  - Every workgroup RMS-normalises (q_norm) and ropes its own query in shared memory.
+//  - The split holding the newest position (the last) also builds that position's key (k_norm +
+//    RoPE) and value, scores them from shared memory and writes them to the cache slot
+//    position % slots. No other workgroup of the dispatch reads that slot, so the write needs no
+//    ordering; under GQA only the first query head of a kv head writes it.
+//  - With several splits, each writes its (max, sum, out[D]) partial and bumps the head's counter;
+//    the last to arrive merges the partials, writes the output and sets the counter back to zero
+//    for the next dispatch (counters start zeroed at load).
+#extension GL_GOOGLE_include_directive : require
+layout(local_size_x_id = 0) in;
+
+#define KV_CACHE_WRITABLE
+#include "common.glsl"
+
+layout(std430, binding = 0) readonly buffer Qkv { float qkv[]; };  // [heads | kv_heads | kv_heads][head_dim]
+layout(std430, binding = 3) writeonly buffer Output { vec2 out2[]; };  // [heads][head_dim]
+// [head][split][max, sum, out[head_dim]]: read back by another workgroup of the same dispatch.
+layout(std430, binding = 4) coherent buffer Partials { float partials[]; };
+layout(std430, binding = 5) coherent buffer Arrivals { uint arrived[]; };  // [head]
+layout(std430, binding = 6) readonly buffer Norms { float norms[]; };
+layout(std430, binding = 7) readonly buffer Rope { vec2 rope_cs[]; };  // [kind][position][head_dim / 2]
+
+layout(push_constant) uniform Push {
+  uint pos;            // the token's position
+  uint n_heads;
+  uint n_kv_heads;
+  uint head_dim;
+  uint slots;          // positions held by the cache (a ring on local layers)
+  uint window;         // 0: global layer
+  uint splits;         // workgroups a query head's keys are split over (<= MAX_SPLITS)
+  uint keys_per_split;
+  uint q_norm_offset;  // floats into Norms
+  uint k_norm_offset;
+  uint rope_offset;    // vec2 index of position 0 of this layer's kind
+  float scale;         // query_pre_attn_scalar^-0.5
+  float softcap;       // 0: none
+  float eps;
+} pc;
+
+#include "attention_tiles.glsl"
+
+const uint MAX_SPLITS = 256;
+shared float head_s[MAX_HEAD_DIM];   // a normalised, roped head (query, then the newest key)
+shared float value_s[MAX_HEAD_DIM];  // the newest value
+shared float split_w[MAX_SPLITS];    // merge: e^(max_s - max)
+shared bool last_s;
+
+// RMSNorm with the weights at norms[w], then rotate-half RoPE at pc.pos, of the head at
+// qkv[base]; into head_s. Must be reached by the whole workgroup.
+void norm_rope(uint base, uint w) {
+  const uint tid = gl_LocalInvocationID.x, WG = gl_WorkGroupSize.x;
+  const uint D = pc.head_dim, half_d = D / 2u;
+  float ss = 0.0;
+  for (uint d = tid; d < D; d += WG) ss += qkv[base + d] * qkv[base + d];
+  const float inv = 1.0 / sqrt(wg_sum(ss) / float(D) + pc.eps);
+  const uint rope_base = pc.rope_offset + pc.pos * half_d;
+  for (uint i = tid; i < half_d; i += WG) {
+    const float a = qkv[base + i] * inv * norms[w + i];
+    const float b = qkv[base + i + half_d] * inv * norms[w + i + half_d];
+    const vec2 cs = rope_cs[rope_base + i];
+    head_s[i] = a * cs.x - b * cs.y;
+    head_s[i + half_d] = b * cs.x + a * cs.y;
+  }
+  barrier();
+}
+
+// What the cache holds for x: later steps read the newest key back rounded, so this one uses it
+// rounded too.
+float as_cached(float x) {
+#ifdef KV_F16
+  return unpackHalf2x16(packHalf2x16(vec2(x, 0.0))).x;
+#else
+  return x;
+#endif
+}
+
+// The newest key and value (in head_s, value_s) into cache row `row`.
+void write_cache(uint row) {
+  const uint tid = gl_LocalInvocationID.x, WG = gl_WorkGroupSize.x, D = pc.head_dim;
+#ifdef KV_F16
+  for (uint i = tid; i < D / 8u; i += WG) {
+    const uint e = 8u * i;
+    k8[row * (D / 8u) + i] = uvec4(packHalf2x16(vec2(head_s[e], head_s[e + 1u])),
+                                   packHalf2x16(vec2(head_s[e + 2u], head_s[e + 3u])),
+                                   packHalf2x16(vec2(head_s[e + 4u], head_s[e + 5u])),
+                                   packHalf2x16(vec2(head_s[e + 6u], head_s[e + 7u])));
+  }
+  for (uint p = tid; p < D / 2u; p += WG) v2[row * (D / 2u) + p] = packHalf2x16(vec2(value_s[2u * p], value_s[2u * p + 1u]));
+#else
+  for (uint i = tid; i < D / 4u; i += WG)
+    k8[row * (D / 4u) + i] = vec4(head_s[4u * i], head_s[4u * i + 1u], head_s[4u * i + 2u], head_s[4u * i + 3u]);
+  for (uint p = tid; p < D / 2u; p += WG) v2[row * (D / 2u) + p] = vec2(value_s[2u * p], value_s[2u * p + 1u]);
+#endif
+}
+
+void main() {
+  const uint tid = gl_LocalInvocationID.x;
+  const uint WG = gl_WorkGroupSize.x;
+  const uint split = gl_WorkGroupID.x % pc.splits;
+  const uint h = gl_WorkGroupID.x / pc.splits;
+  const uint group = pc.n_heads / pc.n_kv_heads;
+  const uint kv_head = h / group;
+  const uint D = pc.head_dim, pairs = D / 2u;
+
+  const uint lo = (pc.window > 0u && pc.pos + 1u > pc.window) ? pc.pos + 1u - pc.window : 0u;
+  const uint k_begin = lo + split * pc.keys_per_split;
+  const uint k_end = min(pc.pos + 1u, k_begin + pc.keys_per_split);
+  const bool holds_newest = k_end == pc.pos + 1u;  // uniform over the workgroup
+
+  norm_rope(h * D, pc.q_norm_offset);
+  for (uint i = tid; i < D / 4u; i += WG)
+    q_s[i] = vec4(head_s[4u * i], head_s[4u * i + 1u], head_s[4u * i + 2u], head_s[4u * i + 3u]) * pc.scale;
+  barrier();  // q_s is published; head_s is free again
+
+  if (holds_newest) {
+    norm_rope((pc.n_heads + kv_head) * D, pc.k_norm_offset);
+    const uint v_base = (pc.n_heads + pc.n_kv_heads + kv_head) * D;
+    for (uint d = tid; d < D; d += WG) {
+      head_s[d] = as_cached(head_s[d]);  // each element is rewritten by the invocation that reads it
+      value_s[d] = as_cached(qkv[v_base + d]);
+    }
+    barrier();
+    if (h % group == 0u) write_cache((pc.pos % pc.slots) * pc.n_kv_heads + kv_head);
+  }
+
+  Softmax st = Softmax(NEG_BIG, 0.0, vec2(0.0), vec2(0.0));
+  attend_tiles(st, k_begin, holds_newest ? pc.pos : k_end, kv_head);  // the cached keys
+
+  if (holds_newest) {  // the newest key, from shared memory
+    float part = 0.0;
+    for (uint i = tid; i < D / 4u; i += WG)
+      part += dot(q_s[i], vec4(head_s[4u * i], head_s[4u * i + 1u], head_s[4u * i + 2u], head_s[4u * i + 3u]));
+    const float s = apply_softcap(wg_sum(part));
+    const float m_new = max(st.m, s);
+    const float correction = exp(st.m - m_new), p = exp(s - m_new);
+    st.m = m_new;
+    st.l = st.l * correction + p;
+    if (tid < pairs) st.acc0 = st.acc0 * correction + p * vec2(value_s[2u * tid], value_s[2u * tid + 1u]);
+    if (tid + WG < pairs)
+      st.acc1 = st.acc1 * correction + p * vec2(value_s[2u * (tid + WG)], value_s[2u * (tid + WG) + 1u]);
+  }
+
+  const uint o = h * pairs;
+  if (pc.splits == 1u) {
+    if (tid < pairs) out2[o + tid] = st.acc0 / st.l;
+    if (tid + WG < pairs) out2[o + tid + WG] = st.acc1 / st.l;
+    return;
+  }
+
+  const uint rec = D + 2u;
+  const uint mine = gl_WorkGroupID.x * rec;
+  if (tid == 0u) {
+    partials[mine] = st.m;
+    partials[mine + 1u] = st.l;
+  }
+  if (tid < pairs) {
+    partials[mine + 2u + 2u * tid] = st.acc0.x;
+    partials[mine + 3u + 2u * tid] = st.acc0.y;
+  }
+  if (tid + WG < pairs) {
+    partials[mine + 2u + 2u * (tid + WG)] = st.acc1.x;
+    partials[mine + 3u + 2u * (tid + WG)] = st.acc1.y;
+  }
+  // Every invocation's partial writes are visible device-wide before the count says so.
+  memoryBarrierBuffer();
+  barrier();
+  if (tid == 0u) last_s = atomicAdd(arrived[h], 1u) == pc.splits - 1u;
+  barrier();
+  if (!last_s) return;  // uniform: another split of this head finishes it
+  memoryBarrierBuffer();
+
+  // The last split: out = sum_s e^(m_s - M) acc_s / sum_s e^(m_s - M) l_s.
+  const uint first = h * pc.splits * rec;
+  float m_part = NEG_BIG;
+  for (uint s = tid; s < pc.splits; s += WG) m_part = max(m_part, partials[first + s * rec]);
+  const float M = wg_max(m_part);
+  float l_part = 0.0;
+  for (uint s = tid; s < pc.splits; s += WG) {
+    const float w = exp(partials[first + s * rec] - M);
+    split_w[s] = w;
+    l_part += w * partials[first + s * rec + 1u];
+  }
+  const float L = wg_sum(l_part);  // its barriers also publish split_w
+  for (uint p = tid; p < pairs; p += WG) {
+    vec2 sum = vec2(0.0);
+    for (uint s = 0; s < pc.splits; ++s) {
+      const uint at = first + s * rec + 2u + 2u * p;
+      sum += split_w[s] * vec2(partials[at], partials[at + 1u]);
+    }
+    out2[o + p] = sum / L;
+  }
+  if (tid == 0u) arrived[h] = 0u;  // ready for the next dispatch (a barrier separates them)
+}
