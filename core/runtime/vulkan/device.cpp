@@ -34,8 +34,25 @@ bool has_extension(VkPhysicalDevice pd, const char* name) {
   return false;
 }
 
+// Whether the driver lists the cooperative-matrix shape matmul_coop.comp is written for.
+bool has_coop_shape_f16(VkInstance instance, VkPhysicalDevice pd) {
+  auto list = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  if (!list) return false;
+  uint32_t n = 0;
+  list(pd, &n, nullptr);
+  std::vector<VkCooperativeMatrixPropertiesNV> shapes(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  list(pd, &n, shapes.data());
+  for (const auto& s : shapes)
+    if (s.MSize == 16 && s.NSize == 16 && s.KSize == 16 && s.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        s.BType == VK_COMPONENT_TYPE_FLOAT16_NV && s.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        s.DType == VK_COMPONENT_TYPE_FLOAT32_NV && s.scope == VK_SCOPE_SUBGROUP_NV)
+      return true;
+  return false;
+}
+
 // Reads limits, features, queues and memory of one device and decides whether Kiln can use it.
-PhysicalDeviceInfo probe(VkPhysicalDevice pd, int index) {
+PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
   PhysicalDeviceInfo d;
   d.handle = pd;
   vkGetPhysicalDeviceProperties(pd, &d.properties);
@@ -86,6 +103,15 @@ PhysicalDeviceInfo probe(VkPhysicalDevice pd, int index) {
     }
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &s16;
+    // Cooperative matrices (prefill on tensor cores): their shaders use the Vulkan memory model.
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceVulkanMemoryModelFeatures vmm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+    const bool coop_ext = v12 && has_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    if (coop_ext) {
+      coop.pNext = &vmm;
+      vmm.pNext = f2.pNext;
+      f2.pNext = &coop;
+    }
     vkGetPhysicalDeviceFeatures2(pd, &f2);
     r.storage16 = s16.storageBuffer16BitAccess;
     r.storage8 = s8.storageBuffer8BitAccess;
@@ -93,6 +119,8 @@ PhysicalDeviceInfo probe(VkPhysicalDevice pd, int index) {
     d.fp16_math = v12 && f16i8.shaderFloat16;
     r.int8 = f16i8.shaderInt8;
     r.integer_dot = idot.shaderIntegerDotProduct;
+    d.coop_matrix_f16 = coop_ext && coop.cooperativeMatrix && vmm.vulkanMemoryModel && d.fp16_math &&
+                        sub.subgroupSize == 32 && has_coop_shape_f16(instance, pd);
   }
   r.subgroup_size = int(d.subgroup_size);
 
@@ -178,7 +206,7 @@ Instance::Instance() {
   vkEnumeratePhysicalDevices(instance_, &n, nullptr);
   std::vector<VkPhysicalDevice> handles(n);
   vkEnumeratePhysicalDevices(instance_, &n, handles.data());
-  for (uint32_t i = 0; i < n; ++i) devices_.push_back(probe(handles[i], int(i)));
+  for (uint32_t i = 0; i < n; ++i) devices_.push_back(probe(instance_, handles[i], int(i)));
 }
 
 Instance::~Instance() {
@@ -222,6 +250,20 @@ Device::Device(std::shared_ptr<Instance> instance, int index) : instance_(std::m
   VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
   f16.shaderFloat16 = info_.fp16_math;
   if (info_.fp16_math) ci.pNext = &f16;
+  // Tensor-core prefill: the extension, its feature and the memory model its shaders declare.
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceVulkanMemoryModelFeatures vmm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+  std::vector<const char*> extensions;
+  if (info_.coop_matrix_f16) {
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    coop.cooperativeMatrix = VK_TRUE;
+    vmm.vulkanMemoryModel = VK_TRUE;
+    coop.pNext = &vmm;
+    vmm.pNext = const_cast<void*>(ci.pNext);
+    ci.pNext = &coop;
+  }
+  ci.enabledExtensionCount = uint32_t(extensions.size());
+  ci.ppEnabledExtensionNames = extensions.data();
   ci.queueCreateInfoCount = 1;
   ci.pQueueCreateInfos = &q;
   check(vkCreateDevice(info_.handle, &ci, nullptr, &device_), "creating the logical device on " + info_.report.name);

@@ -31,6 +31,9 @@ struct PhysicalDeviceInfo {
   bool cpu_implementation = false;    // lavapipe/SwiftShader: used only when asked for
   bool unified_memory = false;        // integrated/CPU: weights can live in mappable device memory
   bool fp16_math = false;             // shaderFloat16 (Vulkan 1.2): packed-fp16 decode kernels
+  // VK_NV_cooperative_matrix with fp16 x fp16 -> fp32 16x16x16 in subgroups of 32, the Vulkan
+  // memory model and shaderFloat16: the tensor-core prefill kernels (matmul_coop_*).
+  bool coop_matrix_f16 = false;
   VkPhysicalDeviceProperties properties{};
   VkPhysicalDeviceMemoryProperties memory{};
   uint32_t compute_family = UINT32_MAX;

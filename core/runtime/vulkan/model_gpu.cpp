@@ -77,6 +77,8 @@ Tuning tuning_for(const Device& device) {
   // opt-in only, for devices where arithmetic is the limit.
   const char* f16 = std::getenv("KILN_VK_F16_MATH");
   t.f16_math = device.info().fp16_math && f16 && std::string(f16) == "1";
+  const char* coop = std::getenv("KILN_VK_COOPMAT");
+  t.coop_matmul = device.info().coop_matrix_f16 && !(coop && std::string(coop) == "0");
   if (!t.cpu_device) t.norm_wg = 512;  // one workgroup a token: more invocations, shorter chains
   if (const char* v = std::getenv("KILN_VK_ATTENTION_SPLIT")) t.attention_keys_per_split = std::max(16, std::atoi(v));
   if (const char* v = std::getenv("KILN_VK_MATVEC")) {
@@ -115,7 +117,9 @@ ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_
 ModelGpu::~ModelGpu() { device.wait_idle(); }
 
 const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape) {
-  if (batched) return pipelines->get(std::string("matmul_") + (glu ? "glu_" : "") + type_suffix(type), 4);
+  if (batched)
+    return pipelines->get(std::string(tuning.coop_for(type) ? "matmul_coop_" : "matmul_") + (glu ? "glu_" : "") +
+                              type_suffix(type), 4);
   const bool f16 = tuning.f16_math && (type == DType::Q8_0 || type == DType::Q4_0);
   const std::string name = std::string(f16 ? "matvec_h_" : "matvec_") + (glu ? "glu_" : "") + type_suffix(type);
   return pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});

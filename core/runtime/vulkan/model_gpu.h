@@ -26,9 +26,13 @@ struct MatvecShape {
 
 // Workgroup shapes per device. KILN_VK_MATVEC="wg,rows,tpr" forces one matvec shape and
 // KILN_VK_ATTENTION_SPLIT the keys a decode-attention workgroup takes (tuning runs).
+// Rows (and tokens) a workgroup of the batched kernels takes: matmul.comp, matmul_coop.comp.
+constexpr uint32_t kMatmulTile = 64, kCoopMatmulTile = 128;
+
 struct Tuning {
   bool cpu_device = false;
   bool f16_math = false;         // packed-fp16 matvec for Q8_0/Q4_0 (opt-in: KILN_VK_F16_MATH=1)
+  bool coop_matmul = false;      // batches on tensor cores (matmul_coop_*); KILN_VK_COOPMAT=0 turns it off
   MatvecShape forced{0, 0, 0};
   uint32_t norm_wg = 256;
   uint32_t rope_wg = 64;
@@ -39,6 +43,9 @@ struct Tuning {
 
   // Enough invocations a row that each streams several blocks, enough rows that the GPU is full.
   MatvecShape matvec_shape(int64_t rows, int64_t cols, bool glu) const;
+  // Tensor cores for batches of these weights: not F32, whose point is fp32-exact results.
+  bool coop_for(DType type) const { return coop_matmul && type != DType::F32; }
+  uint32_t matmul_tile(DType type) const { return coop_for(type) ? kCoopMatmulTile : kMatmulTile; }
 };
 Tuning tuning_for(const Device& device);
 
