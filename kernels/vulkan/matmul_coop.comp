@@ -1,7 +1,7 @@
 #version 450
 // Y = X W^T for a batch of tokens (prefill) on tensor cores (GL_NV_cooperative_matrix): fp16
-// products, fp32 sums. A workgroup of 8 subgroups of 32 takes 128 rows x 128 tokens; subgroup s
-// owns rows 32 (s % 4) .. +31 and tokens 64 (s / 4) .. +63 as 2 x 4 accumulators of 16 x 16.
+// products, fp32 sums. A workgroup of WARPS_M x WARPS_N subgroups of 32 takes 32 WARPS_M rows x
+// 64 WARPS_N tokens; each subgroup owns 32 rows x 64 tokens as 2 x 4 accumulators of 16 x 16.
 // K advances one 32-weight block a step: every row's block is dequantized to fp16 and every
 // token's 32 activations converted to fp16 into shared memory, double-buffered so the next
 // step's global loads are in flight while this step multiplies. Results go through shared
@@ -12,7 +12,13 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_control_flow_attributes : require
-layout(local_size_x = 256) in;
+#ifndef WARPS_M
+#define WARPS_M 4  // subgroups along the rows
+#endif
+#ifndef WARPS_N
+#define WARPS_N 2  // and along the tokens
+#endif
+layout(local_size_x = WARPS_M * WARPS_N * 32) in;
 
 #include "common.glsl"
 #include "weights.glsl"
@@ -31,13 +37,16 @@ layout(push_constant) uniform Push {
   uint groups_x;  // unused: the grid is (row tiles, token tiles)
 } pc;
 
-const uint TILE = 128;  // rows, and tokens, a workgroup
+const uint THREADS = WARPS_M * WARPS_N * 32;
+const uint TILE_M = WARPS_M * 32, TILE_N = WARPS_N * 64;  // rows, tokens a workgroup
 // A row of a tile: 32 fp16 in 4 uvec4 "chunks" of 8, plus one uvec4 of padding so that the
 // 16-byte reads of 8 consecutive rows hit distinct banks.
 const uint ROW_STRIDE = 5;
-const uint BUFFER = TILE * ROW_STRIDE;  // uvec4 of one buffer
-shared uvec4 a_tile[2 * BUFFER];  // [buffer][row][chunk]: weights, fp16
-shared uvec4 b_tile[2 * BUFFER];  // [buffer][token][chunk]: activations, fp16
+const uint A_BUFFER = TILE_M * ROW_STRIDE, B_BUFFER = TILE_N * ROW_STRIDE;  // uvec4 of one buffer
+shared uvec4 a_tile[2 * A_BUFFER];  // [buffer][row][chunk]: weights, fp16
+shared uvec4 b_tile[2 * B_BUFFER];  // [buffer][token][chunk]: activations, fp16
+// Each invocation loads A_UNITS half blocks of weights and B_UNITS half blocks of activations a step.
+const uint A_UNITS = 2 * TILE_M / THREADS, B_UNITS = 2 * TILE_N / THREADS;
 
 #define MAT16 fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define MAT32 fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
@@ -131,7 +140,8 @@ uvec4 b_chunk(vec4 lo, vec4 hi) {
 }
 
 // One subgroup's 16 x 16 accumulator (rows m0 .., tokens tok0 ..) to y: staged column-major in
-// this subgroup's 1 KiB of a_tile (free once the products are done); lane l then writes token
+// this subgroup's 1 KiB of a_tile (free once the products are done; room for WARPS_N <= 5);
+// lane l then writes token
 // tok0 + l / 2, rows m0 + 8 (l % 2) .. + 7.
 void write_out(MAT32 acc, uint m0, uint tok0) {
   const uint stage = gl_SubgroupID * 64u;  // uvec4
@@ -159,56 +169,72 @@ void write_out(MAT32 acc, uint m0, uint tok0) {
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
-  const uint tile_m = gl_WorkGroupID.x * TILE, tile_n = gl_WorkGroupID.y * TILE;
-  // Loading: invocation tid fills chunks 2h, 2h + 1 of row (and token) `mine`. Rows and tokens
-  // past the end repeat the last one: they only feed outputs that are never written.
-  const uint mine = tid >> 1, h = tid & 1u;
-  const uint a_row = min(tile_m + mine, pc.rows - 1u);
-  const uint x_base = (pc.x_offset + min(tile_n + mine, pc.n_tokens - 1u) * pc.x_stride) >> 2;
-  const uint at = mine * ROW_STRIDE + 2u * h;
+  const uint tile_m = gl_WorkGroupID.x * TILE_M, tile_n = gl_WorkGroupID.y * TILE_N;
+  // Loading: unit u = tid + THREADS i is chunks 2 (u % 2), + 1 of row (token) u / 2 of the tile.
+  // Rows and tokens past the end repeat the last one: they only feed outputs never written.
+  const uint h = tid & 1u;
+  uint a_block[A_UNITS], a_at[A_UNITS], x_base[B_UNITS], b_at[B_UNITS];
+  [[unroll]] for (uint i = 0; i < A_UNITS; ++i) {
+    const uint r = (tid + THREADS * i) >> 1;
+    a_block[i] = min(tile_m + r, pc.rows - 1u) * pc.nb;
+    a_at[i] = r * ROW_STRIDE + 2u * h;
+  }
+  [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {
+    const uint t = (tid + THREADS * i) >> 1;
+    x_base[i] = (pc.x_offset + min(tile_n + t, pc.n_tokens - 1u) * pc.x_stride) >> 2;
+    b_at[i] = t * ROW_STRIDE + 2u * h;
+  }
 
-  const uint warp = gl_SubgroupID;  // 0 .. 7
-  const uint warp_m = (warp & 3u) * 32u, warp_n = (warp >> 2) * 64u;
+  const uint warp = gl_SubgroupID;
+  const uint warp_m = (warp % WARPS_M) * 32u, warp_n = (warp / WARPS_M) * 64u;
   MAT32 acc[8];  // acc[4 i + j]: rows warp_m + 16 i .., tokens warp_n + 16 j ..
   [[unroll]] for (uint i = 0; i < 8u; ++i) acc[i] = MAT32(0.0);
 
+  AHalf a_next[A_UNITS];
+  vec4 x_next[4 * B_UNITS];
   // Step 0 into buffer 0.
-  AHalf a_next = load_a(a_row * pc.nb, h);
-  vec4 x_next[4];
-  [[unroll]] for (uint c = 0; c < 2u; ++c) {
-    x_next[2u * c] = x4[x_base + x_lo(2u * h + c)];
-    x_next[2u * c + 1u] = x4[x_base + x_hi(2u * h + c)];
+  [[unroll]] for (uint i = 0; i < A_UNITS; ++i) a_next[i] = load_a(a_block[i], h);
+  [[unroll]] for (uint i = 0; i < B_UNITS; ++i)
+    [[unroll]] for (uint c = 0; c < 2u; ++c) {
+      x_next[4u * i + 2u * c] = x4[x_base[i] + x_lo(2u * h + c)];
+      x_next[4u * i + 2u * c + 1u] = x4[x_base[i] + x_hi(2u * h + c)];
+    }
+  [[unroll]] for (uint i = 0; i < A_UNITS; ++i) store_a(a_next[i], a_at[i]);
+  [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {
+    b_tile[b_at[i]] = b_chunk(x_next[4u * i], x_next[4u * i + 1u]);
+    b_tile[b_at[i] + 1u] = b_chunk(x_next[4u * i + 2u], x_next[4u * i + 3u]);
   }
-  store_a(a_next, at);
-  b_tile[at] = b_chunk(x_next[0], x_next[1]);
-  b_tile[at + 1u] = b_chunk(x_next[2], x_next[3]);
   barrier();
 
   for (uint b = 0; b < pc.nb; ++b) {
-    const uint cur = (b & 1u) * BUFFER;
+    const uint a_cur = (b & 1u) * A_BUFFER, b_cur = (b & 1u) * B_BUFFER;
     const bool more = b + 1u < pc.nb;
     if (more) {  // next step's loads, consumed after this step's products
-      a_next = load_a(a_row * pc.nb + b + 1u, h);
-      const uint xb = x_base + (b + 1u) * 8u;
-      [[unroll]] for (uint c = 0; c < 2u; ++c) {
-        x_next[2u * c] = x4[xb + x_lo(2u * h + c)];
-        x_next[2u * c + 1u] = x4[xb + x_hi(2u * h + c)];
+      [[unroll]] for (uint i = 0; i < A_UNITS; ++i) a_next[i] = load_a(a_block[i] + b + 1u, h);
+      [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {
+        const uint xb = x_base[i] + (b + 1u) * 8u;
+        [[unroll]] for (uint c = 0; c < 2u; ++c) {
+          x_next[4u * i + 2u * c] = x4[xb + x_lo(2u * h + c)];
+          x_next[4u * i + 2u * c + 1u] = x4[xb + x_hi(2u * h + c)];
+        }
       }
     }
     [[unroll]] for (uint kk = 0; kk < 2u; ++kk) {  // two 16-wide k halves of the block
       MAT16 a[2], bm[4];
       [[unroll]] for (uint i = 0; i < 2u; ++i)
-        coopMatLoadNV(a[i], a_tile, cur + (warp_m + 16u * i) * ROW_STRIDE + 2u * kk, ROW_STRIDE, false);
+        coopMatLoadNV(a[i], a_tile, a_cur + (warp_m + 16u * i) * ROW_STRIDE + 2u * kk, ROW_STRIDE, false);
       [[unroll]] for (uint j = 0; j < 4u; ++j)  // column-major K x N: each token's k run is contiguous
-        coopMatLoadNV(bm[j], b_tile, cur + (warp_n + 16u * j) * ROW_STRIDE + 2u * kk, ROW_STRIDE, true);
+        coopMatLoadNV(bm[j], b_tile, b_cur + (warp_n + 16u * j) * ROW_STRIDE + 2u * kk, ROW_STRIDE, true);
       [[unroll]] for (uint i = 0; i < 2u; ++i)
         [[unroll]] for (uint j = 0; j < 4u; ++j) acc[4u * i + j] = coopMatMulAddNV(a[i], bm[j], acc[4u * i + j]);
     }
     if (more) {  // the other buffer: everyone finished reading it before the last barrier
-      const uint nxt = BUFFER - cur + at;
-      store_a(a_next, nxt);
-      b_tile[nxt] = b_chunk(x_next[0], x_next[1]);
-      b_tile[nxt + 1u] = b_chunk(x_next[2], x_next[3]);
+      [[unroll]] for (uint i = 0; i < A_UNITS; ++i) store_a(a_next[i], A_BUFFER - a_cur + a_at[i]);
+      [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {
+        const uint at = B_BUFFER - b_cur + b_at[i];
+        b_tile[at] = b_chunk(x_next[4u * i], x_next[4u * i + 1u]);
+        b_tile[at + 1u] = b_chunk(x_next[4u * i + 2u], x_next[4u * i + 3u]);
+      }
     }
     barrier();
   }

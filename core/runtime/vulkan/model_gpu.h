@@ -6,6 +6,7 @@
 #include <vulkan/vulkan.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "model/weights.h"
@@ -26,13 +27,22 @@ struct MatvecShape {
 
 // Workgroup shapes per device. KILN_VK_MATVEC="wg,rows,tpr" forces one matvec shape and
 // KILN_VK_ATTENTION_SPLIT the keys a decode-attention workgroup takes (tuning runs).
-// Rows (and tokens) a workgroup of the batched kernels takes: matmul.comp, matmul_coop.comp.
-constexpr uint32_t kMatmulTile = 64, kCoopMatmulTile = 128;
+// Rows x tokens a workgroup of a batched kernel takes: matmul.comp 64 x 64; the tensor-core
+// builds of matmul_coop.comp (kernels/vulkan/CMakeLists.txt) the others.
+struct MatmulTile {
+  uint32_t rows = 64, tokens = 64;
+  bool operator==(const MatmulTile&) const = default;
+};
+constexpr MatmulTile kMatmulTile{64, 64};
+constexpr MatmulTile kCoopTiles[] = {{128, 128}, {128, 64}, {64, 128}};
+// The kernel of a tile for these weights, e.g. matmul_glu_q4_0, matmul_coop_128x64_q4_0.
+std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile);
 
 struct Tuning {
   bool cpu_device = false;
   bool f16_math = false;         // packed-fp16 matvec for Q8_0/Q4_0 (opt-in: KILN_VK_F16_MATH=1)
   bool coop_matmul = false;      // batches on tensor cores (matmul_coop_*); KILN_VK_COOPMAT=0 turns it off
+  MatmulTile coop_forced{0, 0};  // KILN_VK_COOP_TILE="rows x tokens", one of kCoopTiles (tuning runs)
   MatvecShape forced{0, 0, 0};
   uint32_t norm_wg = 256;
   uint32_t rope_wg = 64;
@@ -45,7 +55,9 @@ struct Tuning {
   MatvecShape matvec_shape(int64_t rows, int64_t cols, bool glu) const;
   // Tensor cores for batches of these weights: not F32, whose point is fp32-exact results.
   bool coop_for(DType type) const { return coop_matmul && type != DType::F32; }
-  uint32_t matmul_tile(DType type) const { return coop_for(type) ? kCoopMatmulTile : kMatmulTile; }
+  // The tile for n tokens through `rows` rows, and every tile that can return (pipelines at load).
+  MatmulTile matmul_tile(DType type, int64_t rows, int n) const;
+  std::vector<MatmulTile> matmul_tiles(DType type) const;
 };
 Tuning tuning_for(const Device& device);
 
@@ -100,7 +112,8 @@ struct ModelGpu {
   VkDescriptorSet add_norm_set = VK_NULL_HANDLE, combine_set = VK_NULL_HANDLE;
 
   // Kernels for a weight type.
-  const Kernel& matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape);
+  const Kernel& matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape,
+                              MatmulTile tile = kMatmulTile);
   const Kernel& embed_kernel(DType type);
   const Kernel *rope_kernel = nullptr, *attention_kernel = nullptr, *combine_kernel = nullptr, *add_norm_kernel = nullptr;
 
