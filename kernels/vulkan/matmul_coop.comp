@@ -6,7 +6,8 @@
 // token's 32 activations converted to fp16 into shared memory, double-buffered so the next
 // step's global loads are in flight while this step multiplies. Results go through shared
 // memory to global (bounds, and with GLU the (gate, up) row pairs: gelu_tanh(gate) * up).
-// Bindings, push constants, chunking: as matmul.comp. Needs a subgroup size of 32.
+// Bindings, push constants, chunking: as matmul.comp. Needs a subgroup size of 32. The build
+// uses 4 x 2 subgroups (128 x 128); 4 x 1 and 2 x 2 measured slower on an H100 (PERFORMANCE.md).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require

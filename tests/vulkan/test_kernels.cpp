@@ -66,24 +66,20 @@ class VulkanKernels : public QObject {
     QTest::addColumn<int>("chunk_rows");       // 0: one chunk
     QTest::addColumn<QString>("shape_text");   // matvec wg,rows,tpr
     QTest::addColumn<bool>("f16_math");        // matvec_h_*: packed-fp16 products
-    QTest::addColumn<int>("coop");             // matmul_coop_*: 1 + index into kCoopTiles; 0: none
+    QTest::addColumn<bool>("coop");            // matmul_coop_*: tensor cores, 128 x 128 tiles
     for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0})
       for (bool glu : {false, true}) {
         const std::string s = std::string(suffix(t)) + (glu ? " glu" : "");
         auto row = [&](const std::string& what, int rows, int cols, int tokens, bool batched, int chunk, const char* shape) {
           QTest::newRow((s + " " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu << chunk
-                                                  << QString(shape) << false << 0;
+                                                  << QString(shape) << false << false;
           if (!batched && (t == DType::Q8_0 || t == DType::Q4_0))
             QTest::newRow((s + " fp16 math " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
-                                                              << chunk << QString(shape) << true << 0;
+                                                              << chunk << QString(shape) << true << false;
         };
         auto coop = [&](const std::string& what, int rows, int cols, int tokens, int chunk) {
-          for (int i = 0; i < int(std::size(vk::kCoopTiles)); ++i) {
-            const auto tile = vk::kCoopTiles[i];
-            const std::string name = s + " coop " + std::to_string(tile.rows) + "x" + std::to_string(tile.tokens) + " " + what;
-            QTest::newRow(name.c_str()) << int(t) << rows << cols << tokens << true << glu << chunk << QString() << false
-                                        << i + 1;
-          }
+          QTest::newRow((s + " coop " + what).c_str()) << int(t) << rows << cols << tokens << true << glu << chunk
+                                                       << QString() << false << true;
         };
         // Partial tiles in rows and tokens, several tiles each way, chunks of one tile and less.
         coop("37 tokens", 200, 96, 37, 0);
@@ -114,7 +110,7 @@ class VulkanKernels : public QObject {
     QFETCH(int, chunk_rows);
     QFETCH(QString, shape_text);
     QFETCH(bool, f16_math);
-    QFETCH(int, coop);
+    QFETCH(bool, coop);
     if (f16_math && !h.device->info().fp16_math) QSKIP("the device has no fp16 arithmetic");
     if (coop && !h.device->info().coop_matrix_f16) QSKIP("the device has no fp16 cooperative matrices");
     const DType t = DType(type);
@@ -140,7 +136,7 @@ class VulkanKernels : public QObject {
     if (chunk_rows) QVERIFY(dm.chunks.size() >= 3);
 
     const vk::BufferSlice xs = h.upload(x), ys = h.poisoned(expected.size());
-    const vk::MatmulTile tile = coop ? vk::kCoopTiles[coop - 1] : vk::kMatmulTile;
+    const vk::MatmulTile tile = coop ? vk::kCoopTile : vk::kMatmulTile;
     const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile)
                                      : std::string(f16_math ? "matvec_h_" : "matvec_") + (glu ? "glu_" : "") + suffix(t);
     const vk::Kernel& k = batched ? h.pipelines->get(name, 4) : h.pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});

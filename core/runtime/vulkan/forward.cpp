@@ -15,7 +15,7 @@ class Recorder {
   void matrix(BoundMatrix& bm, bool glu, int n, uint32_t x_offset, uint32_t x_stride, uint32_t y_stride,
               const char* op, int layer) {
     const bool batched = n > m_.tuning.matvec_max_tokens;
-    const MatmulTile tile = batched ? m_.tuning.matmul_tile(bm.m.type, bm.m.rows, n) : kMatmulTile;
+    const MatmulTile tile = batched ? m_.tuning.matmul_tile(bm.m.type) : kMatmulTile;
     const Kernel& k = m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile);
     record_matrix(seq_, k, bm.m, bm.sets, MatrixCall{glu, batched, n, x_offset, x_stride, y_stride, tile}, bm.shape,
                   m_.device.limits().maxComputeWorkGroupCount[0], op, layer);

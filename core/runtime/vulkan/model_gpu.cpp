@@ -79,12 +79,6 @@ Tuning tuning_for(const Device& device) {
   t.f16_math = device.info().fp16_math && f16 && std::string(f16) == "1";
   const char* coop = std::getenv("KILN_VK_COOPMAT");
   t.coop_matmul = device.info().coop_matrix_f16 && !(coop && std::string(coop) == "0");
-  if (const char* v = std::getenv("KILN_VK_COOP_TILE")) {
-    MatmulTile tile;
-    if (std::sscanf(v, "%ux%u", &tile.rows, &tile.tokens) == 2)
-      for (const MatmulTile& known : kCoopTiles)
-        if (tile == known) t.coop_forced = tile;
-  }
   if (!t.cpu_device) t.norm_wg = 512;  // one workgroup a token: more invocations, shorter chains
   if (const char* v = std::getenv("KILN_VK_ATTENTION_SPLIT")) t.attention_keys_per_split = std::max(16, std::atoi(v));
   if (const char* v = std::getenv("KILN_VK_MATVEC")) {
@@ -113,25 +107,8 @@ MatvecShape Tuning::matvec_shape(int64_t rows, int64_t cols, bool glu) const {
 }
 
 std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile) {
-  std::string name = "matmul_";
-  if (!(tile == kMatmulTile))
-    name += "coop_" + (tile == kCoopTiles[0] ? std::string() : std::to_string(tile.rows) + "x" + std::to_string(tile.tokens) + "_");
-  return name + (glu ? "glu_" : "") + type_suffix(type);
-}
-
-MatmulTile Tuning::matmul_tile(DType type, int64_t rows, int n) const {
-  if (!coop_for(type)) return kMatmulTile;
-  if (coop_forced.rows) return coop_forced;
-  // 128 x 128 while that still makes two workgroups an SM or so (132 SMs on an H100); fewer rows
-  // take 128 x 64, which halves the work a workgroup and keeps the weights' share of traffic low.
-  const int64_t groups = (rows + 127) / 128 * ((n + 127) / 128);
-  return groups >= 256 ? kCoopTiles[0] : kCoopTiles[1];
-}
-
-std::vector<MatmulTile> Tuning::matmul_tiles(DType type) const {
-  if (!coop_for(type)) return {kMatmulTile};
-  if (coop_forced.rows) return {coop_forced};
-  return {kCoopTiles[0], kCoopTiles[1]};
+  if (!(tile == kMatmulTile) && !(tile == kCoopTile)) throw Error("Vulkan: no matmul kernel for that tile");
+  return std::string(tile == kCoopTile ? "matmul_coop_" : "matmul_") + (glu ? "glu_" : "") + type_suffix(type);
 }
 
 ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_kv)
@@ -280,7 +257,7 @@ void ModelGpu::build_pipelines() {
   auto matrix_kernels = [&](BoundMatrix& bm, bool glu) {
     bm.shape = tuning.matvec_shape(bm.m.rows, bm.m.cols, glu);
     matrix_kernel(bm.m.type, glu, false, bm.shape);
-    for (const MatmulTile& tile : tuning.matmul_tiles(bm.m.type)) matrix_kernel(bm.m.type, glu, true, bm.shape, tile);
+    matrix_kernel(bm.m.type, glu, true, bm.shape, tuning.matmul_tile(bm.m.type));
   };
   matrix_kernels(embed_logits, false);
   embed_kernel(embed_logits.m.type);

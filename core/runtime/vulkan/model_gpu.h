@@ -27,22 +27,20 @@ struct MatvecShape {
 
 // Workgroup shapes per device. KILN_VK_MATVEC="wg,rows,tpr" forces one matvec shape and
 // KILN_VK_ATTENTION_SPLIT the keys a decode-attention workgroup takes (tuning runs).
-// Rows x tokens a workgroup of a batched kernel takes: matmul.comp 64 x 64; the tensor-core
-// builds of matmul_coop.comp (kernels/vulkan/CMakeLists.txt) the others.
+// Rows x tokens a workgroup of a batched kernel takes: matmul.comp 64 x 64, matmul_coop.comp
+// (tensor cores) 128 x 128.
 struct MatmulTile {
   uint32_t rows = 64, tokens = 64;
   bool operator==(const MatmulTile&) const = default;
 };
-constexpr MatmulTile kMatmulTile{64, 64};
-constexpr MatmulTile kCoopTiles[] = {{128, 128}, {128, 64}, {64, 128}};
-// The kernel of a tile for these weights, e.g. matmul_glu_q4_0, matmul_coop_128x64_q4_0.
+constexpr MatmulTile kMatmulTile{64, 64}, kCoopTile{128, 128};
+// The batched kernel of a tile for these weights, e.g. matmul_glu_q4_0, matmul_coop_q4_0.
 std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile);
 
 struct Tuning {
   bool cpu_device = false;
   bool f16_math = false;         // packed-fp16 matvec for Q8_0/Q4_0 (opt-in: KILN_VK_F16_MATH=1)
   bool coop_matmul = false;      // batches on tensor cores (matmul_coop_*); KILN_VK_COOPMAT=0 turns it off
-  MatmulTile coop_forced{0, 0};  // KILN_VK_COOP_TILE="rows x tokens", one of kCoopTiles (tuning runs)
   MatvecShape forced{0, 0, 0};
   uint32_t norm_wg = 256;
   uint32_t rope_wg = 64;
@@ -55,9 +53,7 @@ struct Tuning {
   MatvecShape matvec_shape(int64_t rows, int64_t cols, bool glu) const;
   // Tensor cores for batches of these weights: not F32, whose point is fp32-exact results.
   bool coop_for(DType type) const { return coop_matmul && type != DType::F32; }
-  // The tile for n tokens through `rows` rows, and every tile that can return (pipelines at load).
-  MatmulTile matmul_tile(DType type, int64_t rows, int n) const;
-  std::vector<MatmulTile> matmul_tiles(DType type) const;
+  MatmulTile matmul_tile(DType type) const { return coop_for(type) ? kCoopTile : kMatmulTile; }
 };
 Tuning tuning_for(const Device& device);
 
