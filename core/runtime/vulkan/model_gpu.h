@@ -25,8 +25,6 @@ struct MatvecShape {
   uint32_t rows_per_workgroup() const { return wg / tpr * rows; }
 };
 
-// Workgroup shapes per device. KILN_VK_MATVEC="wg,rows,tpr" forces one matvec shape and
-// KILN_VK_ATTENTION_SPLIT the keys a decode-attention workgroup takes (tuning runs).
 // Rows x tokens a workgroup of a batched kernel takes: matmul.comp 64 x 64, matmul_coop.comp
 // (tensor cores) 128 x 128.
 struct MatmulTile {
@@ -37,6 +35,8 @@ constexpr MatmulTile kMatmulTile{64, 64}, kCoopTile{128, 128};
 // The batched kernel of a tile for these weights, e.g. matmul_glu_q4_0, matmul_coop_q4_0.
 std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile);
 
+// Workgroup shapes per device. KILN_VK_MATVEC="wg,rows,tpr" forces one matvec shape and
+// KILN_VK_ATTENTION_SPLIT the keys a decode-attention workgroup takes (tuning runs).
 struct Tuning {
   bool cpu_device = false;
   bool f16_math = false;         // packed-fp16 matvec for Q8_0/Q4_0 (opt-in: KILN_VK_F16_MATH=1)
