@@ -1,8 +1,11 @@
 // Kernel-level measurements for tuning the Vulkan backend on a real GPU (not a test; no Qt, so it
 // runs on the measurement machine): the copy-bandwidth ceiling, decode matvec shapes of Gemma 3
-// 27B swept over workgroup layouts, the cost of one dependent dispatch, attention and prefill
-// matmul. Prints one table per part; GB/s counts the weight bytes a kernel must read.
+// 27B swept over workgroup layouts, the cost of one dependent dispatch, attention, and prefill
+// (512 tokens through each 27B matrix, fp32 tiles against tensor cores, with the difference of
+// their results and a check of every weight format). Prints one table per part; GB/s counts the
+// weight bytes a kernel must read. --prefill: only the prefill part.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -27,7 +30,7 @@ namespace {
 struct Bench {
   std::shared_ptr<vk::Instance> instance = std::make_shared<vk::Instance>();
   std::unique_ptr<vk::Device> device;
-  std::unique_ptr<vk::MemoryArena> arena;
+  std::unique_ptr<vk::MemoryArena> arena, readback;
   std::unique_ptr<vk::Uploader> uploader;
   std::unique_ptr<vk::PipelineLibrary> pipelines;
   std::unique_ptr<vk::DescriptorAllocator> descriptors;
@@ -36,6 +39,7 @@ struct Bench {
   explicit Bench(int index) {
     device = std::make_unique<vk::Device>(instance, vk::choose_device(instance->devices(), index, true));
     arena = std::make_unique<vk::MemoryArena>(*device, vk::MemoryKind::DeviceLocal, 1u << 30, "benchmark buffers");
+    readback = std::make_unique<vk::MemoryArena>(*device, vk::MemoryKind::HostReadback, 256u << 20, "results");
     uploader = std::make_unique<vk::Uploader>(*device, 64u << 20);
     pipelines = std::make_unique<vk::PipelineLibrary>(*device, "");
     descriptors = std::make_unique<vk::DescriptorAllocator>(*device);
@@ -50,6 +54,16 @@ struct Bench {
     uploader->write(s, 0, v.data(), n * 4);
     uploader->finish();
     return s;
+  }
+  vk::BufferSlice host;  // readback buffer, grown as needed
+  std::vector<float> read(const vk::BufferSlice& s, size_t count) {
+    if (host.size < count * 4) host = readback->allocate(count * 4);
+    seq->begin(false);
+    seq->copy_to_host(s, 0, host, 0, count * 4);
+    seq->submit_and_wait();
+    std::vector<float> out(count);
+    std::memcpy(out.data(), host.mapped, count * 4);
+    return out;
   }
   // Mean GPU microseconds of one call of `record`, repeated `reps` times in one submission.
   template <typename F>
@@ -94,19 +108,178 @@ struct Shape {
   bool glu;
 };
 
+// `rows` distinct random rows in t's GGUF form (quantized: random quants, block scales 0.004 to
+// 0.02; F32/F16: uniform in +-0.05), uploaded in chunks of at most max_chunk_bytes.
+vk::DeviceMatrix distinct_matrix(Bench& b, DType t, int64_t rows, int64_t cols, uint64_t max_chunk_bytes) {
+  const size_t rb = row_bytes(t, cols);
+  std::vector<uint8_t> host(size_t(rows) * rb);
+  std::mt19937_64 rng(uint64_t(rows) * 131 + uint64_t(cols) * 7 + uint64_t(t));
+  if (t == DType::Q8_0 || t == DType::Q4_0) {
+    for (size_t i = 0; i < host.size(); i += 8) {
+      const uint64_t v = rng();
+      std::memcpy(&host[i], &v, std::min<size_t>(8, host.size() - i));
+    }
+    const size_t block = t == DType::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
+    std::uniform_real_distribution<float> scale(0.004f, 0.02f);
+    for (size_t i = 0; i < host.size(); i += block) {
+      const uint16_t d = float_to_fp16(scale(rng));
+      std::memcpy(&host[i], &d, 2);
+    }
+  } else {
+    std::uniform_real_distribution<float> u(-0.05f, 0.05f);
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (float& v : row) v = u(rng);
+      quantize_row(t, row.data(), cols, &host[size_t(r) * rb]);
+    }
+  }
+  auto m = vk::upload_matrix(*b.arena, *b.uploader, t, rows, cols, [&](int64_t r) { return &host[size_t(r) * rb]; },
+                             max_chunk_bytes, 64);
+  b.uploader->finish();
+  return m;
+}
+
+struct Difference {
+  double relative = 0;  // ||coop - ref|| / ||ref||
+  double max = 0;       // max |coop - ref| / max |ref|
+};
+Difference difference(const std::vector<float>& got, const std::vector<float>& ref) {
+  double diff = 0, norm = 0, max_diff = 0, max_ref = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double d = std::isfinite(got[i]) ? double(got[i]) - ref[i] : INFINITY;
+    diff += d * d;
+    norm += double(ref[i]) * ref[i];
+    max_diff = std::max(max_diff, std::abs(d));
+    max_ref = std::max(max_ref, std::abs(double(ref[i])));
+  }
+  return {std::sqrt(diff / std::max(norm, 1e-30)), max_diff / std::max(max_ref, 1e-30)};
+}
+
+// Runs `n` tokens of xs through m with the kernel of `tile` (GLU form when glu): mean microseconds
+// of one call, the output left in ys.
+double time_matmul(Bench& b, const vk::DeviceMatrix& m, bool glu, int n, vk::MatmulTile tile,
+                   const vk::BufferSlice& xs, const vk::BufferSlice& ys, int reps) {
+  const vk::Kernel& k = b.pipelines->get(vk::matmul_kernel_name(m.type, glu, tile), 4);
+  std::vector<VkDescriptorSet> sets;
+  for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
+  const vk::MatrixCall call{glu, true, n, 0, uint32_t(m.cols), uint32_t(glu ? m.rows / 2 : m.rows), tile};
+  return b.time(reps, [&] { vk::record_matrix(*b.seq, k, m, sets, call, {}, 65535, "matmul", 0); });
+}
+
+// The fp32 kernel (matmul) and the tensor-core one (matmul_coop) on the same input: times, and how
+// far the second's output is from the first's.
+struct PrefillResult {
+  double us_fp32 = 0, us_coop = 0;
+  Difference diff;
+};
+PrefillResult compare_matmuls(Bench& b, const vk::DeviceMatrix& m, bool glu, int n, const vk::BufferSlice& xs,
+                              const vk::BufferSlice& y_ref, const vk::BufferSlice& y_coop, int reps) {
+  PrefillResult r;
+  const size_t count = size_t(n) * size_t(glu ? m.rows / 2 : m.rows);
+  r.us_fp32 = time_matmul(b, m, glu, n, vk::kMatmulTile, xs, y_ref, reps);
+  r.us_coop = time_matmul(b, m, glu, n, vk::kCoopTile, xs, y_coop, reps);
+  r.diff = difference(b.read(y_coop, count), b.read(y_ref, count));
+  return r;
+}
+
+// The prefill part: 27B's matrices at 512 tokens in Q4_0 and Q8_0, then every weight format on
+// shapes with partial tiles and chunks. Returns 1 when a tensor-core result is off.
+int prefill(Bench& b, int shrink) {
+  const auto& info = b.device->info();
+  // The loader hands out this entry point even where no driver has the extension: ask first.
+  uint32_t n_ext = 0;
+  vkEnumerateDeviceExtensionProperties(info.handle, nullptr, &n_ext, nullptr);
+  std::vector<VkExtensionProperties> ext(n_ext);
+  vkEnumerateDeviceExtensionProperties(info.handle, nullptr, &n_ext, ext.data());
+  const bool has_ext = std::any_of(ext.begin(), ext.end(), [](const VkExtensionProperties& e) {
+    return std::strcmp(e.extensionName, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;
+  });
+  auto list = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      vkGetInstanceProcAddr(b.instance->handle(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  std::printf("\n== cooperative matrices: coop_matrix_f16 %s; driver's shapes (M N K A B C D scope):",
+              info.coop_matrix_f16 ? "yes" : "no");
+  if (has_ext && list) {
+    uint32_t count = 0;
+    list(info.handle, &count, nullptr);
+    std::vector<VkCooperativeMatrixPropertiesNV> props(count, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+    list(info.handle, &count, props.data());
+    for (const auto& p : props)
+      std::printf(" [%u %u %u %d %d %d %d %d]", p.MSize, p.NSize, p.KSize, p.AType, p.BType, p.CType, p.DType, p.scope);
+  }
+  std::printf("\n");
+  if (!info.coop_matrix_f16) return 1;
+
+  const int n = 512;
+  const uint64_t limit = std::min<uint64_t>(b.device->limits().maxStorageBufferRange, b.arena->max_block_bytes());
+  const vk::BufferSlice xs = b.floats(size_t(n) * 21504, 11);
+  const vk::BufferSlice y_ref = b.arena->allocate(size_t(n) * 21504 * 4), y_coop = b.arena->allocate(size_t(n) * 21504 * 4);
+  const Shape shapes[] = {{"qkv", 8192, 5376, false},
+                          {"o_proj", 5376, 4096, false},
+                          {"gate_up", 43008, 5376, true},
+                          {"down", 5376, 21504, false}};
+  std::printf("\n== prefill, %d tokens: fp32 tiles (matmul) vs tensor cores (matmul_coop)\n", n);
+  std::printf("%-8s %-5s %12s %10s %8s %10s %8s %7s %9s %9s\n", "shape", "type", "rows x cols", "fp32 ms", "TFLOP/s",
+              "coop ms", "TFLOP/s", "speedup", "rel.diff", "max.diff");
+  int bad = 0;
+  double total_fp32 = 0, total_coop = 0;
+  for (DType t : {DType::Q4_0, DType::Q8_0}) {
+    for (const Shape& s : shapes) {
+      const int64_t rows = s.rows / shrink / 2 * 2;
+      const vk::DeviceMatrix m = distinct_matrix(b, t, rows, s.cols, limit);
+      const PrefillResult r = compare_matmuls(b, m, s.glu, n, xs, y_ref, y_coop, 5);
+      const double flop = 2.0 * n * double(rows) * double(s.cols);
+      std::printf("%-8s %-5s %6lldx%-5lld %10.3f %8.1f %10.3f %8.1f %6.1fx %9.2e %9.2e\n", s.name, to_string(t),
+                  (long long)rows, (long long)s.cols, r.us_fp32 / 1000, flop / (r.us_fp32 * 1e6), r.us_coop / 1000,
+                  flop / (r.us_coop * 1e6), r.us_fp32 / r.us_coop, r.diff.relative, r.diff.max);
+      bad += !(r.diff.relative < 2e-3);
+      total_fp32 += r.us_fp32;
+      total_coop += r.us_coop;
+    }
+  }
+  std::printf("a layer's four matrices, Q4_0 + Q8_0: fp32 %.2f ms, coop %.2f ms\n", total_fp32 / 1000,
+              total_coop / 1000);
+
+  // Every format, GLU and not, partial tiles (rows and tokens), chunks of one tile and of less.
+  struct Case {
+    int64_t rows, cols;
+    int n;
+    int64_t chunk_rows;  // 0: one chunk
+  };
+  const Case cases[] = {{300, 2240, 200, 0}, {330, 96, 129, 128}, {200, 64, 20, 64}, {4096, 1024, 512, 0}};
+  std::printf("\n== matmul_coop against matmul, every format: relative difference (bound 1.5e-3)\n");
+  for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0})
+    for (bool glu : {false, true})
+      for (const Case& c : cases) {
+        const int64_t rows = glu ? 2 * c.rows : c.rows;
+        const uint64_t chunk = c.chunk_rows ? uint64_t(c.chunk_rows) * vk::layout_weight_bytes(t, 1, c.cols) : limit;
+        const vk::DeviceMatrix m = distinct_matrix(b, t, rows, c.cols, chunk);
+        const PrefillResult r = compare_matmuls(b, m, glu, c.n, xs, y_ref, y_coop, 1);
+        const bool ok = r.diff.relative < 1.5e-3;
+        bad += !ok;
+        std::printf("%-5s %-4s %5lld x %-5lld %3d tokens %zu chunk(s): %9.2e (max %9.2e) %s\n", to_string(t),
+                    glu ? "glu" : "", (long long)rows, (long long)c.cols, c.n, m.chunks.size(), r.diff.relative,
+                    r.diff.max, ok ? "ok" : "FAIL");
+      }
+  std::printf("prefill check: %s\n", bad ? "FAILED" : "all within bounds");
+  return bad ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int device = -1, shrink = 1;  // --quick: 1/64 of the rows, a smoke test on lavapipe
+  bool prefill_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--device" && i + 1 < argc) device = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--quick") shrink = 64;
+    if (std::string(argv[i]) == "--prefill") prefill_only = true;
   }
   try {
     Bench b(device);
     const auto& info = b.device->info();
     std::printf("device: %s (%s), subgroup %u, maxStorageBufferRange %u MiB\n", info.report.name.c_str(),
                 info.report.driver.c_str(), info.subgroup_size, b.device->limits().maxStorageBufferRange >> 20);
+    if (prefill_only) return prefill(b, shrink);
 
     const VulkanBandwidth bw = measure_vulkan_bandwidth(device, true, (2ull << 30) / shrink, 5);
     std::printf("\n== copy ceiling: %.1f GB/s (compute-shader copy of %llu MiB, read + write)\n", bw.copy_gbs,
@@ -201,20 +374,7 @@ int main(int argc, char** argv) {
         }
     }
 
-    // Prefill matmul: 512 tokens through gate_up (the largest matrix).
-    for (DType t : {DType::Q4_0, DType::Q8_0}) {
-      const int64_t rows = 43008 / shrink / 2 * 2;
-      const vk::DeviceMatrix m = random_matrix(b, t, rows, 5376);
-      vk::BufferSlice xs = b.floats(size_t(512) * 5376, 11), ys = b.arena->allocate(size_t(512) * 21504 * 4);
-      const vk::Kernel& k = b.pipelines->get(std::string("matmul_glu_") + (t == DType::Q4_0 ? "q4_0" : "q8_0"), 4);
-      std::vector<VkDescriptorSet> sets;
-      for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
-      const double us = b.time(3, [&] {
-        vk::record_matrix(*b.seq, k, m, sets, vk::MatrixCall{true, true, 512, 0, 5376, 21504}, {}, 65535, "matmul", 0);
-      });
-      std::printf("\n== prefill matmul %s 512 x %lld x 5376: %.2f ms, %.1f TFLOP/s\n", to_string(t), (long long)rows,
-                  us / 1000, 2.0 * 512 * double(rows) * 5376 / (us * 1e-6) / 1e12);
-    }
+    if (prefill(b, shrink) != 0) return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_vulkan_kernels: %s\n", e.what());
     return 1;

@@ -66,16 +66,26 @@ class VulkanKernels : public QObject {
     QTest::addColumn<int>("chunk_rows");       // 0: one chunk
     QTest::addColumn<QString>("shape_text");   // matvec wg,rows,tpr
     QTest::addColumn<bool>("int8_dot");        // matvec_i8_*: int8 activations, integer dots
+    QTest::addColumn<bool>("coop");            // matmul_coop_*: tensor cores, 128 x 128 tiles
     for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0})
       for (bool glu : {false, true}) {
         const std::string s = std::string(suffix(t)) + (glu ? " glu" : "");
         auto row = [&](const std::string& what, int rows, int cols, int tokens, bool batched, int chunk, const char* shape) {
           QTest::newRow((s + " " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu << chunk
-                                                  << QString(shape) << false;
+                                                  << QString(shape) << false << false;
           if (!batched && (t == DType::Q8_0 || t == DType::Q4_0))
             QTest::newRow((s + " int8 dot " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
-                                                              << chunk << QString(shape) << true;
+                                                              << chunk << QString(shape) << true << false;
         };
+        auto coop = [&](const std::string& what, int rows, int cols, int tokens, int chunk) {
+          QTest::newRow((s + " coop " + what).c_str()) << int(t) << rows << cols << tokens << true << glu << chunk
+                                                       << QString() << false << true;
+        };
+        // Partial tiles in rows and tokens, several tiles each way, chunks of one tile and less.
+        coop("37 tokens", 200, 96, 37, 0);
+        coop("300 rows, 200 tokens, long rows", 300, 2240, 200, 0);
+        coop("split in chunks", 330, 96, 129, 128);
+        coop("chunks of 64 rows", 200, 64, 20, 64);
         row("matvec 1 token", 200, 96, 1, false, 0, "64,2,64");
         row("matvec 3 tokens, long rows", 130, 2240, 3, false, 0, "64,2,64");
         row("matvec split in chunks", 330, 96, 1, false, 64, "64,2,64");
@@ -100,7 +110,9 @@ class VulkanKernels : public QObject {
     QFETCH(int, chunk_rows);
     QFETCH(QString, shape_text);
     QFETCH(bool, int8_dot);
+    QFETCH(bool, coop);
     if (int8_dot && !h.device->info().int8_dot) QSKIP("the device has no integer dot products");
+    if (coop && !h.device->info().coop_matrix_f16) QSKIP("the device has no fp16 cooperative matrices");
     const DType t = DType(type);
     vk::MatvecShape shape;
     std::sscanf(shape_text.toLatin1().constData(), "%u,%u,%u", &shape.wg, &shape.rows, &shape.tpr);
@@ -124,21 +136,22 @@ class VulkanKernels : public QObject {
     if (chunk_rows) QVERIFY(dm.chunks.size() >= 3);
 
     const vk::BufferSlice xs = h.upload(x), ys = h.poisoned(expected.size());
-    const std::string name =
-        std::string(batched ? "matmul_" : int8_dot ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + suffix(t);
+    const vk::MatmulTile tile = coop ? vk::kCoopTile : vk::kMatmulTile;
+    const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile)
+                                     : std::string(int8_dot ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + suffix(t);
     const vk::Kernel& k = batched ? h.pipelines->get(name, 4) : h.pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
     std::vector<VkDescriptorSet> sets;
     for (const auto& c : dm.chunks) sets.push_back(h.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
     h.seq->begin(false);
     vk::record_matrix(*h.seq, k, dm, sets,
-                      vk::MatrixCall{glu, batched, tokens, 0, uint32_t(cols), uint32_t(rows)}, shape,
-                      batched ? 65535 : 7 /* folds the grid into y */, "test", -1);
+                      vk::MatrixCall{glu, batched, tokens, 0, uint32_t(cols), uint32_t(rows), tile},
+                      shape, batched ? 65535 : 7 /* folds the grid into y */, "test", -1);
     h.seq->submit_and_wait();
     const double err = relative_error(h.read(ys, expected.size()), expected);
     // fp32 accumulation agrees to rounding. Int8 activations (a scale a block) round each element by
     // up to half a step of max|x| / 127: 1/254 relative rms for uniform inputs, 3-4e-3 measured, a
-    // little more through GELU's slope.
-    const double bound = !int8_dot ? 2e-6 : glu ? 1e-2 : 5e-3;
+    // little more through GELU's slope. The tensor cores round weights and activations to fp16: ~1e-3.
+    const double bound = coop ? 1.5e-3 : !int8_dot ? 2e-6 : glu ? 1e-2 : 5e-3;
     QVERIFY2(err < bound, qPrintable(QString("relative error %1").arg(err)));
     // Activations far from 1 (Gemma's MLP reaches thousands) keep their precision.
     if (int8_dot && !batched) {

@@ -34,8 +34,25 @@ bool has_extension(VkPhysicalDevice pd, const char* name) {
   return false;
 }
 
+// Whether the driver lists the cooperative-matrix shape matmul_coop.comp is written for.
+bool has_coop_shape_f16(VkInstance instance, VkPhysicalDevice pd) {
+  auto list = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  if (!list) return false;
+  uint32_t n = 0;
+  list(pd, &n, nullptr);
+  std::vector<VkCooperativeMatrixPropertiesNV> shapes(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  list(pd, &n, shapes.data());
+  for (const auto& s : shapes)
+    if (s.MSize == 16 && s.NSize == 16 && s.KSize == 16 && s.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        s.BType == VK_COMPONENT_TYPE_FLOAT16_NV && s.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        s.DType == VK_COMPONENT_TYPE_FLOAT32_NV && s.scope == VK_SCOPE_SUBGROUP_NV)
+      return true;
+  return false;
+}
+
 // Reads limits, features, queues and memory of one device and decides whether Kiln can use it.
-PhysicalDeviceInfo probe(VkPhysicalDevice pd, int index) {
+PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
   PhysicalDeviceInfo d;
   d.handle = pd;
   vkGetPhysicalDeviceProperties(pd, &d.properties);
@@ -92,6 +109,15 @@ PhysicalDeviceInfo probe(VkPhysicalDevice pd, int index) {
     }
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &s16;
+    // Cooperative matrices (prefill on tensor cores): their shaders use the Vulkan memory model.
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceVulkanMemoryModelFeatures vmm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+    const bool coop_ext = v12 && has_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    if (coop_ext) {
+      coop.pNext = &vmm;
+      vmm.pNext = f2.pNext;
+      f2.pNext = &coop;
+    }
     vkGetPhysicalDeviceFeatures2(pd, &f2);
     r.storage16 = s16.storageBuffer16BitAccess;
     r.storage8 = s8.storageBuffer8BitAccess;
@@ -101,6 +127,8 @@ PhysicalDeviceInfo probe(VkPhysicalDevice pd, int index) {
     r.integer_dot = idot.shaderIntegerDotProduct;
     d.int8_dot = v12 && has_idot && idot.shaderIntegerDotProduct;
     d.int8_dot_fast = d.int8_dot && idot_props.integerDotProduct4x8BitPackedSignedAccelerated;
+    d.coop_matrix_f16 = coop_ext && coop.cooperativeMatrix && vmm.vulkanMemoryModel && d.fp16_math &&
+                        sub.subgroupSize == 32 && has_coop_shape_f16(instance, pd);
   }
   r.subgroup_size = int(d.subgroup_size);
 
@@ -186,7 +214,7 @@ Instance::Instance() {
   vkEnumeratePhysicalDevices(instance_, &n, nullptr);
   std::vector<VkPhysicalDevice> handles(n);
   vkEnumeratePhysicalDevices(instance_, &n, handles.data());
-  for (uint32_t i = 0; i < n; ++i) devices_.push_back(probe(handles[i], int(i)));
+  for (uint32_t i = 0; i < n; ++i) devices_.push_back(probe(instance_, handles[i], int(i)));
 }
 
 Instance::~Instance() {
@@ -242,6 +270,18 @@ Device::Device(std::shared_ptr<Instance> instance, int index) : instance_(std::m
   if (info_.fp16_math) {
     f16.pNext = features;
     features = &f16;
+  }
+  ci.pNext = features;
+  // Tensor-core prefill: the extension, its feature and the memory model its shaders declare.
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceVulkanMemoryModelFeatures vmm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+  if (info_.coop_matrix_f16) {
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    coop.cooperativeMatrix = VK_TRUE;
+    vmm.vulkanMemoryModel = VK_TRUE;
+    vmm.pNext = features;
+    coop.pNext = &vmm;
+    features = &coop;
   }
   ci.pNext = features;
   ci.enabledExtensionCount = uint32_t(extensions.size());

@@ -33,6 +33,9 @@ struct PhysicalDeviceInfo {
   bool fp16_math = false;             // shaderFloat16 (Vulkan 1.2)
   bool int8_dot = false;              // shaderIntegerDotProduct: int8 decode kernels can run
   bool int8_dot_fast = false;         // ... and 4x8-bit signed dots are a hardware instruction
+  // VK_NV_cooperative_matrix with fp16 x fp16 -> fp32 16x16x16 in subgroups of 32, the Vulkan
+  // memory model and shaderFloat16: the tensor-core prefill kernels (matmul_coop_*).
+  bool coop_matrix_f16 = false;
   VkPhysicalDeviceProperties properties{};
   VkPhysicalDeviceMemoryProperties memory{};
   uint32_t compute_family = UINT32_MAX;

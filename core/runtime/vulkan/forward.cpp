@@ -15,8 +15,9 @@ class Recorder {
   void matrix(BoundMatrix& bm, bool glu, int n, uint32_t x_offset, uint32_t x_stride, uint32_t y_stride,
               const char* op, int layer) {
     const bool batched = n > m_.tuning.matvec_max_tokens;
-    const Kernel& k = m_.matrix_kernel(bm.m.type, glu, batched, bm.shape);
-    record_matrix(seq_, k, bm.m, bm.sets, MatrixCall{glu, batched, n, x_offset, x_stride, y_stride}, bm.shape,
+    const MatmulTile tile = batched ? m_.tuning.matmul_tile(bm.m.type) : kMatmulTile;
+    const Kernel& k = m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile);
+    record_matrix(seq_, k, bm.m, bm.sets, MatrixCall{glu, batched, n, x_offset, x_stride, y_stride, tile}, bm.shape,
                   m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
   }
 
@@ -104,8 +105,9 @@ void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatri
     MatrixPush p{uint32_t(ch.rows), uint32_t(m.cols / 32), uint32_t(call.n), call.x_offset, call.x_stride,
                  uint32_t(call.glu ? ch.row_begin / 2 : ch.row_begin), call.y_stride, 0};
     if (call.batched) {
-      seq.dispatch(kernel, sets[i], &p, sizeof p, uint32_t((ch.rows + 63) / 64), uint32_t((call.n + 63) / 64), 1, op,
-                   layer);
+      const MatmulTile t = call.tile;
+      seq.dispatch(kernel, sets[i], &p, sizeof p, uint32_t((ch.rows + t.rows - 1) / t.rows),
+                   (uint32_t(call.n) + t.tokens - 1) / t.tokens, 1, op, layer);
     } else {
       const uint32_t per_group = shape.rows_per_workgroup();
       const uint32_t groups = uint32_t((ch.rows + per_group - 1) / per_group);

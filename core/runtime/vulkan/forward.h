@@ -13,11 +13,12 @@ struct MatrixCall {
   bool batched = false;  // tiled matrix-matrix kernel (prefill) instead of matrix-vector
   int n = 1;             // tokens
   uint32_t x_offset = 0, x_stride = 0, y_stride = 0;  // floats
+  MatmulTile tile = kMatmulTile;  // batched: rows x tokens a workgroup of the kernel takes
 };
 
 // y[t][chunk.row_begin + r] (or [.. / 2] with GLU) = W x[t] over every chunk of m, then a barrier.
 // sets[i] binds chunk i's weights, scales, x and y to `kernel` (a matvec_* pipeline of `shape`, or
-// a matmul_* one).
+// a matmul_* / matmul_coop_* one of tile call.tile).
 void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatrix& m,
                    std::span<const VkDescriptorSet> sets, const MatrixCall& call, const MatvecShape& shape,
                    uint32_t max_groups_x, const char* op, int layer);

@@ -3,7 +3,9 @@
 # kernel sweeps and the copy ceiling, then `kiln bench` on random weights of Gemma 3 27B's shape,
 # Q4_0 and Q8_0, a 512-token prefill and decode. Run from the repository root with the Vulkan
 # loader debs in .gl/ and Release binaries (kiln, bench_vulkan_kernels, their .so files in lib/) in
-# .vkbench/; results go to $OUT (or ./vk-results).
+# $BIN (default .vkbench/); results go to $OUT (or ./vk-results). KERNEL_ARGS go to
+# bench_vulkan_kernels (--prefill: only the prefill part); CHECK_FIXTURES=1 first checks the forward
+# pass against the fixtures' reference logits (check_fixtures.py).
 set -uo pipefail
 OUT=${OUT:-vk-results}
 mkdir -p "$OUT"
@@ -11,23 +13,24 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
-export LD_LIBRARY_PATH=$PWD/.vkbench/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+BIN=${BIN:-.vkbench}
+export LD_LIBRARY_PATH=$PWD/$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export XDG_CACHE_HOME=/tmp/kiln-cache
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv | tee "$OUT/gpu.txt"
 date -u +%FT%TZ | tee -a "$OUT/gpu.txt"
 
 # The same binary against the fixtures' transformers logits on this GPU (kernels lavapipe cannot run).
 if [ "${CHECK_FIXTURES:-0}" = 1 ]; then
-  python3 core/runtime/vulkan/check_fixtures.py .vkbench/kiln --backend vulkan 2>&1 | tee "$OUT/fixtures.txt"
+  python3 core/runtime/vulkan/check_fixtures.py "$BIN"/kiln --backend vulkan 2>&1 | tee "$OUT/fixtures.txt"
 fi
 if [ "${SKIP_KERNELS:-0}" != 1 ]; then
-  .vkbench/bench_vulkan_kernels 2>&1 | tee "$OUT/kernels.txt"
+  "$BIN"/bench_vulkan_kernels ${KERNEL_ARGS:-} 2>&1 | tee "$OUT/kernels.txt"
 fi
-# Each variant: "precision[:tag[:ENV=value ...]]", e.g. q4_0:fp32:KILN_VK_INT8_DOT=0.
+# Each variant: "precision[:tag[:ENV=value,...]]", e.g. q4_0:fp32:KILN_VK_INT8_DOT=0.
 for v in ${VARIANTS:-q4_0 q8_0}; do
   IFS=: read -r p tag envs <<< "$v"
   name="27b-$p${tag:+-$tag}"
-  env ${envs//,/ } .vkbench/kiln bench --synthetic gemma3-27b --precision "$p" --backend vulkan --prompt 512 \
+  env ${envs//,/ } "$BIN"/kiln bench --synthetic gemma3-27b --precision "$p" --backend vulkan --prompt 512 \
     --gen "${GEN:-128}" --json ${PROFILE:+--profile} > "$OUT/$name.json" 2>> "$OUT/bench.err"
   python3 - "$OUT/$name.json" "$name" <<'PY'
 import json, sys

@@ -77,6 +77,8 @@ Tuning tuning_for(const Device& device) {
   // the fp32 path, so lavapipe takes it only when asked.
   const char* i8 = std::getenv("KILN_VK_INT8_DOT");
   t.int8_dot = device.info().int8_dot && (i8 && *i8 ? std::string(i8) == "1" : device.info().int8_dot_fast);
+  const char* coop = std::getenv("KILN_VK_COOPMAT");
+  t.coop_matmul = device.info().coop_matrix_f16 && !(coop && std::string(coop) == "0");
   if (!t.cpu_device) t.norm_wg = 512;  // one workgroup a token: more invocations, shorter chains
   if (const char* v = std::getenv("KILN_VK_ATTENTION_SPLIT")) t.attention_keys_per_split = std::max(16, std::atoi(v));
   if (const char* v = std::getenv("KILN_VK_MATVEC")) {
@@ -107,6 +109,11 @@ MatvecShape Tuning::matvec_shape(DType type, int64_t rows, int64_t cols, bool gl
   return s;
 }
 
+std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile) {
+  if (!(tile == kMatmulTile) && !(tile == kCoopTile)) throw Error("Vulkan: no matmul kernel for that tile");
+  return std::string(tile == kCoopTile ? "matmul_coop_" : "matmul_") + (glu ? "glu_" : "") + type_suffix(type);
+}
+
 ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_kv)
     : device(dev), config(weights.config), tuning(tuning_for(dev)), context(ctx) {
   build(weights, f16_kv);
@@ -117,8 +124,8 @@ ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_
 
 ModelGpu::~ModelGpu() { device.wait_idle(); }
 
-const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape) {
-  if (batched) return pipelines->get(std::string("matmul_") + (glu ? "glu_" : "") + type_suffix(type), 4);
+const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape, MatmulTile tile) {
+  if (batched) return pipelines->get(matmul_kernel_name(type, glu, tile), 4);
   const bool i8 = tuning.int8_dot && (type == DType::Q8_0 || type == DType::Q4_0);
   const std::string name = std::string(i8 ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + type_suffix(type);
   return pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
@@ -258,7 +265,7 @@ void ModelGpu::build_pipelines() {
   auto matrix_kernels = [&](BoundMatrix& bm, bool glu) {
     bm.shape = tuning.matvec_shape(bm.m.type, bm.m.rows, bm.m.cols, glu);
     matrix_kernel(bm.m.type, glu, false, bm.shape);
-    matrix_kernel(bm.m.type, glu, true, bm.shape);
+    matrix_kernel(bm.m.type, glu, true, bm.shape, tuning.matmul_tile(bm.m.type));
   };
   matrix_kernels(embed_logits, false);
   embed_kernel(embed_logits.m.type);

@@ -6,6 +6,7 @@
 #include <vulkan/vulkan.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "model/weights.h"
@@ -24,11 +25,22 @@ struct MatvecShape {
   uint32_t rows_per_workgroup() const { return wg / tpr * rows; }
 };
 
+// Rows x tokens a workgroup of a batched kernel takes: matmul.comp 64 x 64, matmul_coop.comp
+// (tensor cores) 128 x 128.
+struct MatmulTile {
+  uint32_t rows = 64, tokens = 64;
+  bool operator==(const MatmulTile&) const = default;
+};
+constexpr MatmulTile kMatmulTile{64, 64}, kCoopTile{128, 128};
+// The batched kernel of a tile for these weights, e.g. matmul_glu_q4_0, matmul_coop_q4_0.
+std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile);
+
 // Workgroup shapes per device. KILN_VK_MATVEC="wg,rows,tpr" forces one matvec shape and
 // KILN_VK_ATTENTION_SPLIT the keys a decode-attention workgroup takes (tuning runs).
 struct Tuning {
   bool cpu_device = false;
   bool int8_dot = false;         // int8-dot matvec for Q8_0/Q4_0 (KILN_VK_INT8_DOT=0/1 overrides)
+  bool coop_matmul = false;      // batches on tensor cores (matmul_coop_*); KILN_VK_COOPMAT=0 turns it off
   MatvecShape forced{0, 0, 0};
   uint32_t norm_wg = 256;
   uint32_t rope_wg = 64;
@@ -39,6 +51,9 @@ struct Tuning {
 
   // Enough invocations a row that each streams several blocks, enough rows that the GPU is full.
   MatvecShape matvec_shape(DType type, int64_t rows, int64_t cols, bool glu) const;
+  // Tensor cores for batches of these weights: not F32, whose point is fp32-exact results.
+  bool coop_for(DType type) const { return coop_matmul && type != DType::F32; }
+  MatmulTile matmul_tile(DType type) const { return coop_for(type) ? kCoopTile : kMatmulTile; }
 };
 Tuning tuning_for(const Device& device);
 
@@ -96,7 +111,8 @@ struct ModelGpu {
   VkDescriptorSet add_norm_set = VK_NULL_HANDLE;
 
   // Kernels for a weight type.
-  const Kernel& matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape);
+  const Kernel& matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape,
+                              MatmulTile tile = kMatmulTile);
   const Kernel& embed_kernel(DType type);
   const Kernel *rope_kernel = nullptr, *attention_kernel = nullptr, *decode_attention_kernel = nullptr,
                *add_norm_kernel = nullptr;

@@ -1,0 +1,251 @@
+#version 450
+// Y = X W^T for a batch of tokens (prefill) on tensor cores (GL_NV_cooperative_matrix): fp16
+// products, fp32 sums. A workgroup of WARPS_M x WARPS_N subgroups of 32 takes 32 WARPS_M rows x
+// 64 WARPS_N tokens; each subgroup owns 32 rows x 64 tokens as 2 x 4 accumulators of 16 x 16.
+// K advances one 32-weight block a step: every row's block is dequantized to fp16 and every
+// token's 32 activations converted to fp16 into shared memory, double-buffered so the next
+// step's global loads are in flight while this step multiplies. Results go through shared
+// memory to global (bounds, and with GLU the (gate, up) row pairs: gelu_tanh(gate) * up).
+// Bindings, push constants, chunking: as matmul.comp. Needs a subgroup size of 32. The build
+// uses 4 x 2 subgroups (128 x 128); 4 x 1 and 2 x 2 measured slower on an H100 (PERFORMANCE.md).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_control_flow_attributes : require
+#ifndef WARPS_M
+#define WARPS_M 4  // subgroups along the rows
+#endif
+#ifndef WARPS_N
+#define WARPS_N 2  // and along the tokens
+#endif
+layout(local_size_x = WARPS_M * WARPS_N * 32) in;
+
+#include "common.glsl"
+#include "weights.glsl"
+
+layout(std430, binding = 2) readonly buffer Activations { vec4 x4[]; };
+layout(std430, binding = 3) writeonly buffer Outputs { float y[]; };
+
+layout(push_constant) uniform Push {
+  uint rows;
+  uint nb;
+  uint n_tokens;
+  uint x_offset;
+  uint x_stride;
+  uint y_offset;
+  uint y_stride;
+  uint groups_x;  // unused: the grid is (row tiles, token tiles)
+} pc;
+
+const uint THREADS = WARPS_M * WARPS_N * 32;
+const uint TILE_M = WARPS_M * 32, TILE_N = WARPS_N * 64;  // rows, tokens a workgroup
+// A row of a tile: 32 fp16 in 4 uvec4 "chunks" of 8, plus one uvec4 of padding so that the
+// 16-byte reads of 8 consecutive rows hit distinct banks.
+const uint ROW_STRIDE = 5;
+const uint A_BUFFER = TILE_M * ROW_STRIDE, B_BUFFER = TILE_N * ROW_STRIDE;  // uvec4 of one buffer
+shared uvec4 a_tile[2 * A_BUFFER];  // [buffer][row][chunk]: weights, fp16
+shared uvec4 b_tile[2 * B_BUFFER];  // [buffer][token][chunk]: activations, fp16
+// Each invocation loads A_UNITS half blocks of weights and B_UNITS half blocks of activations a step.
+const uint A_UNITS = 2 * TILE_M / THREADS, B_UNITS = 2 * TILE_N / THREADS;
+
+#define MAT16 fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define MAT32 fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+
+// The order of k inside a tile's block is free as long as weights and activations agree. Each
+// format keeps the order its bits unpack in cheaply; chunk c (8 fp16) of the activations takes
+// the vec4s at x_lo(c), x_hi(c) of the block, each as (x, z, y, w) when SWIZZLE (the quantized
+// formats unpack the even then the odd bytes of a word).
+//   Q4_0: word c holds q[4c + j] (low nibbles) and q[16 + 4c + j] (high): k 4c + (0 2 1 3), 16 + 4c + (0 2 1 3)
+//   Q8_0: words 2c, 2c + 1 hold q[8c .. 8c + 7]:                        k 8c + (0 2 1 3 4 6 5 7)
+//   F16, F32: natural order.
+#if defined(WTYPE_Q4_0)
+#define SWIZZLE 1
+uint x_lo(uint c) { return c; }
+uint x_hi(uint c) { return c + 4u; }
+#elif defined(WTYPE_Q8_0)
+#define SWIZZLE 1
+uint x_lo(uint c) { return 2u * c; }
+uint x_hi(uint c) { return 2u * c + 1u; }
+#else
+uint x_lo(uint c) { return 2u * c; }
+uint x_hi(uint c) { return 2u * c + 1u; }
+#endif
+
+// Half a block of one row (chunks 2h, 2h + 1) as loaded from global memory.
+#if defined(WTYPE_Q4_0)
+struct AHalf { uvec2 q; float d; };
+AHalf load_a(uint gb, uint h) { return AHalf(uvec2(w4[gb][2u * h], w4[gb][2u * h + 1u]), block_scale(gb)); }
+#elif defined(WTYPE_Q8_0)
+struct AHalf { uvec4 q; float d; };
+AHalf load_a(uint gb, uint h) { return AHalf(w4[gb * 2u + h], block_scale(gb)); }
+#elif defined(WTYPE_F16)
+struct AHalf { uvec4 c0, c1; };
+AHalf load_a(uint gb, uint h) { return AHalf(w4[gb * 4u + 2u * h], w4[gb * 4u + 2u * h + 1u]); }
+#else
+struct AHalf { vec4 v0, v1, v2, v3; };
+AHalf load_a(uint gb, uint h) {
+  const uint i = gb * 8u + 4u * h;
+  return AHalf(w4[i], w4[i + 1u], w4[i + 2u], w4[i + 3u]);
+}
+#endif
+
+// Integers 0..1023 OR'ed into the mantissa of fp16 1024.0 (0x6400) read as 1024 + n: exact.
+uint scaled_pair(uint bits, float16_t bias, float16_t d) {
+  return packFloat2x16((unpackFloat2x16(bits | 0x64006400u) - f16vec2(bias)) * d);
+}
+#if defined(WTYPE_Q4_0)
+uvec4 q4_chunk(uint word, float16_t d) {
+  const float16_t bias = float16_t(1032.0);  // 1024 + the Q4_0 offset 8
+  return uvec4(scaled_pair(word & 0x000F000Fu, bias, d), scaled_pair((word >> 8) & 0x000F000Fu, bias, d),
+               scaled_pair((word >> 4) & 0x000F000Fu, bias, d), scaled_pair((word >> 12) & 0x000F000Fu, bias, d));
+}
+#elif defined(WTYPE_Q8_0)
+// int8 with the sign bit flipped is q + 128 in 0..255.
+uvec2 q8_pairs(uint word, float16_t d) {
+  const float16_t bias = float16_t(1152.0);
+  return uvec2(scaled_pair((word & 0x00FF00FFu) ^ 0x00800080u, bias, d),
+               scaled_pair(((word >> 8) & 0x00FF00FFu) ^ 0x00800080u, bias, d));
+}
+#endif
+
+// Writes the half block as fp16 chunks to a_tile[at], a_tile[at + 1].
+void store_a(AHalf a, uint at) {
+#if defined(WTYPE_Q4_0)
+  const float16_t d = float16_t(a.d);
+  a_tile[at] = q4_chunk(a.q.x, d);
+  a_tile[at + 1u] = q4_chunk(a.q.y, d);
+#elif defined(WTYPE_Q8_0)
+  const float16_t d = float16_t(a.d);
+  a_tile[at] = uvec4(q8_pairs(a.q.x, d), q8_pairs(a.q.y, d));
+  a_tile[at + 1u] = uvec4(q8_pairs(a.q.z, d), q8_pairs(a.q.w, d));
+#elif defined(WTYPE_F16)
+  a_tile[at] = a.c0;
+  a_tile[at + 1u] = a.c1;
+#else
+  a_tile[at] = uvec4(packHalf2x16(a.v0.xy), packHalf2x16(a.v0.zw), packHalf2x16(a.v1.xy), packHalf2x16(a.v1.zw));
+  a_tile[at + 1u] = uvec4(packHalf2x16(a.v2.xy), packHalf2x16(a.v2.zw), packHalf2x16(a.v3.xy), packHalf2x16(a.v3.zw));
+#endif
+}
+
+// Activations past fp16's range would become infinities; they saturate instead.
+const float F16_MAX = 65504.0;
+uvec4 b_chunk(vec4 lo, vec4 hi) {
+  lo = clamp(lo, -F16_MAX, F16_MAX);
+  hi = clamp(hi, -F16_MAX, F16_MAX);
+#ifdef SWIZZLE
+  return uvec4(packHalf2x16(lo.xz), packHalf2x16(lo.yw), packHalf2x16(hi.xz), packHalf2x16(hi.yw));
+#else
+  return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
+#endif
+}
+
+// One subgroup's 16 x 16 accumulator (rows m0 .., tokens tok0 ..) to y: staged column-major in
+// this subgroup's 1 KiB of a_tile (free once the products are done; room for WARPS_N <= 5);
+// lane l then writes token
+// tok0 + l / 2, rows m0 + 8 (l % 2) .. + 7.
+void write_out(MAT32 acc, uint m0, uint tok0) {
+  const uint stage = gl_SubgroupID * 64u;  // uvec4
+  const uint lane = gl_SubgroupInvocationID;
+  coopMatStoreNV(acc, a_tile, stage, 4u, true);
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+  const uint at = stage + (lane >> 1) * 4u + (lane & 1u) * 2u;
+  const vec4 v0 = uintBitsToFloat(a_tile[at]), v1 = uintBitsToFloat(a_tile[at + 1u]);
+  subgroupBarrier();  // read before the next accumulator overwrites the stage
+  const uint tok = tok0 + (lane >> 1), m = m0 + 8u * (lane & 1u);
+  if (tok >= pc.n_tokens) return;
+  const uint out_base = pc.y_offset + tok * pc.y_stride;
+#ifdef GLU
+  const vec4 gate = vec4(v0.xz, v1.xz), up = vec4(v0.yw, v1.yw);
+  [[unroll]] for (uint p = 0; p < 4u; ++p)
+    if (m + 2u * p + 1u < pc.rows) y[out_base + m / 2u + p] = gelu_tanh(gate[p]) * up[p];
+#else
+  [[unroll]] for (uint r = 0; r < 4u; ++r) {
+    if (m + r < pc.rows) y[out_base + m + r] = v0[r];
+    if (m + 4u + r < pc.rows) y[out_base + m + 4u + r] = v1[r];
+  }
+#endif
+}
+
+void main() {
+  const uint tid = gl_LocalInvocationID.x;
+  const uint tile_m = gl_WorkGroupID.x * TILE_M, tile_n = gl_WorkGroupID.y * TILE_N;
+  // Loading: unit u = tid + THREADS i is chunks 2 (u % 2), + 1 of row (token) u / 2 of the tile.
+  // Rows and tokens past the end repeat the last one: they only feed outputs never written.
+  const uint h = tid & 1u;
+  uint a_block[A_UNITS], a_at[A_UNITS], x_base[B_UNITS], b_at[B_UNITS];
+  [[unroll]] for (uint i = 0; i < A_UNITS; ++i) {
+    const uint r = (tid + THREADS * i) >> 1;
+    a_block[i] = min(tile_m + r, pc.rows - 1u) * pc.nb;
+    a_at[i] = r * ROW_STRIDE + 2u * h;
+  }
+  [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {
+    const uint t = (tid + THREADS * i) >> 1;
+    x_base[i] = (pc.x_offset + min(tile_n + t, pc.n_tokens - 1u) * pc.x_stride) >> 2;
+    b_at[i] = t * ROW_STRIDE + 2u * h;
+  }
+
+  const uint warp = gl_SubgroupID;
+  const uint warp_m = (warp % WARPS_M) * 32u, warp_n = (warp / WARPS_M) * 64u;
+  MAT32 acc[8];  // acc[4 i + j]: rows warp_m + 16 i .., tokens warp_n + 16 j ..
+  [[unroll]] for (uint i = 0; i < 8u; ++i) acc[i] = MAT32(0.0);
+
+  AHalf a_next[A_UNITS];
+  vec4 x_next[4 * B_UNITS];
+  // Step 0 into buffer 0.
+  [[unroll]] for (uint i = 0; i < A_UNITS; ++i) a_next[i] = load_a(a_block[i], h);
+  [[unroll]] for (uint i = 0; i < B_UNITS; ++i)
+    [[unroll]] for (uint c = 0; c < 2u; ++c) {
+      x_next[4u * i + 2u * c] = x4[x_base[i] + x_lo(2u * h + c)];
+      x_next[4u * i + 2u * c + 1u] = x4[x_base[i] + x_hi(2u * h + c)];
+    }
+  [[unroll]] for (uint i = 0; i < A_UNITS; ++i) store_a(a_next[i], a_at[i]);
+  [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {
+    b_tile[b_at[i]] = b_chunk(x_next[4u * i], x_next[4u * i + 1u]);
+    b_tile[b_at[i] + 1u] = b_chunk(x_next[4u * i + 2u], x_next[4u * i + 3u]);
+  }
+  barrier();
+
+  for (uint b = 0; b < pc.nb; ++b) {
+    const uint a_cur = (b & 1u) * A_BUFFER, b_cur = (b & 1u) * B_BUFFER;
+    const bool more = b + 1u < pc.nb;
+    if (more) {  // next step's loads, consumed after this step's products
+      [[unroll]] for (uint i = 0; i < A_UNITS; ++i) a_next[i] = load_a(a_block[i] + b + 1u, h);
+      [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {
+        const uint xb = x_base[i] + (b + 1u) * 8u;
+        [[unroll]] for (uint c = 0; c < 2u; ++c) {
+          x_next[4u * i + 2u * c] = x4[xb + x_lo(2u * h + c)];
+          x_next[4u * i + 2u * c + 1u] = x4[xb + x_hi(2u * h + c)];
+        }
+      }
+    }
+    [[unroll]] for (uint kk = 0; kk < 2u; ++kk) {  // two 16-wide k halves of the block
+      MAT16 a[2], bm[4];
+      [[unroll]] for (uint i = 0; i < 2u; ++i)
+        coopMatLoadNV(a[i], a_tile, a_cur + (warp_m + 16u * i) * ROW_STRIDE + 2u * kk, ROW_STRIDE, false);
+      [[unroll]] for (uint j = 0; j < 4u; ++j)  // column-major K x N: each token's k run is contiguous
+        coopMatLoadNV(bm[j], b_tile, b_cur + (warp_n + 16u * j) * ROW_STRIDE + 2u * kk, ROW_STRIDE, true);
+      [[unroll]] for (uint i = 0; i < 2u; ++i)
+        [[unroll]] for (uint j = 0; j < 4u; ++j) acc[4u * i + j] = coopMatMulAddNV(a[i], bm[j], acc[4u * i + j]);
+    }
+    if (more) {  // the other buffer: everyone finished reading it before the last barrier
+      [[unroll]] for (uint i = 0; i < A_UNITS; ++i) store_a(a_next[i], A_BUFFER - a_cur + a_at[i]);
+      [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {
+        const uint at = B_BUFFER - b_cur + b_at[i];
+        b_tile[at] = b_chunk(x_next[4u * i], x_next[4u * i + 1u]);
+        b_tile[at + 1u] = b_chunk(x_next[4u * i + 2u], x_next[4u * i + 3u]);
+      }
+    }
+    barrier();
+  }
+
+  // Constant indices only: the accumulators stay in registers.
+  [[unroll]] for (uint i = 0; i < 2u; ++i) {
+    const uint m = tile_m + warp_m + 16u * i, tok = tile_n + warp_n;
+    write_out(acc[4u * i], m, tok);
+    write_out(acc[4u * i + 1u], m, tok + 16u);
+    write_out(acc[4u * i + 2u], m, tok + 32u);
+    write_out(acc[4u * i + 3u], m, tok + 48u);
+  }
+}
