@@ -2,19 +2,15 @@
 // the query in shared memory and an online softmax over tiles of WG keys: each invocation scores
 // one key of the tile, then owns a pair of output dimensions while the tile's values are summed.
 // The including kernel declares its push block `pc` first (with head_dim, n_kv_heads, slots and
-// softcap) and defines KV_CACHE_WRITABLE if it also writes the cache.
-#ifdef KV_CACHE_WRITABLE
-#define KV_ACCESS
-#else
-#define KV_ACCESS readonly
-#endif
+// softcap). The bindings are read-only even where a kernel writes the cache (through separate
+// bindings of the same buffers): read-only loads take the GPU's faster, reorderable path.
 
 #ifdef KV_F16
-layout(std430, binding = 1) KV_ACCESS buffer KeyCache { uvec4 k8[]; };   // 8 fp16 a uvec4
-layout(std430, binding = 2) KV_ACCESS buffer ValueCache { uint v2[]; };  // 2 fp16 a uint
+layout(std430, binding = 1) readonly buffer KeyCache { uvec4 k8[]; };   // 8 fp16 a uvec4
+layout(std430, binding = 2) readonly buffer ValueCache { uint v2[]; };  // 2 fp16 a uint
 #else
-layout(std430, binding = 1) KV_ACCESS buffer KeyCache { vec4 k8[]; };    // 4 floats a vec4
-layout(std430, binding = 2) KV_ACCESS buffer ValueCache { vec2 v2[]; };
+layout(std430, binding = 1) readonly buffer KeyCache { vec4 k8[]; };    // 4 floats a vec4
+layout(std430, binding = 2) readonly buffer ValueCache { vec2 v2[]; };
 #endif
 
 const uint MAX_HEAD_DIM = 256;

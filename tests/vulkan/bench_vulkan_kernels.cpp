@@ -358,8 +358,8 @@ int main(int argc, char** argv) {
       for (uint32_t keys : {512u, 1024u, 4096u / shrink, 8192u / shrink})
         for (uint32_t per_split : {32u, 64u, 128u, 256u}) {
           const uint32_t wg = 64;
-          const vk::Kernel& att = b.pipelines->get("attention_decode_kv_f16", 8, {wg});
-          VkDescriptorSet set = b.descriptors->allocate(att, std::vector{qkv, kc, vc, out, part, arrivals, norms, rope});
+          const vk::Kernel& att = b.pipelines->get("attention_decode_kv_f16", 10, {wg});
+          VkDescriptorSet set = b.descriptors->allocate(att, std::vector{qkv, kc, vc, out, part, arrivals, norms, rope, kc, vc});
           vk::Tuning tuning;
           tuning.attention_keys_per_split = per_split;
           const vk::AttentionSplit split = vk::decode_attention_split(keys, tuning);

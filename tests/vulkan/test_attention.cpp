@@ -293,11 +293,11 @@ class VulkanAttention : public QObject {
     }
 
     const vk::BufferSlice partials = h.poisoned(partial_floats);
-    const vk::Kernel& k = h.pipelines->get(std::string("attention_decode_kv_") + (f16 ? "f16" : "f32"), 8, {64});
+    const vk::Kernel& k = h.pipelines->get(std::string("attention_decode_kv_") + (f16 ? "f16" : "f32"), 10, {64});
     h.seq->begin(false);
     for (int step = 0; step < 2; ++step) {
       VkDescriptorSet set =
-          h.descriptors->allocate(k, std::vector{qkv_rows[step], ks, vs, outs[step], partials, arrivals, ns, rs});
+          h.descriptors->allocate(k, std::vector{qkv_rows[step], ks, vs, outs[step], partials, arrivals, ns, rs, ks, vs});
       h.seq->dispatch(k, set, &pushes[step], sizeof pushes[step], uint32_t(heads) * pushes[step].splits, 1, 1, "test", -1);
       h.seq->barrier();
     }

@@ -168,6 +168,8 @@ PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
     d.hard_refusal = "only " + std::to_string(lim.maxComputeSharedMemorySize) + " bytes of shared memory";
   else if (lim.maxPushConstantsSize < 128)
     d.hard_refusal = "push constants under 128 bytes";
+  else if (lim.maxPerStageDescriptorStorageBuffers < 10 || lim.maxDescriptorSetStorageBuffers < 10)
+    d.hard_refusal = "fewer than 10 storage buffers a shader";
   if (!d.hard_refusal.empty()) {
     r.refusal = d.hard_refusal;
   } else if (d.cpu_implementation) {

@@ -278,7 +278,7 @@ void ModelGpu::build_pipelines() {
   const std::string kv = kv_f16 ? "f16" : "f32";
   rope_kernel = &pipelines->get("qk_norm_rope_kv_" + kv, 5, {tuning.rope_wg});
   attention_kernel = &pipelines->get("attention_kv_" + kv, 4, {tuning.attention_wg});
-  decode_attention_kernel = &pipelines->get("attention_decode_kv_" + kv, 8, {tuning.attention_wg});
+  decode_attention_kernel = &pipelines->get("attention_decode_kv_" + kv, 10, {tuning.attention_wg});
   add_norm_kernel = &pipelines->get("add_norm", 4, {tuning.norm_wg});
 }
 
@@ -305,7 +305,8 @@ void ModelGpu::build_sets() {
     l.rope_set = d.allocate(*rope_kernel, r);
     const BufferSlice a[] = {qkv, l.k_cache, l.v_cache, att};
     l.attention_set = d.allocate(*attention_kernel, a);
-    const BufferSlice da[] = {qkv, l.k_cache, l.v_cache, att, partials, split_arrivals, norms, rope};
+    const BufferSlice da[] = {qkv, l.k_cache, l.v_cache, att, partials, split_arrivals, norms, rope,
+                               l.k_cache, l.v_cache};
     l.decode_attention_set = d.allocate(*decode_attention_kernel, da);
   }
   const BufferSlice n[] = {proj, x, xn, norms};

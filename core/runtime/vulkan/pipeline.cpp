@@ -145,7 +145,7 @@ DescriptorAllocator::~DescriptorAllocator() {
 }
 
 VkDescriptorSet DescriptorAllocator::allocate(const Kernel& kernel, std::span<const BufferSlice> buffers) {
-  constexpr uint32_t kSetsPerPool = 512, kMaxBindings = 8;
+  constexpr uint32_t kSetsPerPool = 512, kMaxBindings = 10;  // attention_decode binds 10
   if (buffers.size() != kernel.bindings || kernel.bindings > kMaxBindings)
     throw Error("Vulkan: kernel " + kernel.name + " given " + std::to_string(buffers.size()) + " buffers (internal error)");
   if (left_in_pool_ == 0) {
