@@ -74,7 +74,8 @@ DeviceMatrix upload_matrix(MemoryArena& arena, Uploader& uploader, DType type, i
   const uint64_t per_row = layout_weight_bytes(type, 1, cols);
   // Whole granules when they fit, else an even count (GLU rows come in pairs).
   int64_t chunk_rows = int64_t(std::min<uint64_t>(max_chunk_bytes / per_row, uint64_t(rows) + 1));
-  chunk_rows = chunk_rows >= row_granularity ? chunk_rows / row_granularity * row_granularity : chunk_rows / 2 * 2;
+  if (chunk_rows <= rows)  // more than one chunk (a matrix that fits whole stays whole)
+    chunk_rows = chunk_rows >= row_granularity ? chunk_rows / row_granularity * row_granularity : chunk_rows / 2 * 2;
   if (chunk_rows <= 0) throw Error("Vulkan: one weight row of " + std::to_string(per_row) + " bytes exceeds a binding");
   chunk_rows = std::min(chunk_rows, rows);
 
