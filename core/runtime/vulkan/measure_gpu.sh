@@ -44,6 +44,12 @@ if r.get('profile'):
         o = ops.setdefault(t['op'], [0, 0]); o[0] += t['micros']; o[1] += t['calls']
     tokens = r['counters']['decode_tokens'] - 1  # the bench's warm-up step is not profiled
     print('  per token (ms): ' + ', '.join(f"{k} {v[0]/1000/tokens:.2f}" for k, v in sorted(ops.items(), key=lambda x: -x[1][0])))
+if r.get('prefill_profile'):
+    ops = {}
+    for t in r['prefill_profile']:
+        ops[t['op']] = ops.get(t['op'], 0) + t['micros']
+    print(f"  prefill (ms, total {sum(ops.values())/1000:.1f}): " +
+          ', '.join(f"{k} {v/1000:.2f}" for k, v in sorted(ops.items(), key=lambda x: -x[1])))
 PY
 done
 tail -5 "$OUT/bench.err"

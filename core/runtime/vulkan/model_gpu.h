@@ -41,6 +41,7 @@ struct Tuning {
   bool cpu_device = false;
   bool int8_dot = false;         // int8-dot matvec for Q8_0/Q4_0 (KILN_VK_INT8_DOT=0/1 overrides)
   bool coop_matmul = false;      // batches on tensor cores (matmul_coop_*); KILN_VK_COOPMAT=0 turns it off
+  bool tiled_attention = true;   // batches: attention_prefill (query blocks); KILN_VK_TILED_ATTENTION=0: attention.comp
   MatvecShape forced{0, 0, 0};
   uint32_t norm_wg = 256;
   uint32_t rope_wg = 64;
