@@ -12,7 +12,9 @@ layout(local_size_x_id = 0) in;  // WG: keys a tile, >= head_dim / 4
 
 #include "common.glsl"
 
-const uint QB = 16;               // queries a workgroup
+#ifndef QB
+#define QB 16u                    // queries a workgroup (the build makes 4, 8 and 16)
+#endif
 const uint MAX_HEAD_DIM = 256;
 
 layout(std430, binding = 0) readonly buffer Qkv { vec4 q4[]; };

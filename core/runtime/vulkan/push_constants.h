@@ -26,7 +26,6 @@ struct AttentionPush {  // attention.comp and attention_prefill.comp (batches)
   float scale, softcap;
   uint32_t n_tokens;  // attention_prefill.comp only
 };
-constexpr uint32_t kPrefillAttentionQueries = 16;  // attention_prefill.comp's QB: queries a workgroup
 struct DecodeAttentionPush {  // attention_decode.comp (one token: norm + RoPE, cache write, splits merged)
   uint32_t pos, n_heads, n_kv_heads, head_dim, cache_slots, window, splits, keys_per_split, q_norm_offset,
       k_norm_offset, rope_offset;
