@@ -81,7 +81,7 @@ Tuning tuning_for(const Device& device) {
   t.coop_matmul = device.info().coop_matrix_f16 && !(coop && std::string(coop) == "0");
   if (const char* v = std::getenv("KILN_VK_PREFILL_QUERIES")) {
     const int qb = std::atoi(v);
-    t.prefill_attention_queries = qb == 4 || qb == 8 || qb == 16 ? uint32_t(qb) : 0u;
+    t.prefill_attention_queries = qb == 4 || qb == 8 || qb == 16 ? uint32_t(qb) : 0u;  // else attention.comp
   }
   if (!t.cpu_device) t.norm_wg = 512;  // one workgroup a token: more invocations, shorter chains
   if (const char* v = std::getenv("KILN_VK_ATTENTION_SPLIT")) t.attention_keys_per_split = std::max(16, std::atoi(v));
