@@ -134,9 +134,17 @@ class VulkanAttention : public QObject {
     QTest::newRow("one token, 1000 keys, hd 128") << 4 << 1 << 128 << 1 << 999 << 0 << 1024 << true;
     QTest::newRow("one token local, window 512, hd 256") << 2 << 1 << 256 << 1 << 1500 << 512 << 512 << false;
     QTest::newRow("one token at position 3") << 4 << 2 << 16 << 1 << 3 << 0 << 16 << false;
+    // attention_prefill's blocks of queries: partial blocks, windows inside a block, keys in
+    // several tiles of 64, head_dim 256 (two output pairs an invocation).
+    QTest::newRow("prefill 40 tokens from 0, GQA 4:2, hd 128") << 4 << 2 << 128 << 40 << 0 << 0 << 64 << true;
+    QTest::newRow("prefill 37 tokens, window 20 across the ring, hd 256") << 2 << 1 << 256 << 37 << 50 << 20 << 60
+                                                                           << false;
+    QTest::newRow("prefill 100 tokens at 90, window 64, f16") << 2 << 2 << 64 << 100 << 90 << 64 << 170 << true;
+    QTest::newRow("prefill 33 tokens at 150, global, hd 256") << 2 << 1 << 256 << 33 << 150 << 0 << 200 << true;
   }
 
-  // attention (batches, keys already in the cache) against attend_one over the same cache rows.
+  // attention.comp (a workgroup a query) and attention_prefill.comp (a workgroup a block of
+  // queries), batches with the keys already in the cache, against attend_one over the same rows.
   void attention() {
     QFETCH(int, heads);
     QFETCH(int, kv_heads);
@@ -175,13 +183,19 @@ class VulkanAttention : public QObject {
       }
 
     const vk::BufferSlice qs = h.upload(qkv), ks = f16 ? h.upload(k16) : h.upload(k),
-                          vs = f16 ? h.upload(v16) : h.upload(v), out = h.poisoned(expected.size());
+                          vs = f16 ? h.upload(v16) : h.upload(v);
     vk::AttentionPush ap{uint32_t(pos0), uint32_t(heads), uint32_t(kv_heads), uint32_t(D), uint32_t(stride),
-                         uint32_t(heads * D), uint32_t(cache_slots), uint32_t(window), scale_factor, 0.0f};
-    h.run(h.pipelines->get(std::string("attention_kv_") + (f16 ? "f16" : "f32"), 4, {64}), {qs, ks, vs, out}, ap,
-          uint32_t(tokens * heads));
-    const double err = relative_error(h.read(out, expected.size()), expected);
-    QVERIFY2(err < 1e-5, qPrintable(QString("relative error %1").arg(err)));
+                         uint32_t(heads * D), uint32_t(cache_slots), uint32_t(window), scale_factor, 0.0f,
+                         uint32_t(tokens)};
+    for (int qb : {0, 4, 8, 16}) {  // 0: attention.comp
+      const vk::BufferSlice out = h.poisoned(expected.size());
+      const uint32_t blocks = qb ? (tokens + qb - 1) / qb : tokens;
+      const std::string kernel =
+          (qb ? "attention_prefill_q" + std::to_string(qb) + "_kv_" : std::string("attention_kv_")) + (f16 ? "f16" : "f32");
+      h.run(h.pipelines->get(kernel, 4, {64}), {qs, ks, vs, out}, ap, blocks * uint32_t(heads));
+      const double err = relative_error(h.read(out, expected.size()), expected);
+      QVERIFY2(err < 1e-5, qPrintable(QString("%1: relative error %2").arg(kernel.c_str()).arg(err)));
+    }
   }
 
   void decode_attention_data() {

@@ -62,8 +62,11 @@ class Recorder {
     seq_.dispatch(*m_.rope_kernel, l.rope_set, &rp, sizeof rp, uint32_t(n) * (heads + kvh), 1, 1, "qk_norm_rope", layer);
     seq_.barrier();
     AttentionPush ap{uint32_t(pos), heads, kvh, hd, qkv_stride, heads * hd, uint32_t(l.cache_slots), window, scale,
-                     c_.attn_logit_softcapping};
-    seq_.dispatch(*m_.attention_kernel, l.attention_set, &ap, sizeof ap, uint32_t(n) * heads, 1, 1, "attention", layer);
+                     c_.attn_logit_softcapping, uint32_t(n)};
+    // attention_prefill: a workgroup a block of queries of one head; attention.comp: one a query.
+    const uint32_t qb = std::max(1u, m_.tuning.prefill_attention_queries);
+    const uint32_t query_groups = (uint32_t(n) + qb - 1) / qb;
+    seq_.dispatch(*m_.attention_kernel, l.attention_set, &ap, sizeof ap, query_groups * heads, 1, 1, "attention", layer);
     seq_.barrier();
   }
 

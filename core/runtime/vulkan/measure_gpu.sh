@@ -35,7 +35,7 @@ for v in ${VARIANTS:-q4_0 q8_0}; do
   python3 - "$OUT/$name.json" "$name" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-print(f"{sys.argv[2]}: prefill {r['prefill_tokens_per_s']:.0f} tok/s, decode {r['decode_tokens_per_s']:.1f} tok/s, "
+print(f"{sys.argv[2]}: prefill {r['prefill_tokens_per_s']:.0f} tok/s (again {r.get('prefill_again_tokens_per_s',0):.0f}), decode {r['decode_tokens_per_s']:.1f} tok/s, "
       f"{r['achieved_gb_per_s']:.0f} GB/s = {100*r.get('decode_fraction_of_copy',0):.1f}% of copy "
       f"{r.get('device_copy_gb_per_s',0):.0f} GB/s; load {r['load_s']:.1f} s; vulkan {r.get('vulkan')}")
 if r.get('profile'):
@@ -44,6 +44,12 @@ if r.get('profile'):
         o = ops.setdefault(t['op'], [0, 0]); o[0] += t['micros']; o[1] += t['calls']
     tokens = r['counters']['decode_tokens'] - 1  # the bench's warm-up step is not profiled
     print('  per token (ms): ' + ', '.join(f"{k} {v[0]/1000/tokens:.2f}" for k, v in sorted(ops.items(), key=lambda x: -x[1][0])))
+if r.get('prefill_profile'):
+    ops = {}
+    for t in r['prefill_profile']:
+        ops[t['op']] = ops.get(t['op'], 0) + t['micros']
+    print(f"  prefill (ms, total {sum(ops.values())/1000:.1f}): " +
+          ', '.join(f"{k} {v/1000:.2f}" for k, v in sorted(ops.items(), key=lambda x: -x[1])))
 PY
 done
 tail -5 "$OUT/bench.err"

@@ -79,6 +79,10 @@ Tuning tuning_for(const Device& device) {
   t.int8_dot = device.info().int8_dot && (i8 && *i8 ? std::string(i8) == "1" : device.info().int8_dot_fast);
   const char* coop = std::getenv("KILN_VK_COOPMAT");
   t.coop_matmul = device.info().coop_matrix_f16 && !(coop && std::string(coop) == "0");
+  if (const char* v = std::getenv("KILN_VK_PREFILL_QUERIES")) {
+    const int qb = std::atoi(v);
+    t.prefill_attention_queries = qb == 4 || qb == 8 || qb == 16 ? uint32_t(qb) : 0u;  // else attention.comp
+  }
   if (!t.cpu_device) t.norm_wg = 512;  // one workgroup a token: more invocations, shorter chains
   if (const char* v = std::getenv("KILN_VK_ATTENTION_SPLIT")) t.attention_keys_per_split = std::max(16, std::atoi(v));
   if (const char* v = std::getenv("KILN_VK_MATVEC")) {
@@ -277,7 +281,9 @@ void ModelGpu::build_pipelines() {
   }
   const std::string kv = kv_f16 ? "f16" : "f32";
   rope_kernel = &pipelines->get("qk_norm_rope_kv_" + kv, 5, {tuning.rope_wg});
-  attention_kernel = &pipelines->get("attention_kv_" + kv, 4, {tuning.attention_wg});
+  const uint32_t qb = tuning.prefill_attention_queries;
+  attention_kernel = &pipelines->get((qb ? "attention_prefill_q" + std::to_string(qb) + "_kv_" : "attention_kv_") + kv,
+                                     4, {tuning.attention_wg});
   decode_attention_kernel = &pipelines->get("attention_decode_kv_" + kv, 10, {tuning.attention_wg});
   add_norm_kernel = &pipelines->get("add_norm", 4, {tuning.norm_wg});
 }

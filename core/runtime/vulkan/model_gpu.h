@@ -41,6 +41,10 @@ struct Tuning {
   bool cpu_device = false;
   bool int8_dot = false;         // int8-dot matvec for Q8_0/Q4_0 (KILN_VK_INT8_DOT=0/1 overrides)
   bool coop_matmul = false;      // batches on tensor cores (matmul_coop_*); KILN_VK_COOPMAT=0 turns it off
+  // Batches: 0 runs attention.comp (a workgroup a query); 4, 8 or 16 attention_prefill_q<N>
+  // (a workgroup a block of N queries). KILN_VK_PREFILL_QUERIES overrides. On an H100 (27B,
+  // 512 tokens) 4 took 23.8 ms against 27.5 (one a query), 32.3 (8) and 61 (16).
+  uint32_t prefill_attention_queries = 4;
   MatvecShape forced{0, 0, 0};
   uint32_t norm_wg = 256;
   uint32_t rope_wg = 64;

@@ -21,9 +21,10 @@ struct RopePush {  // qk_norm_rope.comp
   uint32_t pos0, n_heads, n_kv_heads, head_dim, qkv_stride, cache_slots, q_norm_offset, k_norm_offset, rope_offset;
   float eps;
 };
-struct AttentionPush {  // attention.comp (batches)
+struct AttentionPush {  // attention.comp and attention_prefill.comp (batches)
   uint32_t pos0, n_heads, n_kv_heads, head_dim, qkv_stride, out_stride, cache_slots, window;
   float scale, softcap;
+  uint32_t n_tokens;  // attention_prefill.comp only
 };
 struct DecodeAttentionPush {  // attention_decode.comp (one token: norm + RoPE, cache write, splits merged)
   uint32_t pos, n_heads, n_kv_heads, head_dim, cache_slots, window, splits, keys_per_split, q_norm_offset,
