@@ -26,11 +26,12 @@ fi
 if [ "${SKIP_KERNELS:-0}" != 1 ]; then
   "$BIN"/bench_vulkan_kernels ${KERNEL_ARGS:-} 2>&1 | tee "$OUT/kernels.txt"
 fi
-# Each variant: "precision[:tag[:ENV=value,...]]", e.g. q4_0:fp32:KILN_VK_INT8_DOT=0.
+# Each variant: "precision[:tag[:ENV=value+ENV=value...]]", e.g. q4_0:fp32:KILN_VK_INT8_DOT=0
+# (values may hold commas: KILN_VK_MATVEC=128,16,64).
 for v in ${VARIANTS:-q4_0 q8_0}; do
   IFS=: read -r p tag envs <<< "$v"
   name="27b-$p${tag:+-$tag}"
-  env ${envs//,/ } "$BIN"/kiln bench --synthetic gemma3-27b --precision "$p" --backend vulkan --prompt 512 \
+  env ${envs//+/ } "$BIN"/kiln bench --synthetic gemma3-27b --precision "$p" --backend vulkan --prompt 512 \
     --gen "${GEN:-128}" --json ${PROFILE:+--profile} > "$OUT/$name.json" 2>> "$OUT/bench.err"
   python3 - "$OUT/$name.json" "$name" <<'PY'
 import json, sys
