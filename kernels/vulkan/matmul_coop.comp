@@ -4,10 +4,14 @@
 // 64 WARPS_N tokens; each subgroup owns 32 rows x 64 tokens as 2 x 4 accumulators of 16 x 16.
 // K advances one 32-weight block a step: every row's block is dequantized to fp16 and every
 // token's 32 activations converted to fp16 into shared memory, double-buffered so the next
-// step's global loads are in flight while this step multiplies. Results go through shared
-// memory to global (bounds, and with GLU the (gate, up) row pairs: gelu_tanh(gate) * up).
-// Bindings, push constants, chunking: as matmul.comp. Needs a subgroup size of 32. The build
-// uses 4 x 2 subgroups (128 x 128); 4 x 1 and 2 x 2 measured slower on an H100 (PERFORMANCE.md).
+// step's global loads are in flight while this step multiplies. BK=2 (two blocks a step, one
+// buffer: two double-buffered ones would pass NVIDIA's 48 KiB) measured slower on the H100.
+// Results go through shared memory to global (bounds, and with GLU the (gate, up) row pairs:
+// gelu_tanh(gate) * up). Bindings, push constants, chunking: as matmul.comp. Split-K
+// (split_blocks > 0): workgroup z takes blocks z split_blocks .. of every row and writes its
+// partial sums z n_tokens y_stride floats further on; split_sum.comp adds them up. Needs a
+// subgroup size of 32. The build uses 4 x 2 subgroups (128 x 128); 4 x 1 and 2 x 2 measured
+// slower on an H100 (PERFORMANCE.md).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -18,6 +22,9 @@
 #endif
 #ifndef WARPS_N
 #define WARPS_N 2  // and along the tokens
+#endif
+#ifndef BK
+#define BK 1  // 32-weight blocks a step: 1 double-buffered, 2 single-buffered (48 KiB of shared memory)
 #endif
 layout(local_size_x = WARPS_M * WARPS_N * 32) in;
 
@@ -35,19 +42,20 @@ layout(push_constant) uniform Push {
   uint x_stride;
   uint y_offset;
   uint y_stride;
-  uint groups_x;  // unused: the grid is (row tiles, token tiles)
+  uint split_blocks;  // split-K: blocks a split (0: all); grid (row tiles, token tiles, splits)
 } pc;
 
 const uint THREADS = WARPS_M * WARPS_N * 32;
 const uint TILE_M = WARPS_M * 32, TILE_N = WARPS_N * 64;  // rows, tokens a workgroup
-// A row of a tile: 32 fp16 in 4 uvec4 "chunks" of 8, plus one uvec4 of padding so that the
-// 16-byte reads of 8 consecutive rows hit distinct banks.
-const uint ROW_STRIDE = 5;
+// A row of a tile: BK blocks of 32 fp16, each 4 uvec4 "chunks" of 8, plus one uvec4 of padding
+// so that the 16-byte reads of 8 consecutive rows hit distinct banks.
+const uint ROW_STRIDE = 4 * BK + 1;
+const uint NBUF = BK == 1 ? 2 : 1;  // two buffers of 64-wide steps would pass NVIDIA's 48 KiB
 const uint A_BUFFER = TILE_M * ROW_STRIDE, B_BUFFER = TILE_N * ROW_STRIDE;  // uvec4 of one buffer
-shared uvec4 a_tile[2 * A_BUFFER];  // [buffer][row][chunk]: weights, fp16
-shared uvec4 b_tile[2 * B_BUFFER];  // [buffer][token][chunk]: activations, fp16
+shared uvec4 a_tile[NBUF * A_BUFFER];  // [buffer][row][chunk]: weights, fp16
+shared uvec4 b_tile[NBUF * B_BUFFER];  // [buffer][token][chunk]: activations, fp16
 // Each invocation loads A_UNITS half blocks of weights and B_UNITS half blocks of activations a step.
-const uint A_UNITS = 2 * TILE_M / THREADS, B_UNITS = 2 * TILE_N / THREADS;
+const uint A_UNITS = 2 * BK * TILE_M / THREADS, B_UNITS = 2 * BK * TILE_N / THREADS;
 
 #define MAT16 fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define MAT32 fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
@@ -155,7 +163,7 @@ void write_out(MAT32 acc, uint m0, uint tok0) {
   subgroupBarrier();  // read before the next accumulator overwrites the stage
   const uint tok = tok0 + (lane >> 1), m = m0 + 8u * (lane & 1u);
   if (tok >= pc.n_tokens) return;
-  const uint out_base = pc.y_offset + tok * pc.y_stride;
+  const uint out_base = pc.y_offset + (gl_WorkGroupID.z * pc.n_tokens + tok) * pc.y_stride;
 #ifdef GLU
   const vec4 gate = vec4(v0.xz, v1.xz), up = vec4(v0.yw, v1.yw);
   [[unroll]] for (uint p = 0; p < 4u; ++p)
@@ -171,19 +179,25 @@ void write_out(MAT32 acc, uint m0, uint tok0) {
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint tile_m = gl_WorkGroupID.x * TILE_M, tile_n = gl_WorkGroupID.y * TILE_N;
-  // Loading: unit u = tid + THREADS i is chunks 2 (u % 2), + 1 of row (token) u / 2 of the tile.
-  // Rows and tokens past the end repeat the last one: they only feed outputs never written.
-  const uint h = tid & 1u;
+  // This workgroup's blocks: first_block .. + nb (all of them without split-K).
+  const uint first_block = gl_WorkGroupID.z * pc.split_blocks;
+  const uint nb = pc.split_blocks == 0u ? pc.nb : min(pc.split_blocks, pc.nb - first_block);
+  const uint steps = (nb + BK - 1u) / BK;
+  // Loading: unit u = tid + THREADS i is chunks 2 (u % 2), + 1 of block (u / 2) % BK of the step in
+  // row (token) u / (2 BK) of the tile; THREADS is a multiple of 2 BK, so h and kb are this
+  // invocation's for every i. Rows and tokens past the end repeat the last one, and blocks past
+  // the last (odd nb with BK 2) read the last: they only feed outputs never written, or meet zeros.
+  const uint h = tid & 1u, kb = (tid >> 1) % BK;
   uint a_block[A_UNITS], a_at[A_UNITS], x_base[B_UNITS], b_at[B_UNITS];
   [[unroll]] for (uint i = 0; i < A_UNITS; ++i) {
-    const uint r = (tid + THREADS * i) >> 1;
-    a_block[i] = min(tile_m + r, pc.rows - 1u) * pc.nb;
-    a_at[i] = r * ROW_STRIDE + 2u * h;
+    const uint r = (tid + THREADS * i) / (2u * BK);
+    a_block[i] = min(tile_m + r, pc.rows - 1u) * pc.nb + first_block;
+    a_at[i] = r * ROW_STRIDE + 4u * kb + 2u * h;
   }
   [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {
-    const uint t = (tid + THREADS * i) >> 1;
-    x_base[i] = (pc.x_offset + min(tile_n + t, pc.n_tokens - 1u) * pc.x_stride) >> 2;
-    b_at[i] = t * ROW_STRIDE + 2u * h;
+    const uint t = (tid + THREADS * i) / (2u * BK);
+    x_base[i] = ((pc.x_offset + min(tile_n + t, pc.n_tokens - 1u) * pc.x_stride) >> 2) + first_block * 8u;
+    b_at[i] = t * ROW_STRIDE + 4u * kb + 2u * h;
   }
 
   const uint warp = gl_SubgroupID;
@@ -193,50 +207,54 @@ void main() {
 
   AHalf a_next[A_UNITS];
   vec4 x_next[4 * B_UNITS];
-  // Step 0 into buffer 0.
-  [[unroll]] for (uint i = 0; i < A_UNITS; ++i) a_next[i] = load_a(a_block[i], h);
-  [[unroll]] for (uint i = 0; i < B_UNITS; ++i)
-    [[unroll]] for (uint c = 0; c < 2u; ++c) {
-      x_next[4u * i + 2u * c] = x4[x_base[i] + x_lo(2u * h + c)];
-      x_next[4u * i + 2u * c + 1u] = x4[x_base[i] + x_hi(2u * h + c)];
-    }
-  [[unroll]] for (uint i = 0; i < A_UNITS; ++i) store_a(a_next[i], a_at[i]);
-  [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {
-    b_tile[b_at[i]] = b_chunk(x_next[4u * i], x_next[4u * i + 1u]);
-    b_tile[b_at[i] + 1u] = b_chunk(x_next[4u * i + 2u], x_next[4u * i + 3u]);
+  // The loads of step s into registers, then from registers into buffer `buf` (fp16).
+#define LOAD_STEP(s)                                                                \
+  {                                                                                 \
+    const uint blk = min((s) * BK + kb, nb - 1u);                                   \
+    [[unroll]] for (uint i = 0; i < A_UNITS; ++i) a_next[i] = load_a(a_block[i] + blk, h); \
+    [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {                                 \
+      const uint xb = x_base[i] + blk * 8u;                                         \
+      [[unroll]] for (uint c = 0; c < 2u; ++c) {                                    \
+        x_next[4u * i + 2u * c] = x4[xb + x_lo(2u * h + c)];                        \
+        x_next[4u * i + 2u * c + 1u] = x4[xb + x_hi(2u * h + c)];                   \
+      }                                                                             \
+    }                                                                               \
   }
+#define STORE_STEP(s, buf)                                                          \
+  {                                                                                 \
+    const bool real = (s) * BK + kb < nb;  /* zero weights for a block past the end */ \
+    [[unroll]] for (uint i = 0; i < A_UNITS; ++i) {                                 \
+      const uint at = (buf) * A_BUFFER + a_at[i];                                   \
+      if (real) store_a(a_next[i], at);                                             \
+      else { a_tile[at] = uvec4(0u); a_tile[at + 1u] = uvec4(0u); }                 \
+    }                                                                               \
+    [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {                                 \
+      const uint at = (buf) * B_BUFFER + b_at[i];                                   \
+      b_tile[at] = b_chunk(x_next[4u * i], x_next[4u * i + 1u]);                    \
+      b_tile[at + 1u] = b_chunk(x_next[4u * i + 2u], x_next[4u * i + 3u]);          \
+    }                                                                               \
+  }
+  LOAD_STEP(0u)
+  STORE_STEP(0u, 0u)
   barrier();
 
-  for (uint b = 0; b < pc.nb; ++b) {
-    const uint a_cur = (b & 1u) * A_BUFFER, b_cur = (b & 1u) * B_BUFFER;
-    const bool more = b + 1u < pc.nb;
-    if (more) {  // next step's loads, consumed after this step's products
-      [[unroll]] for (uint i = 0; i < A_UNITS; ++i) a_next[i] = load_a(a_block[i] + b + 1u, h);
-      [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {
-        const uint xb = x_base[i] + (b + 1u) * 8u;
-        [[unroll]] for (uint c = 0; c < 2u; ++c) {
-          x_next[4u * i + 2u * c] = x4[xb + x_lo(2u * h + c)];
-          x_next[4u * i + 2u * c + 1u] = x4[xb + x_hi(2u * h + c)];
-        }
-      }
-    }
-    [[unroll]] for (uint kk = 0; kk < 2u; ++kk) {  // two 16-wide k halves of the block
+  for (uint s = 0; s < steps; ++s) {
+    const uint cur = s % NBUF;
+    const bool more = s + 1u < steps;
+    if (more) LOAD_STEP(s + 1u)  // consumed after this step's products
+    [[unroll]] for (uint kk = 0; kk < 2u * BK; ++kk) {  // 16-wide k slices of the step
       MAT16 a[2], bm[4];
       [[unroll]] for (uint i = 0; i < 2u; ++i)
-        coopMatLoadNV(a[i], a_tile, a_cur + (warp_m + 16u * i) * ROW_STRIDE + 2u * kk, ROW_STRIDE, false);
+        coopMatLoadNV(a[i], a_tile, cur * A_BUFFER + (warp_m + 16u * i) * ROW_STRIDE + 2u * kk, ROW_STRIDE, false);
       [[unroll]] for (uint j = 0; j < 4u; ++j)  // column-major K x N: each token's k run is contiguous
-        coopMatLoadNV(bm[j], b_tile, b_cur + (warp_n + 16u * j) * ROW_STRIDE + 2u * kk, ROW_STRIDE, true);
+        coopMatLoadNV(bm[j], b_tile, cur * B_BUFFER + (warp_n + 16u * j) * ROW_STRIDE + 2u * kk, ROW_STRIDE, true);
       [[unroll]] for (uint i = 0; i < 2u; ++i)
         [[unroll]] for (uint j = 0; j < 4u; ++j) acc[4u * i + j] = coopMatMulAddNV(a[i], bm[j], acc[4u * i + j]);
     }
-    if (more) {  // the other buffer: everyone finished reading it before the last barrier
-      [[unroll]] for (uint i = 0; i < A_UNITS; ++i) store_a(a_next[i], A_BUFFER - a_cur + a_at[i]);
-      [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {
-        const uint at = B_BUFFER - b_cur + b_at[i];
-        b_tile[at] = b_chunk(x_next[4u * i], x_next[4u * i + 1u]);
-        b_tile[at + 1u] = b_chunk(x_next[4u * i + 2u], x_next[4u * i + 3u]);
-      }
-    }
+    // Double-buffered: the other buffer was last read before the previous barrier. Single: wait
+    // until everyone has read this one.
+    if (NBUF == 1) barrier();
+    if (more) STORE_STEP(s + 1u, (s + 1u) % NBUF)
     barrier();
   }
 

@@ -158,11 +158,13 @@ Difference difference(const std::vector<float>& got, const std::vector<float>& r
 // Runs `n` tokens of xs through m with the kernel of `tile` (GLU form when glu): mean microseconds
 // of one call, the output left in ys.
 double time_matmul(Bench& b, const vk::DeviceMatrix& m, bool glu, int n, vk::MatmulTile tile,
-                   const vk::BufferSlice& xs, const vk::BufferSlice& ys, int reps) {
+                   const vk::BufferSlice& xs, const vk::BufferSlice& ys, int reps, uint32_t splits = 1) {
   const vk::Kernel& k = b.pipelines->get(vk::matmul_kernel_name(m.type, glu, tile), 4);
   std::vector<VkDescriptorSet> sets;
   for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
-  const vk::MatrixCall call{glu, true, n, 0, uint32_t(m.cols), uint32_t(glu ? m.rows / 2 : m.rows), tile};
+  vk::MatrixCall call{glu, true, n, 0, uint32_t(m.cols), uint32_t(glu ? m.rows / 2 : m.rows), tile};
+  call.splits = splits;  // ys must hold `splits` slices
+  call.split_sum = &b.pipelines->get("split_sum", 4);
   return b.time(reps, [&] { vk::record_matrix(*b.seq, k, m, sets, call, {}, 65535, "matmul", 0); });
 }
 
@@ -173,11 +175,12 @@ struct PrefillResult {
   Difference diff;
 };
 PrefillResult compare_matmuls(Bench& b, const vk::DeviceMatrix& m, bool glu, int n, const vk::BufferSlice& xs,
-                              const vk::BufferSlice& y_ref, const vk::BufferSlice& y_coop, int reps) {
+                              const vk::BufferSlice& y_ref, const vk::BufferSlice& y_coop, int reps,
+                              uint32_t splits = 1) {
   PrefillResult r;
   const size_t count = size_t(n) * size_t(glu ? m.rows / 2 : m.rows);
   r.us_fp32 = time_matmul(b, m, glu, n, vk::kMatmulTile, xs, y_ref, reps);
-  r.us_coop = time_matmul(b, m, glu, n, vk::kCoopTile, xs, y_coop, reps);
+  r.us_coop = time_matmul(b, m, glu, n, vk::kCoopTile, xs, y_coop, reps, splits);
   r.diff = difference(b.read(y_coop, count), b.read(y_ref, count));
   return r;
 }
@@ -239,6 +242,25 @@ int prefill(Bench& b, int shrink) {
   std::printf("a layer's four matrices, Q4_0 + Q8_0: fp32 %.2f ms, coop %.2f ms\n", total_fp32 / 1000,
               total_coop / 1000);
 
+  // Split-K for o and down (42 row tiles x 4 token tiles = 168 workgroups on the H100's 132 SMs):
+  // s parts of the row, each in its own slice of y, then split_sum (its time included).
+  std::printf("\n== split-K (matmul_coop, s parts + split_sum): ms and relative difference to fp32 tiles\n");
+  for (DType t : {DType::Q4_0, DType::Q8_0})
+    for (const Shape& s : {shapes[1], shapes[3]}) {
+      const int64_t rows = s.rows / shrink / 2 * 2;
+      const vk::DeviceMatrix m = distinct_matrix(b, t, rows, s.cols, limit);
+      time_matmul(b, m, false, n, vk::kMatmulTile, xs, y_ref, 1);
+      const size_t count = size_t(n) * size_t(rows);
+      std::printf("%-8s %-5s", s.name, to_string(t));
+      for (uint32_t split = 1; split <= 4; ++split) {
+        const double us = time_matmul(b, m, false, n, vk::kCoopTile, xs, y_coop, 5, split);
+        const Difference d = difference(b.read(y_coop, count), b.read(y_ref, count));
+        bad += !(d.relative < 2e-3);
+        std::printf("  s=%u %7.3f ms %8.1e", split, us / 1000, d.relative);
+      }
+      std::printf("\n");
+    }
+
   // Every format, GLU and not, partial tiles (rows and tokens), chunks of one tile and of less.
   struct Case {
     int64_t rows, cols;
@@ -248,16 +270,18 @@ int prefill(Bench& b, int shrink) {
   const Case cases[] = {{300, 2240, 200, 0}, {330, 96, 129, 128}, {200, 64, 20, 64}, {4096, 1024, 512, 0}};
   std::printf("\n== matmul_coop against matmul, every format: relative difference (bound 1.5e-3)\n");
   for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0})
-    for (bool glu : {false, true})
+    for (uint32_t splits : {1u, 3u})  // split-K: not with GLU
+      for (bool glu : {false, true})
       for (const Case& c : cases) {
+        if (glu && splits > 1) continue;
         const int64_t rows = glu ? 2 * c.rows : c.rows;
         const uint64_t chunk = c.chunk_rows ? uint64_t(c.chunk_rows) * vk::layout_weight_bytes(t, 1, c.cols) : limit;
         const vk::DeviceMatrix m = distinct_matrix(b, t, rows, c.cols, chunk);
-        const PrefillResult r = compare_matmuls(b, m, glu, c.n, xs, y_ref, y_coop, 1);
+        const PrefillResult r = compare_matmuls(b, m, glu, c.n, xs, y_ref, y_coop, 1, splits);
         const bool ok = r.diff.relative < 1.5e-3;
         bad += !ok;
-        std::printf("%-5s %-4s %5lld x %-5lld %3d tokens %zu chunk(s): %9.2e (max %9.2e) %s\n", to_string(t),
-                    glu ? "glu" : "", (long long)rows, (long long)c.cols, c.n, m.chunks.size(), r.diff.relative,
+        std::printf("%-5s %-4s split %u %5lld x %-5lld %3d tokens %zu chunk(s): %9.2e (max %9.2e) %s\n", to_string(t),
+                    glu ? "glu" : "", splits, (long long)rows, (long long)c.cols, c.n, m.chunks.size(), r.diff.relative,
                     r.diff.max, ok ? "ok" : "FAIL");
       }
   std::printf("prefill check: %s\n", bad ? "FAILED" : "all within bounds");

@@ -17,8 +17,12 @@ class Recorder {
     const bool batched = n > m_.tuning.matvec_max_tokens;
     const MatmulTile tile = batched ? m_.tuning.matmul_tile(bm.m.type) : kMatmulTile;
     const Kernel& k = m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile);
-    record_matrix(seq_, k, bm.m, bm.sets, MatrixCall{glu, batched, n, x_offset, x_stride, y_stride, tile}, bm.shape,
-                  m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
+    MatrixCall call{glu, batched, n, x_offset, x_stride, y_stride, tile};
+    if (batched && tile == kCoopTile && !glu && bm.split_output) {
+      call.splits = m_.tuning.coop_splits(bm.m.rows, n);
+      call.split_sum = m_.split_sum_kernel;
+    }
+    record_matrix(seq_, k, bm.m, bm.sets, call, bm.shape, m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
   }
 
   void add_norm(int n, uint32_t post, uint32_t pre, int layer) {
@@ -103,14 +107,20 @@ class Recorder {
 void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatrix& m,
                    std::span<const VkDescriptorSet> sets, const MatrixCall& call, const MatvecShape& shape,
                    uint32_t max_groups_x, const char* op, int layer) {
+  // Split-K: parts of split_blocks blocks, the last possibly shorter.
+  const uint32_t nb = uint32_t(m.cols / 32);
+  const bool split = call.batched && call.splits > 1 && call.split_sum && !call.glu;
+  const uint32_t split_blocks = split ? (nb + call.splits - 1) / call.splits : 0;
+  const uint32_t splits = split ? (nb + split_blocks - 1) / split_blocks : 1;
   for (size_t i = 0; i < m.chunks.size(); ++i) {
     const auto& ch = m.chunks[i];
     MatrixPush p{uint32_t(ch.rows), uint32_t(m.cols / 32), uint32_t(call.n), call.x_offset, call.x_stride,
                  uint32_t(call.glu ? ch.row_begin / 2 : ch.row_begin), call.y_stride, 0};
     if (call.batched) {
       const MatmulTile t = call.tile;
+      p.groups_x = split_blocks;  // matmul_coop: blocks a split (0: no split)
       seq.dispatch(kernel, sets[i], &p, sizeof p, uint32_t((ch.rows + t.rows - 1) / t.rows),
-                   (uint32_t(call.n) + t.tokens - 1) / t.tokens, 1, op, layer);
+                   (uint32_t(call.n) + t.tokens - 1) / t.tokens, splits, op, layer);
     } else {
       const uint32_t per_group = shape.rows_per_workgroup();
       const uint32_t groups = uint32_t((ch.rows + per_group - 1) / per_group);
@@ -119,6 +129,12 @@ void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatri
     }
   }
   seq.barrier();  // chunks write disjoint rows: one barrier after all of them
+  if (splits > 1) {
+    const SplitSumPush s{uint32_t(call.n) * call.y_stride, splits};
+    seq.dispatch(*call.split_sum, sets[0], &s, sizeof s, std::min<uint32_t>(1024, (s.count + 255) / 256), 1, 1, op,
+                 layer);
+    seq.barrier();
+  }
 }
 
 AttentionSplit decode_attention_split(uint32_t keys, const Tuning& tuning) {
@@ -140,8 +156,9 @@ uint32_t max_dispatches_per_forward(const ModelGpu& model) {
     per_layer = std::max<uint32_t>(per_layer, uint32_t(l.qkv.m.chunks.size() + l.o.m.chunks.size() +
                                                        l.gate_up.m.chunks.size() + l.down.m.chunks.size()));
   }
-  // + qk_norm_rope and attention (batches; decode has only the fused attention) + add_norm x2.
-  return uint32_t(model.layers.size()) * (per_layer + 4) + 2 * uint32_t(model.embed_logits.m.chunks.size()) + 4;
+  // + qk_norm_rope and attention (batches; decode has only the fused attention) + add_norm x2
+  // + split_sum after o and down.
+  return uint32_t(model.layers.size()) * (per_layer + 6) + 2 * uint32_t(model.embed_logits.m.chunks.size()) + 4;
 }
 
 }  // namespace kiln::vk

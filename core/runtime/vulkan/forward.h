@@ -14,11 +14,16 @@ struct MatrixCall {
   int n = 1;             // tokens
   uint32_t x_offset = 0, x_stride = 0, y_stride = 0;  // floats
   MatmulTile tile = kMatmulTile;  // batched: rows x tokens a workgroup of the kernel takes
+  // Split-K (matmul_coop only, not GLU): the row's blocks in `splits` parts, each part's sums in
+  // its own slice of y (which must hold splits x n x y_stride floats), then split_sum adds them.
+  uint32_t splits = 1;
+  const Kernel* split_sum = nullptr;
 };
 
 // y[t][chunk.row_begin + r] (or [.. / 2] with GLU) = W x[t] over every chunk of m, then a barrier.
 // sets[i] binds chunk i's weights, scales, x and y to `kernel` (a matvec_* pipeline of `shape`, or
-// a matmul_* / matmul_coop_* one of tile call.tile).
+// a matmul_* / matmul_coop_* one of tile call.tile). With call.splits > 1, split_sum runs on sets[0]
+// after the chunks (binding 3 is y in every set).
 void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatrix& m,
                    std::span<const VkDescriptorSet> sets, const MatrixCall& call, const MatvecShape& shape,
                    uint32_t max_groups_x, const char* op, int layer);

@@ -83,6 +83,7 @@ Tuning tuning_for(const Device& device) {
     const int qb = std::atoi(v);
     t.prefill_attention_queries = qb == 4 || qb == 8 || qb == 16 ? uint32_t(qb) : 0u;  // else attention.comp
   }
+  if (const char* v = std::getenv("KILN_VK_COOP_SPLIT")) t.forced_coop_splits = std::clamp(std::atoi(v), 1, 4);
   if (!t.cpu_device) t.norm_wg = 512;  // one workgroup a token: more invocations, shorter chains
   if (const char* v = std::getenv("KILN_VK_ATTENTION_SPLIT")) t.attention_keys_per_split = std::max(16, std::atoi(v));
   if (const char* v = std::getenv("KILN_VK_MATVEC")) {
@@ -113,9 +114,22 @@ MatvecShape Tuning::matvec_shape(DType type, int64_t rows, int64_t cols, bool gl
   return s;
 }
 
+uint32_t Tuning::coop_splits(int64_t rows, int n) const {
+  if (forced_coop_splits) return std::min<uint32_t>(uint32_t(forced_coop_splits), max_coop_splits);
+  // Aim at about 500 workgroups (an H100 has 132 SMs, two workgroups each): o and down at 512
+  // tokens are 168 tiles, qkv's 256 and gate_up's 1344 need no split.
+  const int64_t tiles = (rows + kCoopTile.rows - 1) / kCoopTile.rows * ((n + kCoopTile.tokens - 1) / kCoopTile.tokens);
+  if (tiles >= 256) return 1;
+  return uint32_t(std::clamp<int64_t>(504 / tiles, 1, max_coop_splits));
+}
+
 std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile) {
   if (!(tile == kMatmulTile) && !(tile == kCoopTile)) throw Error("Vulkan: no matmul kernel for that tile");
-  return std::string(tile == kCoopTile ? "matmul_coop_" : "matmul_") + (glu ? "glu_" : "") + type_suffix(type);
+  // KILN_VK_COOP_KERNEL=k2: the tensor-core variant with two blocks a step (a measurement switch).
+  const char* variant = std::getenv("KILN_VK_COOP_KERNEL");
+  const bool k2 = tile == kCoopTile && variant && std::string(variant) == "k2";
+  return std::string(tile == kCoopTile ? (k2 ? "matmul_coop_k2_" : "matmul_coop_") : "matmul_") + (glu ? "glu_" : "") +
+         type_suffix(type);
 }
 
 ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_kv)
@@ -246,7 +260,10 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
   const uint64_t B = uint64_t(max_batch);
   x = state(B * hidden * 4, "activations");
   xn = state(B * hidden * 4, "activations");
-  proj = state(B * hidden * 4, "activations");
+  // Split-K's partial sums for o and down go to further slices of proj (tensor cores only).
+  if (tuning.coop_matmul) tuning.max_coop_splits = uint32_t(std::clamp<uint64_t>(max_range / (B * hidden * 4), 1, 4));
+  const uint32_t proj_slices = tuning.coop_matmul ? tuning.max_coop_splits : 1;
+  proj = state(proj_slices * B * hidden * 4, "activations");
   qkv = state(B * qkv_width * 4, "activations");
   att = state(B * heads * hd * 4, "activations");
   act = state(B * ffn * 4, "activations");
@@ -286,6 +303,10 @@ void ModelGpu::build_pipelines() {
                                      4, {tuning.attention_wg});
   decode_attention_kernel = &pipelines->get("attention_decode_kv_" + kv, 10, {tuning.attention_wg});
   add_norm_kernel = &pipelines->get("add_norm", 4, {tuning.norm_wg});
+  if (tuning.coop_matmul) {
+    split_sum_kernel = &pipelines->get("split_sum", 4);
+    for (LayerGpu& l : layers) l.o.split_output = l.down.split_output = tuning.max_coop_splits > 1;
+  }
 }
 
 void ModelGpu::build_sets() {

@@ -58,6 +58,11 @@ struct Tuning {
   // Tensor cores for batches of these weights: not F32, whose point is fp32-exact results.
   bool coop_for(DType type) const { return coop_matmul && type != DType::F32; }
   MatmulTile matmul_tile(DType type) const { return coop_for(type) ? kCoopTile : kMatmulTile; }
+  // Split-K parts for a matmul_coop call of `rows` x n tokens: more workgroups where few row x
+  // token tiles would leave SMs idle (PERFORMANCE.md). KILN_VK_COOP_SPLIT=N forces N (1: off).
+  uint32_t max_coop_splits = 4;  // the output buffer holds this many slices
+  int forced_coop_splits = 0;
+  uint32_t coop_splits(int64_t rows, int n) const;
 };
 Tuning tuning_for(const Device& device);
 
@@ -69,6 +74,7 @@ struct BoundMatrix {
   DeviceMatrix m;
   MatvecShape shape;
   std::vector<VkDescriptorSet> sets;
+  bool split_output = false;  // its output holds Tuning::max_coop_splits slices: split-K allowed
 };
 
 struct LayerGpu {
@@ -119,7 +125,7 @@ struct ModelGpu {
                               MatmulTile tile = kMatmulTile);
   const Kernel& embed_kernel(DType type);
   const Kernel *rope_kernel = nullptr, *attention_kernel = nullptr, *decode_attention_kernel = nullptr,
-               *add_norm_kernel = nullptr;
+               *add_norm_kernel = nullptr, *split_sum_kernel = nullptr;
 
  private:
   void build(const Gemma3Weights& w, bool f16_kv);

@@ -9,6 +9,9 @@ namespace kiln::vk {
 struct MatrixPush {  // matvec.comp, matmul.comp
   uint32_t rows, nb, n_tokens, x_offset, x_stride, y_offset, y_stride, groups_x;
 };
+struct SplitSumPush {  // split_sum.comp
+  uint32_t count, splits;
+};
 struct EmbedPush {  // embed.comp
   uint32_t n_tokens, hidden, nb, row_begin, row_count, norm_offset;
   float scale, eps;
