@@ -37,6 +37,13 @@ void print_hardware(const HardwareInfo& h) {
                 g.usable ? "" : " - not used: ", g.usable ? "" : g.refusal.c_str());
     for (const MemoryHeap& heap : g.heaps)
       std::printf("               heap %s%s\n", gib(heap.size).c_str(), heap.device_local ? " device-local" : "");
+    // The optional features that change which kernels run.
+    std::string f;
+    auto add = [&f](bool on, const char* what) { if (on) f += (f.empty() ? "" : ", ") + std::string(what); };
+    add(g.fp16, "fp16 arithmetic");
+    add(g.integer_dot, g.integer_dot_fast ? "int8 dot products (hardware)" : "int8 dot products (emulated)");
+    add(g.cooperative_matrix, "fp16 cooperative matrices");
+    std::printf("               features %s\n", f.empty() ? "none of the optional ones" : f.c_str());
   }
   if (h.npu.present) {
     std::printf("npu            %s at %s (XRT %s)\n", h.npu.generation.c_str(), h.npu.device_path.c_str(),

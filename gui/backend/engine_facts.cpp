@@ -70,7 +70,10 @@ QVariantMap hardwareInfoToMap(const kiln::HardwareInfo& info) {
     if (gpu.int8) features << QStringLiteral("int8");
     if (gpu.storage16) features << QStringLiteral("16-bit storage");
     if (gpu.storage8) features << QStringLiteral("8-bit storage");
-    if (gpu.integer_dot) features << QStringLiteral("integer dot product");
+    if (gpu.integer_dot)
+      features << (gpu.integer_dot_fast ? QStringLiteral("integer dot product (hardware)")
+                                        : QStringLiteral("integer dot product (emulated)"));
+    if (gpu.cooperative_matrix) features << QStringLiteral("cooperative matrix");
     gpus << QVariantMap{
         {"index", gpu.index},
         {"name", str(gpu.name)},

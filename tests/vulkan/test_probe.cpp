@@ -31,6 +31,17 @@ class VulkanProbe : public QObject {
     }
   }
 
+  // The report names the features that pick kernels exactly as the backend sees them.
+  void reports_kernel_features() {
+    vk::Instance instance;
+    for (const auto& d : instance.devices()) {
+      QCOMPARE(d.report.integer_dot_fast, d.int8_dot_fast);
+      QCOMPARE(d.report.cooperative_matrix, d.coop_matrix_f16);
+      if (d.report.integer_dot_fast) QVERIFY(d.report.integer_dot);
+      if (d.report.cooperative_matrix) QVERIFY(d.report.fp16);
+    }
+  }
+
   // Without a real GPU, the automatic choice refuses and says why; asked for, a CPU device is used.
   void chooses_real_gpus_first() {
     vk::Instance instance;

@@ -22,6 +22,8 @@ struct GpuDevice {
   bool usable = false;            // the engine would run on it
   std::string refusal;            // why not, when !usable
   bool fp16 = false, int8 = false, storage16 = false, storage8 = false, integer_dot = false;
+  bool integer_dot_fast = false;    // 4 x int8 dots in hardware: decode multiplies int8 activations
+  bool cooperative_matrix = false;  // fp16 matrix units (VK_NV_cooperative_matrix): prefill uses them
   int subgroup_size = 0;
   uint64_t max_storage_buffer_range = 0;
 };

@@ -127,8 +127,10 @@ PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
     r.integer_dot = idot.shaderIntegerDotProduct;
     d.int8_dot = v12 && has_idot && idot.shaderIntegerDotProduct;
     d.int8_dot_fast = d.int8_dot && idot_props.integerDotProduct4x8BitPackedSignedAccelerated;
+    r.integer_dot_fast = d.int8_dot_fast;
     d.coop_matrix_f16 = coop_ext && coop.cooperativeMatrix && vmm.vulkanMemoryModel && d.fp16_math &&
                         sub.subgroupSize == 32 && has_coop_shape_f16(instance, pd);
+    r.cooperative_matrix = d.coop_matrix_f16;
   }
   r.subgroup_size = int(d.subgroup_size);
 
