@@ -6,7 +6,8 @@
 // weight traffic (DRAM). Wide rows want many invocations a row (TPR = WG), narrow ones many rows
 // a workgroup. fp32 accumulation, subgroup reductions. With GLU, rows come in (gate, up) pairs and
 // the output is gelu_tanh(gate) * up, so the MLP's gate, up and activation are one dispatch.
-// With I8_DOT (Q8_0, Q4_0), activations are rounded to int8 a block and products are int8 dots.
+// With I8_DOT (Q8_0, Q4_0), activations are rounded to int8 (a scale for each 16) and products
+// are int8 dot products (dot_i8.glsl).
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 2;  // rows an invocation accumulates (even for GLU)

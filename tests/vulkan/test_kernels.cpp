@@ -148,7 +148,7 @@ class VulkanKernels : public QObject {
                       shape, batched ? 65535 : 7 /* folds the grid into y */, "test", -1);
     h.seq->submit_and_wait();
     const double err = relative_error(h.read(ys, expected.size()), expected);
-    // fp32 accumulation agrees to rounding. Int8 activations (a scale a block) round each element by
+    // fp32 accumulation agrees to rounding. Int8 activations (a scale for each 16) round each element by
     // up to half a step of max|x| / 127: 1/254 relative rms for uniform inputs, 3-4e-3 measured, a
     // little more through GELU's slope. The tensor cores round weights and activations to fp16: ~1e-3.
     const double bound = coop ? 1.5e-3 : !int8_dot ? 2e-6 : glu ? 1e-2 : 5e-3;

@@ -275,7 +275,6 @@ Device::Device(std::shared_ptr<Instance> instance, int index) : instance_(std::m
     f16.pNext = features;
     features = &f16;
   }
-  ci.pNext = features;
   // Tensor-core prefill: the extension, its feature and the memory model its shaders declare.
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   VkPhysicalDeviceVulkanMemoryModelFeatures vmm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
