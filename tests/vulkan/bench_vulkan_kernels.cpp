@@ -22,69 +22,13 @@
 #include "runtime/vulkan/push_constants.h"
 #include "runtime/vulkan/sequence.h"
 #include "runtime/vulkan/weight_layout.h"
+#include "bench_harness.h"
 
 using namespace kiln;
+using kiln::bench::Bench;
 
 namespace {
 
-struct Bench {
-  std::shared_ptr<vk::Instance> instance = std::make_shared<vk::Instance>();
-  std::unique_ptr<vk::Device> device;
-  std::unique_ptr<vk::MemoryArena> arena, readback;
-  std::unique_ptr<vk::Uploader> uploader;
-  std::unique_ptr<vk::PipelineLibrary> pipelines;
-  std::unique_ptr<vk::DescriptorAllocator> descriptors;
-  std::unique_ptr<vk::CommandSequence> seq;
-
-  explicit Bench(int index) {
-    device = std::make_unique<vk::Device>(instance, vk::choose_device(instance->devices(), index, true));
-    arena = std::make_unique<vk::MemoryArena>(*device, vk::MemoryKind::DeviceLocal, 1u << 30, "benchmark buffers");
-    readback = std::make_unique<vk::MemoryArena>(*device, vk::MemoryKind::HostReadback, 256u << 20, "results");
-    uploader = std::make_unique<vk::Uploader>(*device, 64u << 20);
-    pipelines = std::make_unique<vk::PipelineLibrary>(*device, "");
-    descriptors = std::make_unique<vk::DescriptorAllocator>(*device);
-    seq = std::make_unique<vk::CommandSequence>(*device, 4096);
-  }
-  vk::BufferSlice floats(size_t n, uint64_t seed) {
-    std::mt19937 rng{uint32_t(seed)};
-    std::uniform_real_distribution<float> u(-1, 1);
-    std::vector<float> v(n);
-    for (float& x : v) x = u(rng);
-    vk::BufferSlice s = arena->allocate(n * 4);
-    uploader->write(s, 0, v.data(), n * 4);
-    uploader->finish();
-    return s;
-  }
-  vk::BufferSlice host;  // readback buffer, grown as needed
-  std::vector<float> read(const vk::BufferSlice& s, size_t count) {
-    if (host.size < count * 4) host = readback->allocate(count * 4);
-    seq->begin(false);
-    seq->copy_to_host(s, 0, host, 0, count * 4);
-    seq->submit_and_wait();
-    std::vector<float> out(count);
-    std::memcpy(out.data(), host.mapped, count * 4);
-    return out;
-  }
-  // Mean GPU microseconds of one call of `record`, repeated `reps` times in one submission.
-  template <typename F>
-  double time(int reps, F&& record) {
-    for (int pass = 0; pass < 2; ++pass) {  // the first warms up
-      seq->begin(true);
-      for (int i = 0; i < reps; ++i) record();
-      seq->submit_and_wait();
-      const auto prof = seq->take_profile();
-      if (pass == 1) {
-        double us = 0, calls = 0;
-        for (const auto& t : prof) {
-          us += t.micros;
-          calls += double(t.calls);
-        }
-        return us / reps;
-      }
-    }
-    return 0;
-  }
-};
 
 // A matrix of random quants in GGUF blocks (64 distinct rows repeated: the GPU still reads every byte).
 vk::DeviceMatrix random_matrix(Bench& b, DType t, int64_t rows, int64_t cols) {
@@ -292,11 +236,12 @@ int prefill(Bench& b, int shrink) {
 
 int main(int argc, char** argv) {
   int device = -1, shrink = 1;  // --quick: 1/64 of the rows, a smoke test on lavapipe
-  bool prefill_only = false;
+  bool prefill_only = false, decode_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--device" && i + 1 < argc) device = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--quick") shrink = 64;
     if (std::string(argv[i]) == "--prefill") prefill_only = true;
+    if (std::string(argv[i]) == "--decode") decode_only = true;
   }
   try {
     Bench b(device);
@@ -322,21 +267,34 @@ int main(int argc, char** argv) {
     std::printf("%-8s %-10s %10s", "shape", "type", "MB");
     for (const auto& l : layouts) std::printf(" %3u,%u,%-3u", l[0], l[1], l[2]);
     std::printf("\n");
+    // Kinds: fp32 arithmetic, int8 dots (matvec_i8_*), int8 dots with the activations staged in
+    // shared memory once per workgroup (matvec_staged_*, checked against matvec_i8_*).
     for (DType t : {DType::Q4_0, DType::Q8_0})
-    for (bool i8 : {false, true}) {
-      if (i8 && !b.device->info().int8_dot) continue;
+    for (int kind : {0, 1, 2}) {
+      if (kind > 0 && !b.device->info().int8_dot) continue;
+      const char* kind_name[] = {"", " int8", " staged"};
+      const char* prefix[] = {"matvec_", "matvec_i8_", "matvec_staged_"};
       for (const Shape& s : shapes) {
         const vk::DeviceMatrix m = random_matrix(b, t, s.rows / shrink / 2 * 2, s.cols);
         const double mb = double(m.bytes()) / 1e6;
-        std::printf("%-8s %-10s %10.1f", s.name, (std::string(to_string(t)) + (i8 ? " int8" : "")).c_str(), mb);
+        std::printf("%-8s %-10s %10.1f", s.name, (std::string(to_string(t)) + kind_name[kind]).c_str(), mb);
         std::vector<double> gbs;
+        const uint32_t nb = uint32_t(s.cols / 32);
+        const std::string suffix = std::string(s.glu ? "glu_" : "") + (t == DType::Q4_0 ? "q4_0" : "q8_0");
+        auto kernel = [&](int k, const vk::MatvecShape& shape) -> const vk::Kernel& {
+          std::vector<uint32_t> spec{shape.wg, shape.rows, shape.tpr};
+          if (k == 2) spec.push_back(nb);
+          return b.pipelines->get(prefix[k] + suffix, 4, spec);
+        };
+        auto record = [&](const vk::Kernel& k, const vk::MatvecShape& shape, const vk::BufferSlice& out) {
+          std::vector<VkDescriptorSet> sets;
+          for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, x, out}));
+          return sets;
+        };
         for (const auto& l : layouts) {
           const vk::MatvecShape shape{l[0], s.glu && l[1] % 2 ? l[1] + 1 : l[1], l[2]};
-          const std::string name =
-              std::string(i8 ? "matvec_i8_" : "matvec_") + (s.glu ? "glu_" : "") + (t == DType::Q4_0 ? "q4_0" : "q8_0");
-          const vk::Kernel& k = b.pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
-          std::vector<VkDescriptorSet> sets;
-          for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, x, y}));
+          const vk::Kernel& k = kernel(kind, shape);
+          const std::vector<VkDescriptorSet> sets = record(k, shape, y);
           const double us = b.time(20, [&] {
             vk::record_matrix(*b.seq, k, m, sets, vk::MatrixCall{s.glu, false, 1, 0, uint32_t(s.cols), 0}, shape,
                               b.device->limits().maxComputeWorkGroupCount[0], "matvec", 0);
@@ -345,7 +303,25 @@ int main(int argc, char** argv) {
         }
         const size_t best = size_t(std::max_element(gbs.begin(), gbs.end()) - gbs.begin());
         for (size_t i = 0; i < gbs.size(); ++i) std::printf(" %8.0f%s", gbs[i], i == best ? "*" : " ");
-        std::printf("   best %.0f%% of copy\n", 100 * gbs[best] / bw.copy_gbs);
+        std::printf("   best %.0f%% of copy", 100 * gbs[best] / bw.copy_gbs);
+        if (kind == 2) {  // the staged kernel must give the int8 kernel's results
+          const vk::MatvecShape shape{128, s.glu ? 8u : 8u, 64};
+          const size_t count = size_t(s.glu ? m.rows / 2 : m.rows);
+          double worst = 0;
+          std::vector<float> got[2];
+          for (int k = 1; k <= 2; ++k) {
+            const vk::Kernel& kk = kernel(k, shape);
+            const std::vector<VkDescriptorSet> sets = record(kk, shape, y);
+            b.seq->begin(false);
+            vk::record_matrix(*b.seq, kk, m, sets, vk::MatrixCall{s.glu, false, 1, 0, uint32_t(s.cols), 0}, shape,
+                              b.device->limits().maxComputeWorkGroupCount[0], "matvec", 0);
+            b.seq->submit_and_wait();
+            got[k - 1] = b.read(y, count);
+          }
+          for (size_t i = 0; i < count; ++i) worst = std::max(worst, double(std::fabs(got[0][i] - got[1][i])));
+          std::printf("   max |staged - int8| %.2g", worst);
+        }
+        std::printf("\n");
       }
     }
 
@@ -398,7 +374,7 @@ int main(int argc, char** argv) {
         }
     }
 
-    if (prefill(b, shrink) != 0) return 1;
+    if (!decode_only && prefill(b, shrink) != 0) return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_vulkan_kernels: %s\n", e.what());
     return 1;

@@ -67,19 +67,23 @@ class VulkanKernels : public QObject {
     QTest::addColumn<QString>("shape_text");   // matvec wg,rows,tpr
     QTest::addColumn<bool>("int8_dot");        // matvec_i8_*: int8 activations, integer dots
     QTest::addColumn<bool>("coop");            // matmul_coop_*: tensor cores, 128 x 128 tiles
+    QTest::addColumn<bool>("staged");          // matvec_staged_*: int8 activations staged in shared memory
     for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0})
       for (bool glu : {false, true}) {
         const std::string s = std::string(suffix(t)) + (glu ? " glu" : "");
         auto row = [&](const std::string& what, int rows, int cols, int tokens, bool batched, int chunk, const char* shape) {
           QTest::newRow((s + " " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu << chunk
-                                                  << QString(shape) << false << false;
+                                                  << QString(shape) << false << false << false;
           if (!batched && (t == DType::Q8_0 || t == DType::Q4_0))
             QTest::newRow((s + " int8 dot " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
-                                                              << chunk << QString(shape) << true << false;
+                                                              << chunk << QString(shape) << true << false << false;
+          if (!batched && tokens == 1 && (t == DType::Q8_0 || t == DType::Q4_0))
+            QTest::newRow((s + " staged " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
+                                                            << chunk << QString(shape) << true << false << true;
         };
         auto coop = [&](const std::string& what, int rows, int cols, int tokens, int chunk) {
           QTest::newRow((s + " coop " + what).c_str()) << int(t) << rows << cols << tokens << true << glu << chunk
-                                                       << QString() << false << true;
+                                                       << QString() << false << true << false;
         };
         // Partial tiles in rows and tokens, several tiles each way, chunks of one tile and less.
         coop("37 tokens", 200, 96, 37, 0);
@@ -111,6 +115,7 @@ class VulkanKernels : public QObject {
     QFETCH(QString, shape_text);
     QFETCH(bool, int8_dot);
     QFETCH(bool, coop);
+    QFETCH(bool, staged);
     if (int8_dot && !h.device->info().int8_dot) QSKIP("the device has no integer dot products");
     if (coop && !h.device->info().coop_matrix_f16) QSKIP("the device has no fp16 cooperative matrices");
     const DType t = DType(type);
@@ -137,9 +142,11 @@ class VulkanKernels : public QObject {
 
     const vk::BufferSlice xs = h.upload(x), ys = h.poisoned(expected.size());
     const vk::MatmulTile tile = coop ? vk::kCoopTile : vk::kMatmulTile;
-    const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile)
-                                     : std::string(int8_dot ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + suffix(t);
-    const vk::Kernel& k = batched ? h.pipelines->get(name, 4) : h.pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
+    const char* matvec = staged ? "matvec_staged_" : int8_dot ? "matvec_i8_" : "matvec_";
+    const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile) : matvec + std::string(glu ? "glu_" : "") + suffix(t);
+    std::vector<uint32_t> spec{shape.wg, shape.rows, shape.tpr};
+    if (staged) spec.push_back(uint32_t(cols / 32));  // shared memory for exactly this row length
+    const vk::Kernel& k = batched ? h.pipelines->get(name, 4) : h.pipelines->get(name, 4, spec);
     std::vector<VkDescriptorSet> sets;
     for (const auto& c : dm.chunks) sets.push_back(h.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
     h.seq->begin(false);

@@ -16,13 +16,15 @@ class Recorder {
               const char* op, int layer) {
     const bool batched = n > m_.tuning.matvec_max_tokens;
     const MatmulTile tile = batched ? m_.tuning.matmul_tile(bm.m.type) : kMatmulTile;
-    const Kernel& k = m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile);
+    const bool staged = n == 1 && bm.staged;
+    const Kernel& k = staged ? m_.staged_kernel(bm, glu) : m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile);
     MatrixCall call{glu, batched, n, x_offset, x_stride, y_stride, tile};
     if (batched && tile == kCoopTile && !glu && bm.split_output) {
       call.splits = m_.tuning.coop_splits(bm.m.rows, n);
       call.split_sum = m_.split_sum_kernel;
     }
-    record_matrix(seq_, k, bm.m, bm.sets, call, bm.shape, m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
+    record_matrix(seq_, k, bm.m, bm.sets, call, staged ? bm.staged_shape : bm.shape,
+                  m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
   }
 
   void add_norm(int n, uint32_t post, uint32_t pre, int layer) {

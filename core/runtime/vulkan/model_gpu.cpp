@@ -77,6 +77,8 @@ Tuning tuning_for(const Device& device) {
   // the fp32 path, so lavapipe takes it only when asked.
   const char* i8 = std::getenv("KILN_VK_INT8_DOT");
   t.int8_dot = device.info().int8_dot && (i8 && *i8 ? std::string(i8) == "1" : device.info().int8_dot_fast);
+  const char* staged = std::getenv("KILN_VK_STAGED");
+  t.staged_matvec = t.int8_dot && !(staged && std::string(staged) == "0");
   const char* coop = std::getenv("KILN_VK_COOPMAT");
   t.coop_matmul = device.info().coop_matrix_f16 && !(coop && std::string(coop) == "0");
   if (const char* v = std::getenv("KILN_VK_PREFILL_QUERIES")) {
@@ -114,6 +116,18 @@ MatvecShape Tuning::matvec_shape(DType type, int64_t rows, int64_t cols, bool gl
   return s;
 }
 
+MatvecShape Tuning::staged_shape(DType type, int64_t rows, bool glu) const {
+  if (forced.wg) return forced;
+  if (cpu_device) return {64, 2, 64};
+  // H100, Gemma 3 27B (PERFORMANCE.md, "Activations staged in shared memory"): Q4_0's tall
+  // matrices and Q8_0's GLU stream best in groups of 64, the rest in groups of 32.
+  MatvecShape s{128, 4, 32};
+  if (type == DType::Q4_0 && rows > 32768) s = glu ? MatvecShape{128, 8, 64} : MatvecShape{256, 8, 32};
+  else if (type == DType::Q4_0) s = {256, 8, 32};
+  else if (glu) s = {128, 4, 64};
+  return s;
+}
+
 uint32_t Tuning::coop_splits(int64_t rows, int n) const {
   if (forced_coop_splits) return std::min<uint32_t>(uint32_t(forced_coop_splits), max_coop_splits);
   // Aim at about 500 workgroups (an H100 has 132 SMs, two workgroups each): o and down at 512
@@ -147,6 +161,12 @@ const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const 
   const bool i8 = tuning.int8_dot && (type == DType::Q8_0 || type == DType::Q4_0);
   const std::string name = std::string(i8 ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + type_suffix(type);
   return pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
+}
+
+const Kernel& ModelGpu::staged_kernel(const BoundMatrix& bm, bool glu) {
+  const MatvecShape& s = bm.staged_shape;
+  return pipelines->get(std::string("matvec_staged_") + (glu ? "glu_" : "") + type_suffix(bm.m.type), 4,
+                        {s.wg, s.rows, s.tpr, uint32_t(bm.m.cols / kBlockSize)});
 }
 
 const Kernel& ModelGpu::embed_kernel(DType type) {
@@ -287,6 +307,11 @@ void ModelGpu::build_pipelines() {
     bm.shape = tuning.matvec_shape(bm.m.type, bm.m.rows, bm.m.cols, glu);
     matrix_kernel(bm.m.type, glu, false, bm.shape);
     matrix_kernel(bm.m.type, glu, true, bm.shape, tuning.matmul_tile(bm.m.type));
+    bm.staged = tuning.staged_for(bm.m.type, bm.m.cols);
+    if (bm.staged) {
+      bm.staged_shape = tuning.staged_shape(bm.m.type, bm.m.rows, glu);
+      staged_kernel(bm, glu);
+    }
   };
   matrix_kernels(embed_logits, false);
   embed_kernel(embed_logits.m.type);

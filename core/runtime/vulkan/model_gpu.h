@@ -50,6 +50,15 @@ struct Tuning {
   uint32_t rope_wg = 64;
   uint32_t attention_wg = 64;    // >= head_dim / 4
   int matvec_max_tokens = 4;     // batches up to this size use matrix-vector kernels
+  // One token with int8 dots: matvec_staged_* rounds the activations to int8 once per workgroup
+  // into shared memory, for rows of at most max_staged_blocks blocks (its prologue grows with the
+  // row: on the H100 it lost on down's 672 blocks). KILN_VK_STAGED=0 turns it off.
+  bool staged_matvec = false;
+  uint32_t max_staged_blocks = 256;
+  bool staged_for(DType type, int64_t cols) const {
+    return staged_matvec && (type == DType::Q8_0 || type == DType::Q4_0) && cols / 32 <= max_staged_blocks;
+  }
+  MatvecShape staged_shape(DType type, int64_t rows, bool glu) const;
   uint32_t max_attention_splits = 128;  // at most attention_decode.comp's MAX_SPLITS (256)
   uint32_t attention_keys_per_split = 64;  // decode: at least this many keys a workgroup
 
@@ -73,6 +82,8 @@ std::vector<float> rope_table(const Gemma3Config& config, int context);
 struct BoundMatrix {
   DeviceMatrix m;
   MatvecShape shape;
+  bool staged = false;      // one token: matvec_staged_* of staged_shape (Tuning::staged_for)
+  MatvecShape staged_shape;
   std::vector<VkDescriptorSet> sets;
   bool split_output = false;  // its output holds Tuning::max_coop_splits slices: split-K allowed
 };
@@ -123,6 +134,7 @@ struct ModelGpu {
   // Kernels for a weight type.
   const Kernel& matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape,
                               MatmulTile tile = kMatmulTile);
+  const Kernel& staged_kernel(const BoundMatrix& bm, bool glu);
   const Kernel& embed_kernel(DType type);
   const Kernel *rope_kernel = nullptr, *attention_kernel = nullptr, *decode_attention_kernel = nullptr,
                *add_norm_kernel = nullptr, *split_sum_kernel = nullptr;
