@@ -3,7 +3,7 @@
 // 27B swept over workgroup layouts, the cost of one dependent dispatch, attention, and prefill
 // (512 tokens through each 27B matrix, fp32 tiles against tensor cores, with the difference of
 // their results and a check of every weight format). Prints one table per part; GB/s counts the
-// weight bytes a kernel must read. --prefill: only the prefill part.
+// weight bytes a kernel must read. --prefill: only the prefill part; --decode: all but it.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
