@@ -116,16 +116,17 @@ MatvecShape Tuning::matvec_shape(DType type, int64_t rows, int64_t cols, bool gl
   return s;
 }
 
-MatvecShape Tuning::staged_shape(DType type, int64_t rows, bool glu) const {
+MatvecShape Tuning::staged_shape(DType type, bool glu) const {
   if (forced.wg) return forced;
   if (cpu_device) return {64, 2, 64};
-  // H100, Gemma 3 27B (PERFORMANCE.md, "Activations staged in shared memory"): Q4_0's tall
-  // matrices and Q8_0's GLU stream best in groups of 64, the rest in groups of 32.
-  MatvecShape s{128, 4, 32};
-  if (type == DType::Q4_0 && rows > 32768) s = glu ? MatvecShape{128, 8, 64} : MatvecShape{256, 8, 32};
-  else if (type == DType::Q4_0) s = {256, 8, 32};
-  else if (glu) s = {128, 4, 64};
-  return s;
+  // Best on an H100 over Gemma 3 27B's matrices (PERFORMANCE.md, "Activations staged in shared
+  // memory"): GLU rows in groups of 64 invocations, the rest in groups of 32.
+  if (type == DType::Q4_0) return glu ? MatvecShape{128, 8, 64} : MatvecShape{256, 8, 32};
+  return glu ? MatvecShape{128, 4, 64} : MatvecShape{128, 4, 32};
+}
+
+uint32_t staged_shared_bytes(const MatvecShape& s, int64_t cols) {  // matvec_staged.comp's arrays
+  return uint32_t(cols / kBlockSize) * 48 + s.rows * s.wg * 4 + 64 * 4;
 }
 
 uint32_t Tuning::coop_splits(int64_t rows, int n) const {
@@ -307,11 +308,10 @@ void ModelGpu::build_pipelines() {
     bm.shape = tuning.matvec_shape(bm.m.type, bm.m.rows, bm.m.cols, glu);
     matrix_kernel(bm.m.type, glu, false, bm.shape);
     matrix_kernel(bm.m.type, glu, true, bm.shape, tuning.matmul_tile(bm.m.type));
-    bm.staged = tuning.staged_for(bm.m.type, bm.m.cols);
-    if (bm.staged) {
-      bm.staged_shape = tuning.staged_shape(bm.m.type, bm.m.rows, glu);
-      staged_kernel(bm, glu);
-    }
+    bm.staged_shape = tuning.staged_shape(bm.m.type, glu);
+    bm.staged = tuning.staged_for(bm.m.type, bm.m.cols) &&
+                staged_shared_bytes(bm.staged_shape, bm.m.cols) <= device.limits().maxComputeSharedMemorySize;
+    if (bm.staged) staged_kernel(bm, glu);
   };
   matrix_kernels(embed_logits, false);
   embed_kernel(embed_logits.m.type);

@@ -58,7 +58,7 @@ struct Tuning {
   bool staged_for(DType type, int64_t cols) const {
     return staged_matvec && (type == DType::Q8_0 || type == DType::Q4_0) && cols / 32 <= max_staged_blocks;
   }
-  MatvecShape staged_shape(DType type, int64_t rows, bool glu) const;
+  MatvecShape staged_shape(DType type, bool glu) const;
   uint32_t max_attention_splits = 128;  // at most attention_decode.comp's MAX_SPLITS (256)
   uint32_t attention_keys_per_split = 64;  // decode: at least this many keys a workgroup
 
@@ -77,6 +77,9 @@ Tuning tuning_for(const Device& device);
 
 // (cos, sin) of the RoPE angle for [kind: local, global][position < context][head_dim / 2].
 std::vector<float> rope_table(const Gemma3Config& config, int context);
+
+// Shared memory matvec_staged.comp needs for rows of `cols` weights in this layout.
+uint32_t staged_shared_bytes(const MatvecShape& shape, int64_t cols);
 
 // A matrix and one descriptor set per chunk, for its input and output activations.
 struct BoundMatrix {
