@@ -1,4 +1,4 @@
-// The device, memory and command sequence a GPU benchmark needs (bench_vulkan_kernels,
+// What a GPU benchmark needs beyond GpuContext (bench_vulkan_kernels,
 // bench_decode_skeleton), and timing by GPU timestamps. Not a test harness: no Qt.
 #pragma once
 
@@ -7,31 +7,12 @@
 #include <random>
 #include <vector>
 
-#include "runtime/vulkan/device.h"
-#include "runtime/vulkan/memory.h"
-#include "runtime/vulkan/pipeline.h"
-#include "runtime/vulkan/sequence.h"
+#include "gpu_context.h"
 
 namespace kiln::bench {
 
-struct Bench {
-  std::shared_ptr<vk::Instance> instance = std::make_shared<vk::Instance>();
-  std::unique_ptr<vk::Device> device;
-  std::unique_ptr<vk::MemoryArena> arena, readback;
-  std::unique_ptr<vk::Uploader> uploader;
-  std::unique_ptr<vk::PipelineLibrary> pipelines;
-  std::unique_ptr<vk::DescriptorAllocator> descriptors;
-  std::unique_ptr<vk::CommandSequence> seq;
-
-  explicit Bench(int index) {
-    device = std::make_unique<vk::Device>(instance, vk::choose_device(instance->devices(), index, true));
-    arena = std::make_unique<vk::MemoryArena>(*device, vk::MemoryKind::DeviceLocal, 1u << 30, "benchmark buffers");
-    readback = std::make_unique<vk::MemoryArena>(*device, vk::MemoryKind::HostReadback, 256u << 20, "results");
-    uploader = std::make_unique<vk::Uploader>(*device, 64u << 20);
-    pipelines = std::make_unique<vk::PipelineLibrary>(*device, "");
-    descriptors = std::make_unique<vk::DescriptorAllocator>(*device);
-    seq = std::make_unique<vk::CommandSequence>(*device, 4096);
-  }
+struct Bench : test::GpuContext {
+  explicit Bench(int index) : GpuContext(index, {1u << 30, 256u << 20, 64u << 20, 4096}) {}
   vk::BufferSlice floats(size_t n, uint64_t seed) {
     std::mt19937 rng{uint32_t(seed)};
     std::uniform_real_distribution<float> u(-1, 1);

@@ -9,32 +9,12 @@
 #include <random>
 #include <vector>
 
-#include "runtime/vulkan/device.h"
-#include "runtime/vulkan/memory.h"
-#include "runtime/vulkan/pipeline.h"
-#include "runtime/vulkan/sequence.h"
+#include "gpu_context.h"
 
 namespace kiln::test {
 
-struct VkHarness {
-  std::shared_ptr<vk::Instance> instance = std::make_shared<vk::Instance>();
-  std::unique_ptr<vk::Device> device;
-  std::unique_ptr<vk::MemoryArena> arena, readback;
-  std::unique_ptr<vk::Uploader> uploader;
-  std::unique_ptr<vk::PipelineLibrary> pipelines;
-  std::unique_ptr<vk::DescriptorAllocator> descriptors;
-  std::unique_ptr<vk::CommandSequence> seq;
-
-  VkHarness() {
-    device = std::make_unique<vk::Device>(instance, vk::choose_device(instance->devices(), -1, true));
-    // Device-local memory: on lavapipe too, uploads then go through the staging path.
-    arena = std::make_unique<vk::MemoryArena>(*device, vk::MemoryKind::DeviceLocal, 64u << 20, "test buffers");
-    readback = std::make_unique<vk::MemoryArena>(*device, vk::MemoryKind::HostReadback, 64u << 20, "test readback");
-    uploader = std::make_unique<vk::Uploader>(*device, 8u << 20);
-    pipelines = std::make_unique<vk::PipelineLibrary>(*device, "");
-    descriptors = std::make_unique<vk::DescriptorAllocator>(*device);
-    seq = std::make_unique<vk::CommandSequence>(*device, 64);
-  }
+struct VkHarness : GpuContext {
+  VkHarness() : GpuContext(-1, {64u << 20, 64u << 20, 8u << 20, 64}) {}
 
   template <typename T>
   vk::BufferSlice upload(const std::vector<T>& data) {
