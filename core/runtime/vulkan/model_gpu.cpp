@@ -79,6 +79,7 @@ Tuning tuning_for(const Device& device) {
   t.int8_dot = device.info().int8_dot && (i8 && *i8 ? std::string(i8) == "1" : device.info().int8_dot_fast);
   const char* staged = std::getenv("KILN_VK_STAGED");
   t.staged_matvec = t.int8_dot && !(staged && std::string(staged) == "0");
+  t.max_staged_blocks = env_u32("KILN_VK_STAGED_MAX_BLOCKS", t.max_staged_blocks);
   const char* coop = std::getenv("KILN_VK_COOPMAT");
   t.coop_matmul = device.info().coop_matrix_f16 && !(coop && std::string(coop) == "0");
   if (const char* v = std::getenv("KILN_VK_PREFILL_QUERIES")) {

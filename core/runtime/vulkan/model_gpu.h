@@ -52,7 +52,8 @@ struct Tuning {
   int matvec_max_tokens = 4;     // batches up to this size use matrix-vector kernels
   // One token with int8 dots: matvec_staged_* rounds the activations to int8 once per workgroup
   // into shared memory, for rows of at most max_staged_blocks blocks (its prologue grows with the
-  // row: on the H100 it lost on down's 672 blocks). KILN_VK_STAGED=0 turns it off.
+  // row: on the H100 it lost on down's 672 blocks). KILN_VK_STAGED=0 turns it off,
+  // KILN_VK_STAGED_MAX_BLOCKS=N moves the limit.
   bool staged_matvec = false;
   uint32_t max_staged_blocks = 256;
   bool staged_for(DType type, int64_t cols) const {
