@@ -63,3 +63,20 @@ float block_dot_i8(Block k, QuantizedX x) {
 #endif
   return (int_to_float(s.x) * x.scale.x + int_to_float(s.y) * x.scale.y) * k.d;
 }
+
+// A block of activations rounded to int8 by their producer (matvec_staged.comp with QACT_OUT):
+// words lo = elements 0..15, hi = 16..31, one scale for each 8; sums8 = the sum of each 8's q
+// (4-bit weights are stored + 8). Same exact int32 sums, then four fp32 scales.
+float block_dot_i8_x8(Block k, uvec4 lo, uvec4 hi, vec4 scale, ivec4 sums8) {
+#if defined(WTYPE_Q4_0)
+  const uint m = 0x0F0F0F0Fu;
+  const ivec4 s = ivec4(sdot4(k.q[0] & m, lo.x) + sdot4(k.q[1] & m, lo.y),
+                        sdot4(k.q[2] & m, lo.z) + sdot4(k.q[3] & m, lo.w),
+                        sdot4((k.q[0] >> 4) & m, hi.x) + sdot4((k.q[1] >> 4) & m, hi.y),
+                        sdot4((k.q[2] >> 4) & m, hi.z) + sdot4((k.q[3] >> 4) & m, hi.w)) - 8 * sums8;
+#elif defined(WTYPE_Q8_0)
+  const ivec4 s = ivec4(sdot4(k.q0.x, lo.x) + sdot4(k.q0.y, lo.y), sdot4(k.q0.z, lo.z) + sdot4(k.q0.w, lo.w),
+                        sdot4(k.q1.x, hi.x) + sdot4(k.q1.y, hi.y), sdot4(k.q1.z, hi.z) + sdot4(k.q1.w, hi.w));
+#endif
+  return dot(vec4(int_to_float(s.x), int_to_float(s.y), int_to_float(s.z), int_to_float(s.w)), scale) * k.d;
+}

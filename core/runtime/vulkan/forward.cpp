@@ -16,8 +16,11 @@ class Recorder {
               const char* op, int layer) {
     const bool batched = n > m_.tuning.matvec_max_tokens;
     const MatmulTile tile = batched ? m_.tuning.matmul_tile(bm.m.type) : kMatmulTile;
-    const bool staged = n == 1 && bm.staged;
-    const Kernel& k = staged ? m_.staged_kernel(bm, glu) : m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile);
+    // One token: down reads what a qact_out gate_up wrote, whichever kernel it would take otherwise.
+    const bool qin = n == 1 && bm.qact_in, staged = n == 1 && bm.staged && !qin;
+    const Kernel& k = staged ? m_.staged_kernel(bm, glu)
+                      : qin  ? m_.qin_kernel(bm)
+                             : m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile);
     MatrixCall call{glu, batched, n, x_offset, x_stride, y_stride, tile};
     if (batched && tile == kCoopTile && !glu && bm.split_output) {
       call.splits = m_.tuning.coop_splits(bm.m.rows, n);

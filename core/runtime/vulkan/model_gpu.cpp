@@ -80,6 +80,8 @@ Tuning tuning_for(const Device& device) {
   const char* staged = std::getenv("KILN_VK_STAGED");
   t.staged_matvec = t.int8_dot && !(staged && std::string(staged) == "0");
   t.max_staged_blocks = env_u32("KILN_VK_STAGED_MAX_BLOCKS", t.max_staged_blocks);
+  const char* qact = std::getenv("KILN_VK_QACT");
+  t.quantized_act = t.staged_matvec && !(qact && std::string(qact) == "0");
   const char* coop = std::getenv("KILN_VK_COOPMAT");
   t.coop_matmul = device.info().coop_matrix_f16 && !(coop && std::string(coop) == "0");
   if (const char* v = std::getenv("KILN_VK_PREFILL_QUERIES")) {
@@ -167,8 +169,13 @@ const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const 
 
 const Kernel& ModelGpu::staged_kernel(const BoundMatrix& bm, bool glu) {
   const MatvecShape& s = bm.staged_shape;
-  return pipelines->get(std::string("matvec_staged_") + (glu ? "glu_" : "") + type_suffix(bm.m.type), 4,
+  const char* kind = bm.qact_out ? "glu_qout_" : glu ? "glu_" : "";
+  return pipelines->get(std::string("matvec_staged_") + kind + type_suffix(bm.m.type), 4,
                         {s.wg, s.rows, s.tpr, uint32_t(bm.m.cols / kBlockSize)});
+}
+
+const Kernel& ModelGpu::qin_kernel(const BoundMatrix& bm) {
+  return pipelines->get(std::string("matvec_qin_") + type_suffix(bm.m.type), 4, {bm.shape.wg, bm.shape.rows, bm.shape.tpr});
 }
 
 const Kernel& ModelGpu::embed_kernel(DType type) {
@@ -321,6 +328,19 @@ void ModelGpu::build_pipelines() {
     matrix_kernels(l.o, false);
     matrix_kernels(l.gate_up, true);
     matrix_kernels(l.down, false);
+    // The GLU output rounded to int8 for down: both int8 formats, and gate_up's workgroups
+    // writing whole groups of 8 outputs (128,8,64: 8 a workgroup).
+    const DType dt = l.down.m.type;
+    if (tuning.quantized_act && l.gate_up.staged && (dt == DType::Q8_0 || dt == DType::Q4_0)) {
+      if (!tuning.forced.wg) l.gate_up.staged_shape = {128, 8, 64};
+      const MatvecShape& g = l.gate_up.staged_shape;
+      if ((g.wg / g.tpr) * g.rows / 2 % 8 == 0 &&
+          staged_shared_bytes(g, l.gate_up.m.cols) + g.wg / g.tpr * g.rows * 2 <= device.limits().maxComputeSharedMemorySize) {
+        l.gate_up.qact_out = l.down.qact_in = true;
+        staged_kernel(l.gate_up, true);
+        qin_kernel(l.down);
+      }
+    }
   }
   const std::string kv = kv_f16 ? "f16" : "f32";
   rope_kernel = &pipelines->get("qk_norm_rope_kv_" + kv, 5, {tuning.rope_wg});
