@@ -6,7 +6,8 @@
 // The first weight loads are issued before the activations are staged, so their latency hides.
 // With QACT_OUT (GLU only), the output is written already rounded to int8 for the down matrix
 // (matvec_qin.comp): per 32 outputs, 8 words of int8 and 4 fp32 scales (one for each 8), 48 bytes.
-// A workgroup's outputs must come in whole groups of 8 (GROUPS * ROWS / 2, a multiple of 8).
+// A workgroup's outputs must come in whole groups of 8 (GROUPS * ROWS / 2, a multiple of 8), and
+// subgroups must hold at least 8 invocations.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 2;
@@ -19,8 +20,8 @@ layout(constant_id = 3) const uint MAX_BLOCKS = 672;
 
 layout(std430, binding = 2) readonly buffer Activations { vec4 x4[]; };
 #ifdef QACT_OUT
+#extension GL_KHR_shader_subgroup_shuffle : require
 layout(std430, binding = 3) writeonly buffer Outputs { uint yq[]; };
-shared float out_s[gl_WorkGroupSize.x / TPR * ROWS / 2];
 #else
 layout(std430, binding = 3) writeonly buffer Outputs { float y[]; };
 #endif
@@ -88,6 +89,7 @@ void main() {
   if (tid < GROUPS * ROWS / 2u) {
     const uint g = tid / (ROWS / 2u), pair = tid % (ROWS / 2u);
     const uint row = wg_row0 + g * ROWS + 2u * pair;
+    float value = 0.0;  // QACT_OUT: rows past the end count as 0
     if (row + 1u < pc.rows) {
       float gate = 0.0, up = 0.0;
       for (uint i = 0; i < parts; ++i) {
@@ -95,37 +97,27 @@ void main() {
         up += partial[2u * pair + 1u][g * parts + i];
       }
 #ifdef QACT_OUT
-      out_s[tid] = gelu_tanh(gate) * up;
-    } else {
-      out_s[tid] = 0.0;
+      value = gelu_tanh(gate) * up;
 #else
       y[pc.y_offset + row / 2u] = gelu_tanh(gate) * up;
 #endif
     }
-  }
 #ifdef QACT_OUT
-  // Each group of 8 outputs: its largest |value| sets the scale; rounding as quantize_x does.
-  barrier();
-  if (tid < GROUPS * ROWS / 16u) {
-    const uint o0 = pc.y_offset + wg_row0 / 2u + 8u * tid;  // first output of the group
-    if (wg_row0 / 2u + 8u * tid < pc.rows / 2u) {
-      float amax = 0.0;
-      for (uint i = 0; i < 8u; ++i) amax = max(amax, abs(out_s[8u * tid + i]));
-      const float inv = amax > 0.0 ? 127.0 / amax : 0.0;
-      uint w[2];
-      for (uint h = 0; h < 2u; ++h) {
-        const vec4 v = vec4(out_s[8u * tid + 4u * h], out_s[8u * tid + 4u * h + 1u], out_s[8u * tid + 4u * h + 2u],
-                            out_s[8u * tid + 4u * h + 3u]);
-        const uvec4 q = floatBitsToUint(v * inv + ROUND_MAGIC) & 255u;
-        w[h] = q.x | (q.y << 8) | (q.z << 16) | (q.w << 24);
-      }
-      const uint block = o0 / 32u, k = (o0 % 32u) / 8u;
-      yq[block * 12u + 2u * k] = w[0];
-      yq[block * 12u + 2u * k + 1u] = w[1];
-      yq[block * 12u + 8u + k] = floatBitsToUint(amax / 127.0);
-    }
-  }
+    // Each 8 consecutive outputs (8 lanes of one subgroup): the largest |value| sets their scale,
+    // rounding as quantize_x does, bytes gathered into words by shuffles.
+    float amax = abs(value);
+    amax = max(amax, subgroupShuffleXor(amax, 1u));
+    amax = max(amax, subgroupShuffleXor(amax, 2u));
+    amax = max(amax, subgroupShuffleXor(amax, 4u));
+    const float inv = amax > 0.0 ? 127.0 / amax : 0.0;
+    uint word = (floatBitsToUint(value * inv + ROUND_MAGIC) & 255u) << (8u * (tid & 3u));
+    word |= subgroupShuffleXor(word, 1u);
+    word |= subgroupShuffleXor(word, 2u);
+    const uint o = pc.y_offset + row / 2u, block = o / 32u, k = (o % 32u) / 8u;
+    if (row + 1u < pc.rows && (tid & 3u) == 0u) yq[block * 12u + 2u * k + ((tid >> 2) & 1u)] = word;
+    if (row + 1u < pc.rows && (tid & 7u) == 0u) yq[block * 12u + 8u + k] = floatBitsToUint(amax / 127.0);
 #endif
+  }
 #else
   if (tid < GROUPS * ROWS) {
     const uint g = tid / ROWS, r = tid % ROWS;

@@ -94,6 +94,8 @@ PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
     d.subgroup_size = sub.subgroupSize;
     subgroup_ops = sub.supportedOperations;
     subgroup_stages = sub.supportedStages;
+    d.subgroup_shuffle = (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) &&
+                         (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
     d.max_memory_allocation = m3.maxMemoryAllocationSize;
     d.max_buffer_size = v13 ? m4.maxBufferSize : m3.maxMemoryAllocationSize;
     if (v12) r.driver = std::string(drv.driverName) + " " + drv.driverInfo;

@@ -41,6 +41,7 @@ struct PhysicalDeviceInfo {
   uint32_t compute_family = UINT32_MAX;
   uint32_t timestamp_valid_bits = 0;  // 0: no timestamps on the compute queue (no profiling)
   uint32_t subgroup_size = 0;
+  bool subgroup_shuffle = false;      // subgroupShuffleXor in compute shaders (matvec_staged_glu_qout_*)
   uint64_t max_memory_allocation = 0;
   uint64_t max_buffer_size = 0;
 };

@@ -81,7 +81,8 @@ Tuning tuning_for(const Device& device) {
   t.staged_matvec = t.int8_dot && !(staged && std::string(staged) == "0");
   t.max_staged_blocks = env_u32("KILN_VK_STAGED_MAX_BLOCKS", t.max_staged_blocks);
   const char* qact = std::getenv("KILN_VK_QACT");
-  t.quantized_act = t.staged_matvec && !(qact && std::string(qact) == "0");
+  t.quantized_act = t.staged_matvec && device.info().subgroup_shuffle && device.info().subgroup_size >= 8 &&
+                    !(qact && std::string(qact) == "0");
   const char* coop = std::getenv("KILN_VK_COOPMAT");
   t.coop_matmul = device.info().coop_matrix_f16 && !(coop && std::string(coop) == "0");
   if (const char* v = std::getenv("KILN_VK_PREFILL_QUERIES")) {
@@ -335,7 +336,7 @@ void ModelGpu::build_pipelines() {
       if (!tuning.forced.wg) l.gate_up.staged_shape = {128, 8, 64};
       const MatvecShape& g = l.gate_up.staged_shape;
       if ((g.wg / g.tpr) * g.rows / 2 % 8 == 0 &&
-          staged_shared_bytes(g, l.gate_up.m.cols) + g.wg / g.tpr * g.rows * 2 <= device.limits().maxComputeSharedMemorySize) {
+          staged_shared_bytes(g, l.gate_up.m.cols) <= device.limits().maxComputeSharedMemorySize) {
         l.gate_up.qact_out = l.down.qact_in = true;
         staged_kernel(l.gate_up, true);
         qin_kernel(l.down);
