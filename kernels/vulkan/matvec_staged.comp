@@ -113,6 +113,7 @@ void main() {
     uint word = (floatBitsToUint(value * inv + ROUND_MAGIC) & 255u) << (8u * (tid & 3u));
     word |= subgroupShuffleXor(word, 1u);
     word |= subgroupShuffleXor(word, 2u);
+    // o and tid agree mod 8 (a workgroup's and a chunk's outputs start at multiples of 8).
     const uint o = pc.y_offset + row / 2u, block = o / 32u, k = (o % 32u) / 8u;
     if (row + 1u < pc.rows && (tid & 3u) == 0u) yq[block * 12u + 2u * k + ((tid >> 2) & 1u)] = word;
     if (row + 1u < pc.rows && (tid & 7u) == 0u) yq[block * 12u + 8u + k] = floatBitsToUint(amax / 127.0);
