@@ -9,13 +9,20 @@
 //  - With several splits, each writes its (max, sum, out[D]) partial and bumps the head's counter;
 //    the last to arrive merges the partials, writes the output and sets the counter back to zero
 //    for the next dispatch (counters start zeroed at load).
+// With QACT_OUT the output is written rounded to int8 for the o matrix (matvec_qin.comp): per 32
+// values 8 words of int8 and 4 fp32 scales, one for each 8 (the 4 lanes holding them share it).
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
 
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer Qkv { float qkv[]; };  // [heads | kv_heads | kv_heads][head_dim]
+#ifdef QACT_OUT
+#extension GL_KHR_shader_subgroup_shuffle : require
+layout(std430, binding = 3) writeonly buffer Output { uint outq[]; };  // [heads * head_dim / 32][12]
+#else
 layout(std430, binding = 3) writeonly buffer Output { vec2 out2[]; };  // [heads][head_dim]
+#endif
 // [head][split][max, sum, out[head_dim]]: read back by another workgroup of the same dispatch.
 layout(std430, binding = 4) coherent buffer Partials { float partials[]; };
 layout(std430, binding = 5) coherent buffer Arrivals { uint arrived[]; };  // [head]
@@ -55,6 +62,25 @@ shared float head_s[MAX_HEAD_DIM];   // a normalised, roped head (query, then th
 shared float value_s[MAX_HEAD_DIM];  // the newest value
 shared float split_w[MAX_SPLITS];    // merge: e^(max_s - max)
 shared bool last_s;
+
+// Output pair p (elements 2p, 2p + 1) of head h. With QACT_OUT, lanes p ^ 1, p ^ 2 hold the rest
+// of its group of 8 (p and the invocation index agree mod 4), all active.
+void write_pair(uint h, uint p, vec2 v) {
+#ifdef QACT_OUT
+  float amax = max(abs(v.x), abs(v.y));
+  amax = max(amax, subgroupShuffleXor(amax, 1u));
+  amax = max(amax, subgroupShuffleXor(amax, 2u));
+  const float inv = amax > 0.0 ? 127.0 / amax : 0.0;
+  const uvec2 q = floatBitsToUint(v * inv + ROUND_MAGIC) & 255u;
+  uint word = (q.x | (q.y << 8)) << (16u * (p & 1u));
+  word |= subgroupShuffleXor(word, 1u);
+  const uint e = h * pc.head_dim + 2u * p, block = e / 32u, at = e % 32u;
+  if ((p & 1u) == 0u) outq[block * 12u + at / 4u] = word;
+  if ((p & 3u) == 0u) outq[block * 12u + 8u + at / 8u] = floatBitsToUint(amax / 127.0);
+#else
+  out2[h * (pc.head_dim / 2u) + p] = v;
+#endif
+}
 
 // RMSNorm with the weights at norms[w], then rotate-half RoPE at pc.pos, of the head at
 // qkv[base]; into head_s. Must be reached by the whole workgroup.
@@ -151,10 +177,9 @@ void main() {
       st.acc1 = st.acc1 * correction + p * vec2(value_s[2u * (tid + WG)], value_s[2u * (tid + WG) + 1u]);
   }
 
-  const uint o = h * pairs;
   if (pc.splits == 1u) {
-    if (tid < pairs) out2[o + tid] = st.acc0 / st.l;
-    if (tid + WG < pairs) out2[o + tid + WG] = st.acc1 / st.l;
+    if (tid < pairs) write_pair(h, tid, st.acc0 / st.l);
+    if (tid + WG < pairs) write_pair(h, tid + WG, st.acc1 / st.l);
     return;
   }
 
@@ -198,7 +223,7 @@ void main() {
       const uint at = first + s * rec + 2u + 2u * p;
       sum += split_w[s] * vec2(partials[at], partials[at + 1u]);
     }
-    out2[o + p] = sum / L;
+    write_pair(h, p, sum / L);
   }
   if (tid == 0u) arrived[h] = 0u;  // ready for the next dispatch (a barrier separates them)
 }

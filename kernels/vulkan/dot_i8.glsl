@@ -12,9 +12,7 @@ spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [
 int dot_packed_i8(uint a, uint b, spirv_literal int format);
 int sdot4(uint a, uint b) { return dot_packed_i8(a, b, 0); }
 
-// Adding 1.5 * 2^23 rounds a float in (-2^22, 2^22) to the nearest integer and leaves it, two's
-// complement, in the low mantissa bits: no float-to-int conversion (a slow instruction on GPUs).
-const float ROUND_MAGIC = 12582912.0;
+// ROUND_MAGIC (common.glsl) rounds without a float-to-int conversion.
 // The way back for |i| < 2^22, exact.
 float int_to_float(int i) { return uintBitsToFloat(uint(i + 0x4B400000)) - ROUND_MAGIC; }
 

@@ -348,7 +348,18 @@ void ModelGpu::build_pipelines() {
   const uint32_t qb = tuning.prefill_attention_queries;
   attention_kernel = &pipelines->get((qb ? "attention_prefill_q" + std::to_string(qb) + "_kv_" : "attention_kv_") + kv,
                                      4, {tuning.attention_wg});
-  decode_attention_kernel = &pipelines->get("attention_decode_kv_" + kv, 10, {tuning.attention_wg});
+  // One token: the attention writes its output rounded to int8 for o where o takes int8 dots.
+  const bool o_int8 = std::all_of(layers.begin(), layers.end(), [](const LayerGpu& l) {
+    return l.o.m.type == DType::Q8_0 || l.o.m.type == DType::Q4_0;
+  });
+  const bool attention_qact = tuning.quantized_act && o_int8 && tuning.attention_wg % 4 == 0;
+  decode_attention_kernel =
+      &pipelines->get((attention_qact ? "attention_decode_qout_kv_" : "attention_decode_kv_") + kv, 10, {tuning.attention_wg});
+  for (LayerGpu& l : layers)
+    if (attention_qact) {
+      l.o.qact_in = true;
+      qin_kernel(l.o);
+    }
   add_norm_kernel = &pipelines->get("add_norm", 4, {tuning.norm_wg});
   if (tuning.coop_matmul) {
     split_sum_kernel = &pipelines->get("split_sum", 4);

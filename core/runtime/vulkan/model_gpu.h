@@ -60,8 +60,9 @@ struct Tuning {
     return staged_matvec && (type == DType::Q8_0 || type == DType::Q4_0) && cols / 32 <= max_staged_blocks;
   }
   MatvecShape staged_shape(DType type, bool glu) const;
-  // One token: gate_up's staged kernel writes its output rounded to int8 (a scale for each 8) and
-  // down reads it with matvec_qin_*, which has no rounding and no prologue. KILN_VK_QACT=0: off.
+  // One token: gate_up's staged kernel and the decode attention write their outputs rounded to
+  // int8 (a scale for each 8), and down and o read them with matvec_qin_*, which has no rounding
+  // and no prologue. KILN_VK_QACT=0: off.
   bool quantized_act = false;
   uint32_t max_attention_splits = 128;  // at most attention_decode.comp's MAX_SPLITS (256)
   uint32_t attention_keys_per_split = 64;  // decode: at least this many keys a workgroup
@@ -92,7 +93,7 @@ struct BoundMatrix {
   bool staged = false;      // one token: matvec_staged_* of staged_shape (Tuning::staged_for)
   MatvecShape staged_shape;
   bool qact_out = false;    // one token, GLU: matvec_staged_glu_qout_* (Tuning::quantized_act)
-  bool qact_in = false;     // one token: matvec_qin_* of shape, reading a qact_out output
+  bool qact_in = false;     // one token: matvec_qin_* of shape, its input rounded by its producer
   std::vector<VkDescriptorSet> sets;
   bool split_output = false;  // its output holds Tuning::max_coop_splits slices: split-K allowed
 };
