@@ -3,6 +3,9 @@
 //   x  = x + rms_norm(y) * w_post     (post_attention_norm / post_ffn_norm)
 //   xn = rms_norm(x) * w_pre          (pre_ffn_norm, the next layer's input_norm, or the final norm)
 // Each invocation reads back only what it wrote itself, so no barrier is needed between passes.
+// With QACT_OUT (one token), xn is written rounded to int8 for the matrices that read it
+// (matvec_staged.comp with QACT_IN): per 32 values 8 words of int8 and 4 fp32 scales, one for
+// each 8, which two neighbouring invocations share.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
 
@@ -10,7 +13,12 @@ layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) readonly buffer BlockOutput { vec4 y4[]; };
 layout(std430, binding = 1) buffer Residual { vec4 x4[]; };
+#ifdef QACT_OUT
+#extension GL_KHR_shader_subgroup_shuffle : require
+layout(std430, binding = 2) writeonly buffer Normed { uint xq[]; };
+#else
 layout(std430, binding = 2) writeonly buffer Normed { vec4 xn4[]; };
+#endif
 layout(std430, binding = 3) readonly buffer Norms { vec4 norm4[]; };
 
 layout(push_constant) uniform Push {
@@ -38,6 +46,19 @@ void main() {
     ss2 += dot(v, v);
   }
   const float inv_x = 1.0 / sqrt(wg_sum(ss2) / float(pc.hidden) + pc.eps);
-  for (uint i = tid; i < n4; i += gl_WorkGroupSize.x)
-    xn4[base + i] = x4[base + i] * inv_x * norm4[(pc.pre_offset >> 2) + i];
+  for (uint i = tid; i < n4; i += gl_WorkGroupSize.x) {
+    const vec4 v = x4[base + i] * inv_x * norm4[(pc.pre_offset >> 2) + i];
+#ifdef QACT_OUT
+    // i and tid agree mod 2, so lane tid ^ 1 holds the other half of this group of 8.
+    const vec4 a = abs(v);
+    float amax = max(max(a.x, a.y), max(a.z, a.w));
+    amax = max(amax, subgroupShuffleXor(amax, 1u));
+    const float inv = amax > 0.0 ? 127.0 / amax : 0.0;
+    const uvec4 q = floatBitsToUint(v * inv + ROUND_MAGIC) & 255u;
+    xq[i / 8u * 12u + i % 8u] = q.x | (q.y << 8) | (q.z << 16) | (q.w << 24);
+    if ((i & 1u) == 0u) xq[i / 8u * 12u + 8u + (i % 8u) / 2u] = floatBitsToUint(amax / 127.0);
+#else
+    xn4[base + i] = v;
+#endif
+  }
 }

@@ -1,13 +1,15 @@
 #version 450
-// Decode matvec with int8 dot products (dot_i8.glsl) whose activations are rounded to int8 ONCE
-// per workgroup, into shared memory, instead of once per invocation and iteration as matvec.comp
-// does with I8_DOT: the loop is left with weight loads, three shared loads a block and the dots.
-// One token. Same layout constants as matvec.comp; MAX_BLOCKS (>= cols / 32) sizes shared memory.
-// The first weight loads are issued before the activations are staged, so their latency hides.
-// With QACT_OUT (GLU only), the output is written already rounded to int8 for the down matrix
-// (matvec_qin.comp): per 32 outputs, 8 words of int8 and 4 fp32 scales (one for each 8), 48 bytes.
-// A workgroup's outputs must come in whole groups of 8 (GROUPS * ROWS / 2, a multiple of 8), and
+// Decode matvec (one token) with int8 dot products (dot_i8.glsl) and activations already in int8:
+//  - staged (default): each workgroup rounds the fp32 activations to int8 ONCE, into shared
+//    memory, instead of once per invocation and iteration as matvec.comp does with I8_DOT. Its
+//    first weight loads are issued before, so their latency hides behind the rounding.
+//  - QACT_IN: the activations arrive rounded by the kernel that produced them (add_norm, the
+//    decode attention, gate_up with QACT_OUT): per 32 values 8 words of int8 and 4 fp32 scales,
+//    one for each 8 (48 bytes); the loop loads them with the weights, and there is no prologue.
+// With QACT_OUT (GLU only), the output is written in that int8 form for the down matrix. A
+// workgroup's outputs must come in whole groups of 8 (GROUPS * ROWS / 2, a multiple of 8), and
 // subgroups must hold at least 8 invocations.
+// Same layout constants as matvec.comp; MAX_BLOCKS (>= cols / 32) sizes the staging memory.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 2;
@@ -18,7 +20,11 @@ layout(constant_id = 3) const uint MAX_BLOCKS = 672;
 #include "weights.glsl"
 #include "dot_i8.glsl"
 
+#ifdef QACT_IN
+layout(std430, binding = 2) readonly buffer Activations { uvec4 xq4[]; };  // 3 a block: lo, hi, scales
+#else
 layout(std430, binding = 2) readonly buffer Activations { vec4 x4[]; };
+#endif
 #ifdef QACT_OUT
 #extension GL_KHR_shader_subgroup_shuffle : require
 layout(std430, binding = 3) writeonly buffer Outputs { uint yq[]; };
@@ -31,8 +37,10 @@ layout(push_constant) uniform Push {
 } pc;
 
 const uint GROUPS = gl_WorkGroupSize.x / TPR;
+#ifndef QACT_IN
 shared uvec4 xq_s[MAX_BLOCKS * 2];  // a block's 32 int8 activations
 shared vec4 xmeta_s[MAX_BLOCKS];    // scale of each half, and (as bits) the sums of its q
+#endif
 shared float partial[ROWS][gl_WorkGroupSize.x];
 
 void main() {
@@ -49,6 +57,7 @@ void main() {
   if (lane < pc.nb)
     for (uint r = 0; r < ROWS; ++r) cur[r] = load_block(row_base[r] + lane);
 
+#ifndef QACT_IN
   const uint xb = pc.x_offset >> 2;
   for (uint b = tid; b < pc.nb; b += gl_WorkGroupSize.x) {
     vec4 xv[8];
@@ -59,6 +68,7 @@ void main() {
     xmeta_s[b] = vec4(q.scale, intBitsToFloat(q.sum));
   }
   barrier();
+#endif
 
   float acc[ROWS];
   for (uint r = 0; r < ROWS; ++r) acc[r] = 0.0;
@@ -66,6 +76,18 @@ void main() {
     Block next[ROWS];
     const uint bn = min(b + TPR, pc.nb - 1u);
     for (uint r = 0; r < ROWS; ++r) next[r] = load_block(row_base[r] + bn);
+#ifdef QACT_IN
+    const uvec4 lo = xq4[3u * b], hi = xq4[3u * b + 1u];
+    const vec4 scale = uintBitsToFloat(xq4[3u * b + 2u]);
+#if defined(WTYPE_Q4_0)
+    const uint ones = 0x01010101u;
+    const ivec4 sums8 = ivec4(sdot4(lo.x, ones) + sdot4(lo.y, ones), sdot4(lo.z, ones) + sdot4(lo.w, ones),
+                              sdot4(hi.x, ones) + sdot4(hi.y, ones), sdot4(hi.z, ones) + sdot4(hi.w, ones));
+#else
+    const ivec4 sums8 = ivec4(0);
+#endif
+    for (uint r = 0; r < ROWS; ++r) acc[r] += block_dot_i8_x8(cur[r], lo, hi, scale, sums8);
+#else
     const uvec4 lo = xq_s[2u * b], hi = xq_s[2u * b + 1u];
     const vec4 meta = xmeta_s[b];
     QuantizedX q;
@@ -73,6 +95,7 @@ void main() {
     q.scale = meta.xy;
     q.sum = floatBitsToInt(meta.zw);
     for (uint r = 0; r < ROWS; ++r) acc[r] += block_dot_i8(cur[r], q);
+#endif
     for (uint r = 0; r < ROWS; ++r) cur[r] = next[r];
   }
   for (uint r = 0; r < ROWS; ++r) {

@@ -187,24 +187,41 @@ class VulkanKernels : public QObject {
     QTest::addColumn<int>("type");
     QTest::addColumn<int>("ffn");
     QTest::addColumn<QString>("shapes");  // gate_up's, down's: wg,rows,tpr
-    QTest::newRow("q8_0") << int(DType::Q8_0) << 96 << "128,8,64 64,2,64";
-    QTest::newRow("q4_0") << int(DType::Q4_0) << 96 << "128,8,64 64,2,64";
-    QTest::newRow("q4_0, groups of 32") << int(DType::Q4_0) << 96 << "128,8,32 128,8,32";
-    QTest::newRow("q4_0, 27B's hidden and a short ffn") << int(DType::Q4_0) << 512 << "128,8,64 128,8,64";
+    QTest::addColumn<bool>("from_norm");  // x from add_norm_qout (int8) instead of fp32
+    for (bool from_norm : {false, true}) {
+      const std::string n = from_norm ? ", after add_norm_qout" : "";
+      auto row = [&](const char* name) -> QTestData& { return QTest::newRow((name + n).c_str()); };
+      row("q8_0") << int(DType::Q8_0) << 96 << "128,8,64 64,2,64" << from_norm;
+      row("q4_0") << int(DType::Q4_0) << 96 << "128,8,64 64,2,64" << from_norm;
+      row("q4_0, groups of 32") << int(DType::Q4_0) << 96 << "128,8,32 128,8,32" << from_norm;
+      row("q4_0, 27B's hidden and a short ffn") << int(DType::Q4_0) << 512 << "128,8,64 128,8,64" << from_norm;
+    }
   }
 
-  // The decode MLP with int8 activations between its halves: gate_up's staged kernel writes
-  // gelu(gate) * up rounded to int8 (matvec_staged_glu_qout_*), down reads it (matvec_qin_*).
+  // The decode MLP with int8 activations between its kernels: gate_up writes gelu(gate) * up
+  // rounded to int8 (matvec_staged_glu_qout_*) and down reads it (matvec_qin_*). From add_norm,
+  // x itself arrives as int8 too (add_norm_qout, then matvec_qin_glu_qout_*).
   void quantized_activations() {
     QFETCH(int, type);
     QFETCH(int, ffn);
     QFETCH(QString, shapes);
+    QFETCH(bool, from_norm);
     if (!h.device->info().int8_dot) QSKIP("the device has no integer dot products");
     const DType t = DType(type);
     const int hidden = ffn == 512 ? 5376 : 64;
+    const float eps = 1e-6f;
     const Matrix gate = random_matrix(t, ffn, hidden, 1), up = random_matrix(t, ffn, hidden, 2),
                  down = random_matrix(t, hidden, ffn, 3);
-    const std::vector<float> x = random_floats(size_t(hidden), 4);
+    // add_norm's inputs: block output, residual, post and pre norm weights.
+    const std::vector<float> block = random_floats(size_t(hidden), 5, -30, 30), resid = random_floats(size_t(hidden), 6);
+    const std::vector<float> norms = random_floats(size_t(2) * hidden, 7, 0.2f, 2.0f);
+    std::vector<float> x = random_floats(size_t(hidden), 4);
+    if (from_norm) {
+      std::vector<float> tmp(hidden), r = resid;
+      rms_norm(block.data(), norms.data(), hidden, eps, tmp.data());
+      add_in_place(r.data(), tmp.data(), hidden);
+      rms_norm(r.data(), norms.data() + hidden, hidden, eps, x.data());
+    }
     std::vector<float> g(ffn), u(ffn), y(hidden);
     matmul(gate, x.data(), 1, g.data(), pool);
     matmul(up, x.data(), 1, u.data(), pool);
@@ -216,19 +233,25 @@ class VulkanKernels : public QObject {
     const vk::DeviceMatrix dn = vk::upload_matrix(*h.arena, *h.uploader, t, hidden, ffn,
                                                   [&](int64_t r) { return down.row(r); }, ~0ull, 64);
     h.uploader->finish();
-    const vk::BufferSlice xs = h.upload(x), act = h.poisoned(size_t(ffn)), ys = h.poisoned(size_t(hidden));
+    const vk::BufferSlice xs = from_norm ? h.poisoned(size_t(hidden)) : h.upload(x), act = h.poisoned(size_t(ffn)),
+                          ys = h.poisoned(size_t(hidden));
     vk::MatvecShape gs, ds;
     std::sscanf(shapes.toLatin1().constData(), "%u,%u,%u %u,%u,%u", &gs.wg, &gs.rows, &gs.tpr, &ds.wg, &ds.rows, &ds.tpr);
-    const vk::Kernel& kg = h.pipelines->get(std::string("matvec_staged_glu_qout_") + suffix(t), 4,
-                                            {gs.wg, gs.rows, gs.tpr, uint32_t(hidden / 32)});
+    const vk::Kernel& kg =
+        from_norm ? h.pipelines->get(std::string("matvec_qin_glu_qout_") + suffix(t), 4, {gs.wg, gs.rows, gs.tpr})
+                  : h.pipelines->get(std::string("matvec_staged_glu_qout_") + suffix(t), 4,
+                                     {gs.wg, gs.rows, gs.tpr, uint32_t(hidden / 32)});
     const vk::Kernel& kd = h.pipelines->get(std::string("matvec_qin_") + suffix(t), 4, {ds.wg, ds.rows, ds.tpr});
     const std::vector<VkDescriptorSet> sg{h.descriptors->allocate(kg, std::vector{gu.chunks[0].weights, gu.chunks[0].scales, xs, act})},
         sd{h.descriptors->allocate(kd, std::vector{dn.chunks[0].weights, dn.chunks[0].scales, act, ys})};
+    if (from_norm)
+      h.run(h.pipelines->get("add_norm_qout", 4, {256}), {h.upload(block), h.upload(resid), xs, h.upload(norms)},
+            vk::AddNormPush{uint32_t(hidden), 0, uint32_t(hidden), eps}, 1);
     h.seq->begin(false);
     vk::record_matrix(*h.seq, kg, gu, sg, vk::MatrixCall{true, false, 1, 0, uint32_t(hidden), uint32_t(ffn)}, gs, 7, "test", -1);
     vk::record_matrix(*h.seq, kd, dn, sd, vk::MatrixCall{false, false, 1, 0, uint32_t(ffn), uint32_t(hidden)}, ds, 7, "test", -1);
     h.seq->submit_and_wait();
-    // Two roundings to int8 (x per 16 values, the GLU output per 8): 6-7e-3 measured.
+    // Two roundings to int8 (x per 16 or 8 values, the GLU output per 8): 6-7e-3 measured.
     const double err = relative_error(h.read(ys, y.size()), y);
     QVERIFY2(err < 1.5e-2, qPrintable(QString("relative error %1").arg(err)));
   }

@@ -16,23 +16,25 @@ class Recorder {
               const char* op, int layer) {
     const bool batched = n > m_.tuning.matvec_max_tokens;
     const MatmulTile tile = batched ? m_.tuning.matmul_tile(bm.m.type) : kMatmulTile;
-    // One token: down reads what a qact_out gate_up wrote, whichever kernel it would take otherwise.
+    // One token: a matrix whose producer rounds its input to int8 reads it so (matvec_qin_*),
+    // whichever kernel it would take otherwise.
     const bool qin = n == 1 && bm.qact_in, staged = n == 1 && bm.staged && !qin;
-    const Kernel& k = staged ? m_.staged_kernel(bm, glu)
-                      : qin  ? m_.qin_kernel(bm)
-                             : m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile);
+    const Kernel& k = qin    ? m_.qin_kernel(bm, glu)
+                      : staged ? m_.staged_kernel(bm, glu)
+                               : m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile);
     MatrixCall call{glu, batched, n, x_offset, x_stride, y_stride, tile};
     if (batched && tile == kCoopTile && !glu && bm.split_output) {
       call.splits = m_.tuning.coop_splits(bm.m.rows, n);
       call.split_sum = m_.split_sum_kernel;
     }
-    record_matrix(seq_, k, bm.m, bm.sets, call, staged ? bm.staged_shape : bm.shape,
+    record_matrix(seq_, k, bm.m, bm.sets, call, qin ? bm.qin_shape : staged ? bm.staged_shape : bm.shape,
                   m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
   }
 
   void add_norm(int n, uint32_t post, uint32_t pre, int layer) {
     AddNormPush p{uint32_t(c_.hidden_size), post, pre, c_.rms_norm_eps};
-    seq_.dispatch(*m_.add_norm_kernel, m_.add_norm_set, &p, sizeof p, uint32_t(n), 1, 1, "add_norm", layer);
+    const Kernel& k = n == 1 && m_.add_norm_qout_kernel ? *m_.add_norm_qout_kernel : *m_.add_norm_kernel;
+    seq_.dispatch(k, m_.add_norm_set, &p, sizeof p, uint32_t(n), 1, 1, "add_norm", layer);
     seq_.barrier();
   }
 

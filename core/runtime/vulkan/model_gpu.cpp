@@ -175,8 +175,10 @@ const Kernel& ModelGpu::staged_kernel(const BoundMatrix& bm, bool glu) {
                         {s.wg, s.rows, s.tpr, uint32_t(bm.m.cols / kBlockSize)});
 }
 
-const Kernel& ModelGpu::qin_kernel(const BoundMatrix& bm) {
-  return pipelines->get(std::string("matvec_qin_") + type_suffix(bm.m.type), 4, {bm.shape.wg, bm.shape.rows, bm.shape.tpr});
+const Kernel& ModelGpu::qin_kernel(const BoundMatrix& bm, bool glu) {
+  const MatvecShape& s = bm.qin_shape;
+  return pipelines->get(std::string(glu ? "matvec_qin_glu_qout_" : "matvec_qin_") + type_suffix(bm.m.type), 4,
+                        {s.wg, s.rows, s.tpr});
 }
 
 const Kernel& ModelGpu::embed_kernel(DType type) {
@@ -339,7 +341,8 @@ void ModelGpu::build_pipelines() {
           staged_shared_bytes(g, l.gate_up.m.cols) <= device.limits().maxComputeSharedMemorySize) {
         l.gate_up.qact_out = l.down.qact_in = true;
         staged_kernel(l.gate_up, true);
-        qin_kernel(l.down);
+        l.down.qin_shape = l.down.shape;
+        qin_kernel(l.down, false);
       }
     }
   }
@@ -358,8 +361,29 @@ void ModelGpu::build_pipelines() {
   for (LayerGpu& l : layers)
     if (attention_qact) {
       l.o.qact_in = true;
-      qin_kernel(l.o);
+      l.o.qin_shape = l.o.shape;
+      qin_kernel(l.o, false);
     }
+  // add_norm's output rounded to int8, where every matrix reading it can take it (layer 0's
+  // q/k/v reads the embedding's fp32 output and stays as it is).
+  auto int8 = [](const BoundMatrix& bm) { return bm.m.type == DType::Q8_0 || bm.m.type == DType::Q4_0; };
+  const bool norm_qact = tuning.quantized_act && int8(embed_logits) &&
+                         std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) {
+                           return int8(l.qkv) && l.gate_up.qact_out;
+                         });
+  if (norm_qact) {
+    add_norm_qout_kernel = &pipelines->get("add_norm_qout", 4, {tuning.norm_wg});
+    auto reads_int8 = [&](BoundMatrix& bm, bool glu) {
+      bm.qact_in = true;
+      bm.qin_shape = glu ? bm.staged_shape : bm.shape;
+      qin_kernel(bm, glu);
+    };
+    for (size_t i = 0; i < layers.size(); ++i) {
+      if (i > 0) reads_int8(layers[i].qkv, false);
+      reads_int8(layers[i].gate_up, true);
+    }
+    reads_int8(embed_logits, false);
+  }
   add_norm_kernel = &pipelines->get("add_norm", 4, {tuning.norm_wg});
   if (tuning.coop_matmul) {
     split_sum_kernel = &pipelines->get("split_sum", 4);

@@ -93,7 +93,8 @@ struct BoundMatrix {
   bool staged = false;      // one token: matvec_staged_* of staged_shape (Tuning::staged_for)
   MatvecShape staged_shape;
   bool qact_out = false;    // one token, GLU: matvec_staged_glu_qout_* (Tuning::quantized_act)
-  bool qact_in = false;     // one token: matvec_qin_* of shape, its input rounded by its producer
+  bool qact_in = false;     // one token: matvec_qin_* of qin_shape, its input rounded by its producer
+  MatvecShape qin_shape;
   std::vector<VkDescriptorSet> sets;
   bool split_output = false;  // its output holds Tuning::max_coop_splits slices: split-K allowed
 };
@@ -145,10 +146,13 @@ struct ModelGpu {
   const Kernel& matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape,
                               MatmulTile tile = kMatmulTile);
   const Kernel& staged_kernel(const BoundMatrix& bm, bool glu);
-  const Kernel& qin_kernel(const BoundMatrix& bm);
+  const Kernel& qin_kernel(const BoundMatrix& bm, bool glu);
   const Kernel& embed_kernel(DType type);
   const Kernel *rope_kernel = nullptr, *attention_kernel = nullptr, *decode_attention_kernel = nullptr,
                *add_norm_kernel = nullptr, *split_sum_kernel = nullptr;
+  // One token, every add_norm consumer reading int8 (layers 1.. q/k/v, gate_up, the output
+  // projection): add_norm_qout writes xn rounded to int8. Null otherwise.
+  const Kernel* add_norm_qout_kernel = nullptr;
 
  private:
   void build(const Gemma3Weights& w, bool f16_kv);
