@@ -331,64 +331,59 @@ void ModelGpu::build_pipelines() {
     matrix_kernels(l.o, false);
     matrix_kernels(l.gate_up, true);
     matrix_kernels(l.down, false);
-    // The GLU output rounded to int8 for down: both int8 formats, and gate_up's workgroups
-    // writing whole groups of 8 outputs (128,8,64: 8 a workgroup).
-    const DType dt = l.down.m.type;
-    if (tuning.quantized_act && l.gate_up.staged && (dt == DType::Q8_0 || dt == DType::Q4_0)) {
-      if (!tuning.forced.wg) l.gate_up.staged_shape = {128, 8, 64};
-      const MatvecShape& g = l.gate_up.staged_shape;
-      if ((g.wg / g.tpr) * g.rows / 2 % 8 == 0 &&
-          staged_shared_bytes(g, l.gate_up.m.cols) <= device.limits().maxComputeSharedMemorySize) {
-        l.gate_up.qact_out = l.down.qact_in = true;
-        staged_kernel(l.gate_up, true);
-        l.down.qin_shape = l.down.shape;
-        qin_kernel(l.down, false);
-      }
-    }
   }
   const std::string kv = kv_f16 ? "f16" : "f32";
   rope_kernel = &pipelines->get("qk_norm_rope_kv_" + kv, 5, {tuning.rope_wg});
   const uint32_t qb = tuning.prefill_attention_queries;
   attention_kernel = &pipelines->get((qb ? "attention_prefill_q" + std::to_string(qb) + "_kv_" : "attention_kv_") + kv,
                                      4, {tuning.attention_wg});
-  // One token: the attention writes its output rounded to int8 for o where o takes int8 dots.
-  const bool o_int8 = std::all_of(layers.begin(), layers.end(), [](const LayerGpu& l) {
-    return l.o.m.type == DType::Q8_0 || l.o.m.type == DType::Q4_0;
-  });
-  const bool attention_qact = tuning.quantized_act && o_int8 && tuning.attention_wg % 4 == 0;
-  decode_attention_kernel =
-      &pipelines->get((attention_qact ? "attention_decode_qout_kv_" : "attention_decode_kv_") + kv, 10, {tuning.attention_wg});
-  for (LayerGpu& l : layers)
-    if (attention_qact) {
-      l.o.qact_in = true;
-      l.o.qin_shape = l.o.shape;
-      qin_kernel(l.o, false);
-    }
-  // add_norm's output rounded to int8, where every matrix reading it can take it (layer 0's
-  // q/k/v reads the embedding's fp32 output and stays as it is).
-  auto int8 = [](const BoundMatrix& bm) { return bm.m.type == DType::Q8_0 || bm.m.type == DType::Q4_0; };
-  const bool norm_qact = tuning.quantized_act && int8(embed_logits) &&
-                         std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) {
-                           return int8(l.qkv) && l.gate_up.qact_out;
-                         });
-  if (norm_qact) {
-    add_norm_qout_kernel = &pipelines->get("add_norm_qout", 4, {tuning.norm_wg});
-    auto reads_int8 = [&](BoundMatrix& bm, bool glu) {
-      bm.qact_in = true;
-      bm.qin_shape = glu ? bm.staged_shape : bm.shape;
-      qin_kernel(bm, glu);
-    };
-    for (size_t i = 0; i < layers.size(); ++i) {
-      if (i > 0) reads_int8(layers[i].qkv, false);
-      reads_int8(layers[i].gate_up, true);
-    }
-    reads_int8(embed_logits, false);
-  }
+  decode_attention_kernel = &pipelines->get("attention_decode_kv_" + kv, 10, {tuning.attention_wg});
+  if (tuning.quantized_act) plan_int8_activations(kv);
   add_norm_kernel = &pipelines->get("add_norm", 4, {tuning.norm_wg});
   if (tuning.coop_matmul) {
     split_sum_kernel = &pipelines->get("split_sum", 4);
     for (LayerGpu& l : layers) l.o.split_output = l.down.split_output = tuning.max_coop_splits > 1;
   }
+}
+
+// One token: the producers of the decode matrices' inputs round them to int8 (a scale for each 8)
+// and the matrices read them with matvec_qin_* (PERFORMANCE.md, "Int8 activations from their
+// producers"). Each link only where both ends can: int8 weights, whole groups of 8 outputs.
+void ModelGpu::plan_int8_activations(const std::string& kv) {
+  auto int8 = [](const BoundMatrix& bm) { return bm.m.type == DType::Q8_0 || bm.m.type == DType::Q4_0; };
+  auto reads_int8 = [&](BoundMatrix& bm, bool glu) {
+    bm.qact_in = true;
+    bm.qin_shape = glu ? bm.staged_shape : bm.shape;
+    qin_kernel(bm, glu);
+  };
+  // gate_up -> down: gate_up's workgroups must write whole groups of 8 outputs (128,8,64: 8 each).
+  for (LayerGpu& l : layers) {
+    if (!l.gate_up.staged || !int8(l.down)) continue;
+    if (!tuning.forced.wg) l.gate_up.staged_shape = {128, 8, 64};
+    const MatvecShape& g = l.gate_up.staged_shape;
+    if ((g.wg / g.tpr) * g.rows / 2 % 8 != 0 ||
+        staged_shared_bytes(g, l.gate_up.m.cols) > device.limits().maxComputeSharedMemorySize)
+      continue;
+    l.gate_up.qact_out = true;
+    staged_kernel(l.gate_up, true);
+    reads_int8(l.down, false);
+  }
+  // attention -> o: one kernel serves every layer, so every o must take int8.
+  if (tuning.attention_wg % 4 == 0 && std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) { return int8(l.o); })) {
+    decode_attention_kernel = &pipelines->get("attention_decode_qout_kv_" + kv, 10, {tuning.attention_wg});
+    for (LayerGpu& l : layers) reads_int8(l.o, false);
+  }
+  // add_norm -> q/k/v (layers 1..; layer 0's reads the embedding's fp32 output), gate_up, logits.
+  const bool norm_qact = int8(embed_logits) && std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) {
+                           return int8(l.qkv) && l.gate_up.qact_out;
+                         });
+  if (!norm_qact) return;
+  add_norm_qout_kernel = &pipelines->get("add_norm_qout", 4, {tuning.norm_wg});
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (i > 0) reads_int8(layers[i].qkv, false);
+    reads_int8(layers[i].gate_up, true);
+  }
+  reads_int8(embed_logits, false);
 }
 
 void ModelGpu::build_sets() {

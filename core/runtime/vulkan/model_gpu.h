@@ -157,6 +157,7 @@ struct ModelGpu {
  private:
   void build(const Gemma3Weights& w, bool f16_kv);
   void build_pipelines();
+  void plan_int8_activations(const std::string& kv);
   void build_sets();
 };
 
