@@ -269,18 +269,30 @@ int main(int argc, char** argv) {
     std::printf("\n");
     // Kinds: fp32 arithmetic, int8 dots (matvec_i8_*), int8 dots with the activations staged in
     // shared memory once per workgroup (matvec_staged_*, checked against matvec_i8_*).
+    // ... and int8 dots on activations their producer rounded (matvec_qin_*; GLU rows also write
+    // their output rounded, and need whole groups of 8 outputs a workgroup: 0 where a layout has not).
+    std::vector<uint32_t> xq_words(size_t(21504 / 32) * 12);
+    for (size_t i = 0; i < xq_words.size(); ++i) {
+      const float scale = 0.01f;
+      std::memcpy(&xq_words[i], &scale, 4);
+      if (i % 12 < 8) xq_words[i] = uint32_t(i * 2654435761u);
+    }
+    vk::BufferSlice xq = b.arena->allocate(xq_words.size() * 4);
+    b.uploader->write(xq, 0, xq_words.data(), xq_words.size() * 4);
+    b.uploader->finish();
     for (DType t : {DType::Q4_0, DType::Q8_0})
-    for (int kind : {0, 1, 2}) {
+    for (int kind : {0, 1, 2, 3}) {
       if (kind > 0 && !b.device->info().int8_dot) continue;
-      const char* kind_name[] = {"", " int8", " staged"};
-      const char* prefix[] = {"matvec_", "matvec_i8_", "matvec_staged_"};
+      const char* kind_name[] = {"", " int8", " staged", " qin"};
+      const char* prefix[] = {"matvec_", "matvec_i8_", "matvec_staged_", "matvec_qin_"};
       for (const Shape& s : shapes) {
         const vk::DeviceMatrix m = random_matrix(b, t, s.rows / shrink / 2 * 2, s.cols);
         const double mb = double(m.bytes()) / 1e6;
         std::printf("%-8s %-10s %10.1f", s.name, (std::string(to_string(t)) + kind_name[kind]).c_str(), mb);
         std::vector<double> gbs;
         const uint32_t nb = uint32_t(s.cols / 32);
-        const std::string suffix = std::string(s.glu ? "glu_" : "") + (t == DType::Q4_0 ? "q4_0" : "q8_0");
+        const std::string suffix =
+            std::string(s.glu ? (kind == 3 ? "glu_qout_" : "glu_") : "") + (t == DType::Q4_0 ? "q4_0" : "q8_0");
         auto kernel = [&](int k, const vk::MatvecShape& shape) -> const vk::Kernel& {
           std::vector<uint32_t> spec{shape.wg, shape.rows, shape.tpr};
           if (k == 2) spec.push_back(nb);
@@ -288,11 +300,16 @@ int main(int argc, char** argv) {
         };
         auto record = [&](const vk::Kernel& k, const vk::MatvecShape& shape, const vk::BufferSlice& out) {
           std::vector<VkDescriptorSet> sets;
-          for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, x, out}));
+          for (const auto& c : m.chunks)
+            sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, kind == 3 ? xq : x, out}));
           return sets;
         };
         for (const auto& l : layouts) {
           const vk::MatvecShape shape{l[0], s.glu && l[1] % 2 ? l[1] + 1 : l[1], l[2]};
+          if (kind == 3 && s.glu && (shape.wg / shape.tpr) * shape.rows / 2 % 8 != 0) {
+            gbs.push_back(0);
+            continue;
+          }
           const vk::Kernel& k = kernel(kind, shape);
           const std::vector<VkDescriptorSet> sets = record(k, shape, y);
           const double us = b.time(20, [&] {

@@ -129,6 +129,15 @@ MatvecShape Tuning::staged_shape(DType type, bool glu) const {
   return glu ? MatvecShape{128, 4, 64} : MatvecShape{128, 4, 32};
 }
 
+MatvecShape Tuning::qin_shape(bool glu) const {
+  if (forced.wg) return forced;
+  if (cpu_device && !glu) return {64, 2, 64};
+  // H100, 27B (PERFORMANCE.md, "Int8 activations from their producers"): 4 rows an invocation in
+  // groups of 64 led or came within 4 % on every matrix in both formats; GLU rows take 8, so a
+  // workgroup writes 8 outputs, a whole group of the int8 form.
+  return glu ? MatvecShape{128, 8, 64} : MatvecShape{128, 4, 64};
+}
+
 uint32_t staged_shared_bytes(const MatvecShape& s, int64_t cols) {  // matvec_staged.comp's arrays
   return uint32_t(cols / kBlockSize) * 48 + s.rows * s.wg * 4 + 64 * 4;
 }
@@ -353,13 +362,13 @@ void ModelGpu::plan_int8_activations(const std::string& kv) {
   auto int8 = [](const BoundMatrix& bm) { return bm.m.type == DType::Q8_0 || bm.m.type == DType::Q4_0; };
   auto reads_int8 = [&](BoundMatrix& bm, bool glu) {
     bm.qact_in = true;
-    bm.qin_shape = glu ? bm.staged_shape : bm.shape;
+    bm.qin_shape = glu ? bm.staged_shape : tuning.qin_shape(false);
     qin_kernel(bm, glu);
   };
   // gate_up -> down: gate_up's workgroups must write whole groups of 8 outputs (128,8,64: 8 each).
   for (LayerGpu& l : layers) {
     if (!l.gate_up.staged || !int8(l.down)) continue;
-    if (!tuning.forced.wg) l.gate_up.staged_shape = {128, 8, 64};
+    l.gate_up.staged_shape = tuning.qin_shape(true);
     const MatvecShape& g = l.gate_up.staged_shape;
     if ((g.wg / g.tpr) * g.rows / 2 % 8 != 0 ||
         staged_shared_bytes(g, l.gate_up.m.cols) > device.limits().maxComputeSharedMemorySize)

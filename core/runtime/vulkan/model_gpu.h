@@ -60,6 +60,7 @@ struct Tuning {
     return staged_matvec && (type == DType::Q8_0 || type == DType::Q4_0) && cols / 32 <= max_staged_blocks;
   }
   MatvecShape staged_shape(DType type, bool glu) const;
+  MatvecShape qin_shape(bool glu) const;  // matvec_qin_*: whole groups of 8 outputs with GLU
   // One token: gate_up's staged kernel and the decode attention write their outputs rounded to
   // int8 (a scale for each 8), and down and o read them with matvec_qin_*, which has no rounding
   // and no prologue. KILN_VK_QACT=0: off.
