@@ -61,9 +61,9 @@ struct Tuning {
   }
   MatvecShape staged_shape(DType type, bool glu) const;
   MatvecShape qin_shape(bool glu) const;  // matvec_qin_*: whole groups of 8 outputs with GLU
-  // One token: gate_up's staged kernel and the decode attention write their outputs rounded to
-  // int8 (a scale for each 8), and down and o read them with matvec_qin_*, which has no rounding
-  // and no prologue. KILN_VK_QACT=0: off.
+  // One token: gate_up, the decode attention and add_norm write their outputs rounded to int8 (a
+  // scale for each 8), and the matrices reading them use matvec_qin_*, which has no rounding and
+  // no prologue (ModelGpu::plan_int8_activations). KILN_VK_QACT=0: off.
   bool quantized_act = false;
   uint32_t max_attention_splits = 128;  // at most attention_decode.comp's MAX_SPLITS (256)
   uint32_t attention_keys_per_split = 64;  // decode: at least this many keys a workgroup
@@ -93,7 +93,7 @@ struct BoundMatrix {
   MatvecShape shape;
   bool staged = false;      // one token: matvec_staged_* of staged_shape (Tuning::staged_for)
   MatvecShape staged_shape;
-  bool qact_out = false;    // one token, GLU: matvec_staged_glu_qout_* (Tuning::quantized_act)
+  bool qact_out = false;    // one token, GLU: writes its output as int8 (..._glu_qout_*)
   bool qact_in = false;     // one token: matvec_qin_* of qin_shape, its input rounded by its producer
   MatvecShape qin_shape;
   std::vector<VkDescriptorSet> sets;
