@@ -9,7 +9,7 @@
 //  - With several splits, each writes its (max, sum, out[D]) partial and bumps the head's counter;
 //    the last to arrive merges the partials, writes the output and sets the counter back to zero
 //    for the next dispatch (counters start zeroed at load).
-// With QACT_OUT the output is written rounded to int8 for the o matrix (matvec_qin.comp): per 32
+// With QACT_OUT the output is written rounded to int8 for the o matrix (matvec_qin_*, matvec_staged.comp): per 32
 // values 8 words of int8 and 4 fp32 scales, one for each 8 (the 4 lanes holding them share it).
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;

@@ -36,8 +36,8 @@ float gelu_tanh(float g) {
   return 0.5 * g * (1.0 + tanh(clamp(u, -15.0, 15.0)));
 }
 
-const float NEG_BIG = -1.0e30;
+const float NEG_BIG = -1.0e30;  // "minus infinity" that keeps exp() and subtraction finite
 
 // Adding 1.5 * 2^23 rounds a float in (-2^22, 2^22) to the nearest integer and leaves it, two's
 // complement, in the low mantissa bits: no float-to-int conversion (a slow instruction on GPUs).
-const float ROUND_MAGIC = 12582912.0;  // "minus infinity" that keeps exp() and subtraction finite
+const float ROUND_MAGIC = 12582912.0;

@@ -331,7 +331,6 @@ void ModelGpu::build_pipelines() {
     bm.staged_shape = tuning.staged_shape(bm.m.type, glu);
     bm.staged = tuning.staged_for(bm.m.type, bm.m.cols) &&
                 staged_shared_bytes(bm.staged_shape, bm.m.cols) <= device.limits().maxComputeSharedMemorySize;
-    if (bm.staged) staged_kernel(bm, glu);
   };
   matrix_kernels(embed_logits, false);
   embed_kernel(embed_logits.m.type);
@@ -346,8 +345,22 @@ void ModelGpu::build_pipelines() {
   const uint32_t qb = tuning.prefill_attention_queries;
   attention_kernel = &pipelines->get((qb ? "attention_prefill_q" + std::to_string(qb) + "_kv_" : "attention_kv_") + kv,
                                      4, {tuning.attention_wg});
-  decode_attention_kernel = &pipelines->get("attention_decode_kv_" + kv, 10, {tuning.attention_wg});
-  if (tuning.quantized_act) plan_int8_activations(kv);
+  const bool attention_int8 = tuning.quantized_act && plan_int8_activations();
+  decode_attention_kernel =
+      &pipelines->get((attention_int8 ? "attention_decode_qout_kv_" : "attention_decode_kv_") + kv, 10, {tuning.attention_wg});
+  if (add_norm_int8) add_norm_qout_kernel = &pipelines->get("add_norm_qout", 4, {tuning.norm_wg});
+  // The one-token kernel each matrix ended up with (after the plan, so none is built for nothing).
+  auto one_token_kernel = [&](const BoundMatrix& bm, bool glu) {
+    if (bm.qact_in) qin_kernel(bm, glu);
+    else if (bm.staged) staged_kernel(bm, glu);
+  };
+  one_token_kernel(embed_logits, false);
+  for (const LayerGpu& l : layers) {
+    one_token_kernel(l.qkv, false);
+    one_token_kernel(l.o, false);
+    one_token_kernel(l.gate_up, true);
+    one_token_kernel(l.down, false);
+  }
   add_norm_kernel = &pipelines->get("add_norm", 4, {tuning.norm_wg});
   if (tuning.coop_matmul) {
     split_sum_kernel = &pipelines->get("split_sum", 4);
@@ -357,13 +370,13 @@ void ModelGpu::build_pipelines() {
 
 // One token: the producers of the decode matrices' inputs round them to int8 (a scale for each 8)
 // and the matrices read them with matvec_qin_* (PERFORMANCE.md, "Int8 activations from their
-// producers"). Each link only where both ends can: int8 weights, whole groups of 8 outputs.
-void ModelGpu::plan_int8_activations(const std::string& kv) {
+// producers"). Each link only where both ends can: int8 weights, whole groups of 8 outputs. Sets
+// the matrices' flags and shapes and add_norm_int8; returns whether the decode attention rounds.
+bool ModelGpu::plan_int8_activations() {
   auto int8 = [](const BoundMatrix& bm) { return bm.m.type == DType::Q8_0 || bm.m.type == DType::Q4_0; };
   auto reads_int8 = [&](BoundMatrix& bm, bool glu) {
     bm.qact_in = true;
     bm.qin_shape = glu ? bm.staged_shape : tuning.qin_shape(false);
-    qin_kernel(bm, glu);
   };
   // gate_up -> down: gate_up's workgroups must write whole groups of 8 outputs (128,8,64: 8 each).
   for (LayerGpu& l : layers) {
@@ -374,25 +387,24 @@ void ModelGpu::plan_int8_activations(const std::string& kv) {
         staged_shared_bytes(g, l.gate_up.m.cols) > device.limits().maxComputeSharedMemorySize)
       continue;
     l.gate_up.qact_out = true;
-    staged_kernel(l.gate_up, true);
     reads_int8(l.down, false);
   }
-  // attention -> o: one kernel serves every layer, so every o must take int8.
-  if (tuning.attention_wg % 4 == 0 && std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) { return int8(l.o); })) {
-    decode_attention_kernel = &pipelines->get("attention_decode_qout_kv_" + kv, 10, {tuning.attention_wg});
-    for (LayerGpu& l : layers) reads_int8(l.o, false);
-  }
   // add_norm -> q/k/v (layers 1..; layer 0's reads the embedding's fp32 output), gate_up, logits.
-  const bool norm_qact = int8(embed_logits) && std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) {
-                           return int8(l.qkv) && l.gate_up.qact_out;
-                         });
-  if (!norm_qact) return;
-  add_norm_qout_kernel = &pipelines->get("add_norm_qout", 4, {tuning.norm_wg});
-  for (size_t i = 0; i < layers.size(); ++i) {
-    if (i > 0) reads_int8(layers[i].qkv, false);
-    reads_int8(layers[i].gate_up, true);
+  add_norm_int8 = int8(embed_logits) && std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) {
+                    return int8(l.qkv) && l.gate_up.qact_out;
+                  });
+  if (add_norm_int8) {
+    for (size_t i = 0; i < layers.size(); ++i) {
+      if (i > 0) reads_int8(layers[i].qkv, false);
+      reads_int8(layers[i].gate_up, true);
+    }
+    reads_int8(embed_logits, false);
   }
-  reads_int8(embed_logits, false);
+  // attention -> o: one kernel serves every layer, so every o must take int8.
+  if (tuning.attention_wg % 4 != 0 || !std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) { return int8(l.o); }))
+    return false;
+  for (LayerGpu& l : layers) reads_int8(l.o, false);
+  return true;
 }
 
 void ModelGpu::build_sets() {

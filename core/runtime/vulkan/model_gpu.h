@@ -153,12 +153,13 @@ struct ModelGpu {
                *add_norm_kernel = nullptr, *split_sum_kernel = nullptr;
   // One token, every add_norm consumer reading int8 (layers 1.. q/k/v, gate_up, the output
   // projection): add_norm_qout writes xn rounded to int8. Null otherwise.
+  bool add_norm_int8 = false;
   const Kernel* add_norm_qout_kernel = nullptr;
 
  private:
   void build(const Gemma3Weights& w, bool f16_kv);
   void build_pipelines();
-  void plan_int8_activations(const std::string& kv);
+  bool plan_int8_activations();
   void build_sets();
 };
 
