@@ -2,7 +2,9 @@
 // The residual step of both halves of a layer, and the norm that follows it, in one pass a token:
 //   x  = x + rms_norm(y) * w_post     (post_attention_norm / post_ffn_norm)
 //   xn = rms_norm(x) * w_pre          (pre_ffn_norm, the next layer's input_norm, or the final norm)
-// Each invocation reads back only what it wrote itself, so no barrier is needed between passes.
+// The residual is read from binding 1 and written to binding 4: the same buffer for batches, each
+// layer's own for one token (a decode step writes every address once: stage_flags.glsl). Each
+// invocation reads back only what it wrote itself, so no barrier is needed between passes.
 // With QACT_OUT (one token), xn is written rounded to int8 for the matrices that read it
 // (matvec_staged.comp with QACT_IN): per 32 values 8 words of int8 and 4 fp32 scales, one for
 // each 8, which two neighbouring invocations share.
@@ -10,9 +12,11 @@
 layout(local_size_x_id = 0) in;
 
 #include "common.glsl"
+#include "stage_flags.glsl"
 
 layout(std430, binding = 0) readonly buffer BlockOutput { vec4 y4[]; };
-layout(std430, binding = 1) buffer Residual { vec4 x4[]; };
+layout(std430, binding = 1) readonly buffer Residual { vec4 x4[]; };
+layout(std430, binding = 4) buffer ResidualOut { vec4 x4_out[]; };
 #ifdef QACT_OUT
 #extension GL_KHR_shader_subgroup_shuffle : require
 layout(std430, binding = 2) writeonly buffer Normed { uint xq[]; };
@@ -26,9 +30,10 @@ layout(push_constant) uniform Push {
   uint post_offset;  // floats into Norms; multiples of 4
   uint pre_offset;
   float eps;
+  STAGE_PUSH
 } pc;
 
-void main() {
+void body() {
   const uint t = gl_WorkGroupID.x;
   const uint n4 = pc.hidden >> 2;
   const uint base = t * n4;
@@ -42,12 +47,12 @@ void main() {
   float ss2 = 0.0;
   for (uint i = tid; i < n4; i += gl_WorkGroupSize.x) {
     const vec4 v = x4[base + i] + y4[base + i] * inv_y * norm4[(pc.post_offset >> 2) + i];
-    x4[base + i] = v;
+    x4_out[base + i] = v;
     ss2 += dot(v, v);
   }
   const float inv_x = 1.0 / sqrt(wg_sum(ss2) / float(pc.hidden) + pc.eps);
   for (uint i = tid; i < n4; i += gl_WorkGroupSize.x) {
-    const vec4 v = x4[base + i] * inv_x * norm4[(pc.pre_offset >> 2) + i];
+    const vec4 v = x4_out[base + i] * inv_x * norm4[(pc.pre_offset >> 2) + i];
 #ifdef QACT_OUT
     // i and tid agree mod 2, so lane tid ^ 1 holds the other half of this group of 8.
     const vec4 a = abs(v);
@@ -61,4 +66,10 @@ void main() {
     xn4[base + i] = v;
 #endif
   }
+}
+
+void main() {
+  stage_wait(STAGE_ARGS);
+  body();
+  stage_signal(STAGE_ARGS);
 }

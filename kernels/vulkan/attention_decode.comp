@@ -15,6 +15,7 @@
 layout(local_size_x_id = 0) in;
 
 #include "common.glsl"
+#include "stage_flags.glsl"
 
 layout(std430, binding = 0) readonly buffer Qkv { float qkv[]; };  // [heads | kv_heads | kv_heads][head_dim]
 #ifdef QACT_OUT
@@ -53,6 +54,7 @@ layout(push_constant) uniform Push {
   float scale;         // query_pre_attn_scalar^-0.5
   float softcap;       // 0: none
   float eps;
+  STAGE_PUSH
 } pc;
 
 #include "attention_tiles.glsl"
@@ -130,7 +132,7 @@ void write_cache(uint row) {
 #endif
 }
 
-void main() {
+void body() {
   const uint tid = gl_LocalInvocationID.x;
   const uint WG = gl_WorkGroupSize.x;
   const uint split = gl_WorkGroupID.x % pc.splits;
@@ -226,4 +228,10 @@ void main() {
     write_pair(h, p, sum / L);
   }
   if (tid == 0u) arrived[h] = 0u;  // ready for the next dispatch (a barrier separates them)
+}
+
+void main() {
+  stage_wait(STAGE_ARGS);
+  body();
+  stage_signal(STAGE_ARGS);
 }

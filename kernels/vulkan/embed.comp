@@ -6,6 +6,7 @@
 layout(local_size_x_id = 0) in;
 
 #include "common.glsl"
+#include "stage_flags.glsl"
 #include "weights.glsl"
 
 layout(std430, binding = 2) readonly buffer Tokens { int tokens[]; };
@@ -22,9 +23,10 @@ layout(push_constant) uniform Push {
   uint norm_offset;  // floats into Norms; multiple of 4
   float scale;       // sqrt(hidden)
   float eps;
+  STAGE_PUSH
 } pc;
 
-void main() {
+void body() {
   const uint t = gl_WorkGroupID.x;
   const int token = tokens[t];
   if (token < int(pc.row_begin) || token >= int(pc.row_begin + pc.row_count)) return;
@@ -51,4 +53,10 @@ void main() {
     xn4[xb + i0] = x4[xb + i0] * inv * norm4[nbase + i0];
     xn4[xb + i1] = x4[xb + i1] * inv * norm4[nbase + i1];
   }
+}
+
+void main() {
+  stage_wait(STAGE_ARGS);
+  body();
+  stage_signal(STAGE_ARGS);
 }

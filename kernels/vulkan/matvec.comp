@@ -14,6 +14,7 @@ layout(constant_id = 1) const uint ROWS = 2;  // rows an invocation accumulates 
 layout(constant_id = 2) const uint TPR = 64;  // invocations sharing those rows; divides WG
 
 #include "common.glsl"
+#include "stage_flags.glsl"
 #include "weights.glsl"
 #ifdef I8_DOT
 #include "dot_i8.glsl"
@@ -31,12 +32,13 @@ layout(push_constant) uniform Push {
   uint y_offset;   // floats
   uint y_stride;
   uint groups_x;
+  STAGE_PUSH
 } pc;
 
 const uint GROUPS = gl_WorkGroupSize.x / TPR;
 shared float partial[ROWS][gl_WorkGroupSize.x];  // per-invocation (or per-subgroup) sums
 
-void main() {
+void body() {
   const uint tid = gl_LocalInvocationID.x;
   const uint group = tid / TPR, lane = tid % TPR;
   const uint wg_row0 = flat_group_index(pc.groups_x) * GROUPS * ROWS;
@@ -108,4 +110,10 @@ void main() {
 #endif
     barrier();
   }
+}
+
+void main() {
+  stage_wait(STAGE_ARGS);
+  body();
+  stage_signal(STAGE_ARGS);
 }

@@ -17,6 +17,7 @@ layout(constant_id = 2) const uint TPR = 64;
 layout(constant_id = 3) const uint MAX_BLOCKS = 672;
 
 #include "common.glsl"
+#include "stage_flags.glsl"
 #include "weights.glsl"
 #include "dot_i8.glsl"
 
@@ -34,6 +35,7 @@ layout(std430, binding = 3) writeonly buffer Outputs { float y[]; };
 
 layout(push_constant) uniform Push {
   uint rows, nb, n_tokens, x_offset, x_stride, y_offset, y_stride, groups_x;
+  STAGE_PUSH
 } pc;
 
 const uint GROUPS = gl_WorkGroupSize.x / TPR;
@@ -43,11 +45,11 @@ shared vec4 xmeta_s[MAX_BLOCKS];    // scale of each half, and (as bits) the sum
 #endif
 shared float partial[ROWS][gl_WorkGroupSize.x];
 
-void main() {
+void body() {
   const uint tid = gl_LocalInvocationID.x;
   const uint group = tid / TPR, lane = tid % TPR;
   const uint wg_row0 = flat_group_index(pc.groups_x) * GROUPS * ROWS;
-  if (wg_row0 >= pc.rows) return;
+  if (wg_row0 >= pc.rows) return;  // reads nothing: counts itself done without waiting
   const uint row0 = wg_row0 + group * ROWS;
   const bool whole_subgroups = TPR >= gl_SubgroupSize;
   uint row_base[ROWS];
@@ -56,6 +58,7 @@ void main() {
   Block cur[ROWS];
   if (lane < pc.nb)
     for (uint r = 0; r < ROWS; ++r) cur[r] = load_block(row_base[r] + lane);
+  stage_wait(STAGE_ARGS);  // the first weights are on their way while the input is awaited
 
 #ifndef QACT_IN
   const uint xb = pc.x_offset >> 2;
@@ -153,4 +156,9 @@ void main() {
     }
   }
 #endif
+}
+
+void main() {
+  body();
+  stage_signal(STAGE_ARGS);
 }

@@ -348,8 +348,8 @@ int main(int argc, char** argv) {
       std::printf("\n== one dependent small dispatch (add_norm, 1 token), us:");
       for (uint32_t wg : {256u, 512u, 1024u}) {
         if (wg / b.device->info().subgroup_size > 64) continue;
-        const vk::Kernel& k = b.pipelines->get("add_norm", 4, {wg});
-        VkDescriptorSet set = b.descriptors->allocate(k, std::vector{yv, xv, xn, w});
+        const vk::Kernel& k = b.pipelines->get("add_norm", 5, {wg});
+        VkDescriptorSet set = b.descriptors->allocate(k, std::vector{yv, xv, xn, w, xv});
         const vk::AddNormPush p{5376, 0, 5376, 1e-6f};
         const double us = b.time(500, [&] {
           b.seq->dispatch(k, set, &p, sizeof p, 1, 1, 1, "add_norm", 0);

@@ -245,7 +245,8 @@ class VulkanKernels : public QObject {
     const std::vector<VkDescriptorSet> sg{h.descriptors->allocate(kg, std::vector{gu.chunks[0].weights, gu.chunks[0].scales, xs, act})},
         sd{h.descriptors->allocate(kd, std::vector{dn.chunks[0].weights, dn.chunks[0].scales, act, ys})};
     if (from_norm)
-      h.run(h.pipelines->get("add_norm_qout", 4, {256}), {h.upload(block), h.upload(resid), xs, h.upload(norms)},
+      h.run(h.pipelines->get("add_norm_qout", 5, {256}),
+            {h.upload(block), h.upload(resid), xs, h.upload(norms), h.poisoned(resid.size())},
             vk::AddNormPush{uint32_t(hidden), 0, uint32_t(hidden), eps}, 1);
     h.seq->begin(false);
     vk::record_matrix(*h.seq, kg, gu, sg, vk::MatrixCall{true, false, 1, 0, uint32_t(hidden), uint32_t(ffn)}, gs, 7, "test", -1);
@@ -321,11 +322,16 @@ class VulkanKernels : public QObject {
       add_in_place(&x_out[t * hidden], tmp.data(), hidden);
       rms_norm(&x_out[t * hidden], norms.data() + hidden, hidden, eps, &xn[t * hidden]);
     }
-    const vk::BufferSlice ys = h.upload(y), xs = h.upload(x), xns = h.poisoned(xn.size()), ns = h.upload(norms);
-    h.run(h.pipelines->get("add_norm", 4, {256}), {ys, xs, xns, ns},
-          vk::AddNormPush{uint32_t(hidden), 0, uint32_t(hidden), eps}, n);
-    const double ex = relative_error(h.read(xs, x.size()), x_out), exn = relative_error(h.read(xns, xn.size()), xn);
-    QVERIFY2(ex < 1e-6 && exn < 1e-6, qPrintable(QString("x %1, xn %2").arg(ex).arg(exn)));
+    // The residual in place (batches), then into a buffer of its own (one token), input untouched.
+    for (bool in_place : {true, false}) {
+      const vk::BufferSlice ys = h.upload(y), xs = h.upload(x), xns = h.poisoned(xn.size()), ns = h.upload(norms);
+      const vk::BufferSlice outs = in_place ? xs : h.poisoned(x.size());
+      h.run(h.pipelines->get("add_norm", 5, {256}), {ys, xs, xns, ns, outs},
+            vk::AddNormPush{uint32_t(hidden), 0, uint32_t(hidden), eps}, n);
+      const double ex = relative_error(h.read(outs, x.size()), x_out), exn = relative_error(h.read(xns, xn.size()), xn);
+      QVERIFY2(ex < 1e-6 && exn < 1e-6, qPrintable(QString("in place %1: x %2, xn %3").arg(in_place).arg(ex).arg(exn)));
+      if (!in_place) QCOMPARE(h.read(xs, x.size()), x);
+    }
   }
 };
 

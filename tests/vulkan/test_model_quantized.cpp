@@ -67,6 +67,15 @@ class VulkanModelQuantized : public QObject {
         QVERIFY2(a.relative_error < cpu_a.relative_error + worse,
                  qPrintable(QString("%1 vs the CPU's %2").arg(a.relative_error).arg(cpu_a.relative_error)));
       }
+    // A prompt as generation sends it: one batch, only the last row of logits (one row through the
+    // matrix-vector kernels, from the batch's fp32 activations), as the batch's own last row.
+    for (const ReferenceCase& c : ref.cases) {
+      const auto all = run(*gpu, c.ids, 0, w->config.vocab_size);
+      std::vector<float> last(size_t(w->config.vocab_size));
+      gpu->forward(c.ids, 0, false, last.data());
+      const double apart = compare({last}, {all.back()}).relative_error;
+      QVERIFY2(apart < (int8_dot ? 2e-2 : 1e-3), qPrintable(QString("last row %1").arg(apart)));
+    }
   }
 
 };

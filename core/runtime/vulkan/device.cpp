@@ -104,10 +104,12 @@ PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
     VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
     VkPhysicalDeviceShaderFloat16Int8Features f16i8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
     VkPhysicalDeviceShaderIntegerDotProductFeatures idot{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+    VkPhysicalDeviceBufferDeviceAddressFeatures bda{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
     if (v12) {
       s16.pNext = &s8;
       s8.pNext = &f16i8;
-      if (has_idot) f16i8.pNext = &idot;
+      f16i8.pNext = &bda;
+      if (has_idot) bda.pNext = &idot;
     }
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &s16;
@@ -133,6 +135,7 @@ PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
     d.coop_matrix_f16 = coop_ext && coop.cooperativeMatrix && vmm.vulkanMemoryModel && d.fp16_math &&
                         sub.subgroupSize == 32 && has_coop_shape_f16(instance, pd);
     r.cooperative_matrix = d.coop_matrix_f16;
+    d.device_address = v12 && bda.bufferDeviceAddress;
   }
   r.subgroup_size = int(d.subgroup_size);
 
@@ -276,6 +279,12 @@ Device::Device(std::shared_ptr<Instance> instance, int index) : instance_(std::m
   if (info_.fp16_math) {
     f16.pNext = features;
     features = &f16;
+  }
+  VkPhysicalDeviceBufferDeviceAddressFeatures bda{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
+  bda.bufferDeviceAddress = VK_TRUE;
+  if (info_.device_address) {
+    bda.pNext = features;
+    features = &bda;
   }
   // Tensor-core prefill: the extension, its feature and the memory model its shaders declare.
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};

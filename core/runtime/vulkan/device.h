@@ -36,6 +36,9 @@ struct PhysicalDeviceInfo {
   // VK_NV_cooperative_matrix with fp16 x fp16 -> fp32 16x16x16 in subgroups of 32, the Vulkan
   // memory model and shaderFloat16: the tensor-core prefill kernels (matmul_coop_*).
   bool coop_matrix_f16 = false;
+  // bufferDeviceAddress (Vulkan 1.2): decode steps synchronise through stage flags instead of
+  // barriers (CommandSequence), which the kernels reach through an address in push constants.
+  bool device_address = false;
   VkPhysicalDeviceProperties properties{};
   VkPhysicalDeviceMemoryProperties memory{};
   uint32_t compute_family = UINT32_MAX;

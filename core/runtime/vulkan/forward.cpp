@@ -17,8 +17,10 @@ class Recorder {
     const bool batched = n > m_.tuning.matvec_max_tokens;
     const MatmulTile tile = batched ? m_.tuning.matmul_tile(bm.m.type) : kMatmulTile;
     // One token: a matrix whose producer rounds its input to int8 reads it so (matvec_qin_*),
-    // whichever kernel it would take otherwise.
-    const bool qin = n == 1 && bm.qact_in, staged = n == 1 && bm.staged && !qin;
+    // whichever kernel it would take otherwise. A batch's last row of logits is n == 1 too, but
+    // reads the batch's fp32 buffers.
+    const bool one = n == 1 && one_token_;
+    const bool qin = one && bm.qact_in, staged = one && bm.staged && !qin;
     const Kernel& k = qin    ? m_.qin_kernel(bm, glu)
                       : staged ? m_.staged_kernel(bm, glu)
                                : m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile);
@@ -27,14 +29,16 @@ class Recorder {
       call.splits = m_.tuning.coop_splits(bm.m.rows, n);
       call.split_sum = m_.split_sum_kernel;
     }
-    record_matrix(seq_, k, bm.m, bm.sets, call, qin ? bm.qin_shape : staged ? bm.staged_shape : bm.shape,
+    record_matrix(seq_, k, bm.m, one ? bm.token_sets : bm.sets, call, qin ? bm.qin_shape : staged ? bm.staged_shape : bm.shape,
                   m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
   }
 
-  void add_norm(int n, uint32_t post, uint32_t pre, int layer) {
+  // which: 0 after attention, 1 after the MLP (one token: each has its own buffers).
+  void add_norm(int n, uint32_t post, uint32_t pre, int layer, int which) {
     AddNormPush p{uint32_t(c_.hidden_size), post, pre, c_.rms_norm_eps};
     const Kernel& k = n == 1 && m_.add_norm_qout_kernel ? *m_.add_norm_qout_kernel : *m_.add_norm_kernel;
-    seq_.dispatch(k, m_.add_norm_set, &p, sizeof p, uint32_t(n), 1, 1, "add_norm", layer);
+    const VkDescriptorSet set = n == 1 ? m_.layers[layer].token_add_norm_sets[which] : m_.add_norm_set;
+    seq_.dispatch(k, set, &p, sizeof p, uint32_t(n), 1, 1, "add_norm", layer);
     seq_.barrier();
   }
 
@@ -44,7 +48,8 @@ class Recorder {
     for (size_t i = 0; i < em.chunks.size(); ++i) {
       EmbedPush p{uint32_t(n), uint32_t(c_.hidden_size), uint32_t(em.cols / 32), uint32_t(em.chunks[i].row_begin),
                   uint32_t(em.chunks[i].rows), m_.layers[0].input_norm, std::sqrt(float(c_.hidden_size)), c_.rms_norm_eps};
-      seq_.dispatch(k, m_.embed_gather[i], &p, sizeof p, uint32_t(n), 1, 1, "embedding", -1);
+      seq_.dispatch(k, n == 1 ? m_.token_embed_gather[i] : m_.embed_gather[i], &p, sizeof p, uint32_t(n), 1, 1,
+                    "embedding", -1);
     }
     seq_.barrier();
   }
@@ -84,17 +89,18 @@ class Recorder {
   void run(int n, int pos, bool all_logits) {
     const uint32_t hidden = c_.hidden_size, ffn = c_.intermediate_size;
     const uint32_t q_dim = c_.num_heads * c_.head_dim, qkv_stride = (c_.num_heads + 2 * c_.num_kv_heads) * c_.head_dim;
+    one_token_ = n == 1;
     embed(n);
     for (int i = 0; i < c_.num_layers; ++i) {
       LayerGpu& l = m_.layers[i];
       matrix(l.qkv, false, n, 0, hidden, qkv_stride, "qkv_proj", i);
       attention(l, n, pos, i);
       matrix(l.o, false, n, 0, q_dim, hidden, "o_proj", i);
-      add_norm(n, l.post_attn_norm, l.pre_ffn_norm, i);
+      add_norm(n, l.post_attn_norm, l.pre_ffn_norm, i, 0);
       matrix(l.gate_up, true, n, 0, hidden, ffn, "gate_up_gelu", i);
       matrix(l.down, false, n, 0, ffn, hidden, "down_proj", i);
       const uint32_t next = i + 1 < c_.num_layers ? m_.layers[i + 1].input_norm : m_.final_norm;
-      add_norm(n, l.post_ffn_norm, next, i);
+      add_norm(n, l.post_ffn_norm, next, i, 1);
     }
     // xn now holds final_norm(x) for every token.
     const int rows = all_logits ? n : 1;
@@ -107,6 +113,7 @@ class Recorder {
   ModelGpu& m_;
   CommandSequence& seq_;
   const Gemma3Config& c_;
+  bool one_token_ = false;  // a decode step: each layer's own buffers (LayerGpu::token)
 };
 
 }  // namespace

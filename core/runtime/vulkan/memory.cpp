@@ -37,8 +37,9 @@ void memory_flags(MemoryKind kind, VkMemoryPropertyFlags& required, VkMemoryProp
 
 }  // namespace
 
-MemoryArena::MemoryArena(Device& device, MemoryKind kind, VkDeviceSize block_bytes, std::string purpose)
-    : device_(device), kind_(kind), purpose_(std::move(purpose)) {
+MemoryArena::MemoryArena(Device& device, MemoryKind kind, VkDeviceSize block_bytes, std::string purpose,
+                         bool device_address)
+    : device_(device), kind_(kind), device_address_(device_address), purpose_(std::move(purpose)) {
   max_block_ = std::min<VkDeviceSize>(device.info().max_memory_allocation, device.info().max_buffer_size);
   block_bytes_ = std::min(block_bytes, max_block_);
   alignment_ = std::max<VkDeviceSize>(device.limits().minStorageBufferOffsetAlignment, 256);
@@ -63,6 +64,7 @@ MemoryArena::Block& MemoryArena::new_block(VkDeviceSize at_least) {
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = size;
   bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  if (device_address_) bi.usage |= VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   check(vkCreateBuffer(dev, &bi, nullptr, &b.buffer), "creating a buffer for " + purpose_);
   ++device_.counters().buffers_created;
@@ -78,6 +80,9 @@ MemoryArena::Block& MemoryArena::new_block(VkDeviceSize at_least) {
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
   ai.memoryTypeIndex = type;
+  VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+  flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+  if (device_address_) ai.pNext = &flags;
   const VkResult res = vkAllocateMemory(dev, &ai, nullptr, &b.memory);
   ++device_.counters().memory_allocations;
   if (res != VK_SUCCESS) {
@@ -110,6 +115,13 @@ BufferSlice MemoryArena::allocate(VkDeviceSize bytes) {
   const VkDeviceSize offset = align_up(chosen->used, alignment_);
   chosen->used = offset + size;
   return BufferSlice{chosen->buffer, offset, size, chosen->mapped ? chosen->mapped + offset : nullptr};
+}
+
+VkDeviceAddress MemoryArena::device_address(const BufferSlice& slice) const {
+  if (!device_address_) throw Error("Vulkan: " + purpose_ + " has no device addresses (internal error)");
+  VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+  info.buffer = slice.buffer;
+  return vkGetBufferDeviceAddress(device_.handle(), &info) + slice.offset;
 }
 
 Uploader::Uploader(Device& device, VkDeviceSize staging_bytes)

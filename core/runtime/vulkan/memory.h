@@ -31,7 +31,10 @@ enum class MemoryKind {
 class MemoryArena {
  public:
   // block_bytes: size of each VkDeviceMemory block (clamped to the device's allocation limits).
-  MemoryArena(Device& device, MemoryKind kind, VkDeviceSize block_bytes, std::string purpose);
+  // device_address: shaders may reach its buffers through device_address() (the device must
+  // have PhysicalDeviceInfo::device_address).
+  MemoryArena(Device& device, MemoryKind kind, VkDeviceSize block_bytes, std::string purpose,
+              bool device_address = false);
   ~MemoryArena();
   MemoryArena(const MemoryArena&) = delete;
   MemoryArena& operator=(const MemoryArena&) = delete;
@@ -41,6 +44,8 @@ class MemoryArena {
   BufferSlice allocate(VkDeviceSize bytes);
 
   MemoryKind kind() const { return kind_; }
+  // The GPU address of a slice of a device_address arena.
+  VkDeviceAddress device_address(const BufferSlice& slice) const;
   uint64_t bytes_allocated() const { return allocated_; }  // device memory held by the blocks
   VkDeviceSize max_block_bytes() const { return max_block_; }
 
@@ -55,6 +60,7 @@ class MemoryArena {
 
   Device& device_;
   MemoryKind kind_;
+  bool device_address_ = false;
   VkDeviceSize block_bytes_, max_block_, alignment_;
   std::string purpose_;
   std::vector<Block> blocks_;

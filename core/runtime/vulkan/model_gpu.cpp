@@ -97,6 +97,8 @@ Tuning tuning_for(const Device& device) {
     if (std::sscanf(v, "%u,%u,%u", &wg, &rows, &tpr) == 3 && wg >= 32 && wg <= 256 && tpr && wg % tpr == 0 && rows)
       t.forced = {wg, rows, tpr};
   }
+  const char* flags = std::getenv("KILN_VK_STAGE_FLAGS");
+  t.stage_flags = device.info().device_address && !(flags && std::string(flags) == "0");
   return t;
 }
 
@@ -315,6 +317,20 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
   const std::vector<uint32_t> zeros(size_t(heads), 0);
   up.write(split_arrivals, 0, zeros.data(), zeros.size() * 4);
   logits = state(uint64_t(logit_rows) * vocab * 4, "logits");
+  for (int i = 0; i <= c.num_layers; ++i) {
+    token_x.push_back(state(hidden * 4, "one token's activations"));
+    token_xn.push_back(state(hidden * 4, "one token's activations"));
+  }
+  for (LayerGpu& l : layers) {
+    auto& t = l.token;
+    t.qkv = state(qkv_width * 4, "one token's activations");
+    t.att = state(heads * hd * 4, "one token's activations");
+    t.proj_o = state(hidden * 4, "one token's activations");
+    t.x_mid = state(hidden * 4, "one token's activations");
+    t.xn_mid = state(hidden * 4, "one token's activations");
+    t.act = state(ffn * 4, "one token's activations");
+    t.proj_d = state(hidden * 4, "one token's activations");
+  }
   logits_host = readback_arena->allocate(uint64_t(logit_rows) * vocab * 4);
   tokens = upload_arena->allocate(B * 4);
   up.finish();
@@ -348,7 +364,7 @@ void ModelGpu::build_pipelines() {
   const bool attention_int8 = tuning.quantized_act && plan_int8_activations();
   decode_attention_kernel =
       &pipelines->get((attention_int8 ? "attention_decode_qout_kv_" : "attention_decode_kv_") + kv, 10, {tuning.attention_wg});
-  if (add_norm_int8) add_norm_qout_kernel = &pipelines->get("add_norm_qout", 4, {tuning.norm_wg});
+  if (add_norm_int8) add_norm_qout_kernel = &pipelines->get("add_norm_qout", 5, {tuning.norm_wg});
   // The one-token kernel each matrix ended up with (after the plan, so none is built for nothing).
   auto one_token_kernel = [&](const BoundMatrix& bm, bool glu) {
     if (bm.qact_in) qin_kernel(bm, glu);
@@ -361,7 +377,7 @@ void ModelGpu::build_pipelines() {
     one_token_kernel(l.gate_up, true);
     one_token_kernel(l.down, false);
   }
-  add_norm_kernel = &pipelines->get("add_norm", 4, {tuning.norm_wg});
+  add_norm_kernel = &pipelines->get("add_norm", 5, {tuning.norm_wg});
   if (tuning.coop_matmul) {
     split_sum_kernel = &pipelines->get("split_sum", 4);
     for (LayerGpu& l : layers) l.o.split_output = l.down.split_output = tuning.max_coop_splits > 1;
@@ -409,32 +425,50 @@ bool ModelGpu::plan_int8_activations() {
 
 void ModelGpu::build_sets() {
   DescriptorAllocator& d = *descriptors;
-  auto bind = [&](BoundMatrix& bm, const Kernel& k, const BufferSlice& in, const BufferSlice& out) {
+  // Every 4-binding kernel shares one set layout; this one exists whatever the tuning.
+  const Kernel& any4 = matrix_kernel(embed_logits.m.type, false, false, embed_logits.shape);
+  auto bind = [&](std::vector<VkDescriptorSet>& sets, const BoundMatrix& bm, const BufferSlice& in,
+                  const BufferSlice& out) {
     for (const auto& c : bm.m.chunks) {
       const BufferSlice b[] = {c.weights, c.scales, in, out};
-      bm.sets.push_back(d.allocate(k, b));
+      sets.push_back(d.allocate(any4, b));
     }
   };
-  const Kernel& any4 = *add_norm_kernel;  // every 4-binding kernel shares one set layout
-  bind(embed_logits, any4, xn, logits);
+  const Kernel& embed = embed_kernel(embed_logits.m.type);
+  bind(embed_logits.sets, embed_logits, xn, logits);
+  bind(embed_logits.token_sets, embed_logits, token_xn.back(), logits);
   for (const auto& c : embed_logits.m.chunks) {
     const BufferSlice b[] = {c.weights, c.scales, tokens, x, xn, norms};
-    embed_gather.push_back(d.allocate(embed_kernel(embed_logits.m.type), b));
+    embed_gather.push_back(d.allocate(embed, b));
+    const BufferSlice t[] = {c.weights, c.scales, tokens, token_x[0], token_xn[0], norms};
+    token_embed_gather.push_back(d.allocate(embed, t));
   }
-  for (LayerGpu& l : layers) {
-    bind(l.qkv, any4, xn, qkv);
-    bind(l.o, any4, att, proj);
-    bind(l.gate_up, any4, xn, act);
-    bind(l.down, any4, act, proj);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    LayerGpu& l = layers[i];
+    const LayerGpu::TokenBuffers& t = l.token;
+    bind(l.qkv.sets, l.qkv, xn, qkv);
+    bind(l.o.sets, l.o, att, proj);
+    bind(l.gate_up.sets, l.gate_up, xn, act);
+    bind(l.down.sets, l.down, act, proj);
+    bind(l.qkv.token_sets, l.qkv, token_xn[i], t.qkv);
+    bind(l.o.token_sets, l.o, t.att, t.proj_o);
+    bind(l.gate_up.token_sets, l.gate_up, t.xn_mid, t.act);
+    bind(l.down.token_sets, l.down, t.act, t.proj_d);
     const BufferSlice r[] = {qkv, norms, rope, l.k_cache, l.v_cache};
     l.rope_set = d.allocate(*rope_kernel, r);
     const BufferSlice a[] = {qkv, l.k_cache, l.v_cache, att};
     l.attention_set = d.allocate(*attention_kernel, a);
-    const BufferSlice da[] = {qkv, l.k_cache, l.v_cache, att, partials, split_arrivals, norms, rope,
+    // Only one token runs the decode attention.
+    const BufferSlice da[] = {t.qkv, l.k_cache, l.v_cache, t.att, partials, split_arrivals, norms, rope,
                                l.k_cache, l.v_cache};
     l.decode_attention_set = d.allocate(*decode_attention_kernel, da);
+    // add_norm: block output, residual in, normed out, norm weights, residual out.
+    const BufferSlice n1[] = {t.proj_o, token_x[i], t.xn_mid, norms, t.x_mid};
+    l.token_add_norm_sets[0] = d.allocate(*add_norm_kernel, n1);
+    const BufferSlice n2[] = {t.proj_d, t.x_mid, token_xn[i + 1], norms, token_x[i + 1]};
+    l.token_add_norm_sets[1] = d.allocate(*add_norm_kernel, n2);
   }
-  const BufferSlice n[] = {proj, x, xn, norms};
+  const BufferSlice n[] = {proj, x, xn, norms, x};  // batches: the residual in place
   add_norm_set = d.allocate(*add_norm_kernel, n);
 }
 

@@ -67,6 +67,9 @@ struct Tuning {
   bool quantized_act = false;
   uint32_t max_attention_splits = 128;  // at most attention_decode.comp's MAX_SPLITS (256)
   uint32_t attention_keys_per_split = 64;  // decode: at least this many keys a workgroup
+  // One token: dispatches ordered by stage flags instead of barriers (CommandSequence; on an H100
+  // PERFORMANCE.md, "Stage flags instead of barriers"). KILN_VK_STAGE_FLAGS=0 turns it off.
+  bool stage_flags = false;
 
   // Enough invocations a row that each streams several blocks, enough rows that the GPU is full.
   MatvecShape matvec_shape(DType type, int64_t rows, int64_t cols, bool glu) const;
@@ -97,6 +100,7 @@ struct BoundMatrix {
   bool qact_in = false;     // one token: matvec_qin_* of qin_shape, its input rounded by its producer
   MatvecShape qin_shape;
   std::vector<VkDescriptorSet> sets;
+  std::vector<VkDescriptorSet> token_sets;  // one token: the layer's own buffers (LayerGpu::token)
   bool split_output = false;  // its output holds Tuning::max_coop_splits slices: split-K allowed
 };
 
@@ -111,6 +115,14 @@ struct LayerGpu {
   BufferSlice k_cache, v_cache;  // [slots][kv_heads][head_dim]
   // Batches: qk_norm_rope then attention. One token: attention_decode alone.
   VkDescriptorSet rope_set = VK_NULL_HANDLE, attention_set = VK_NULL_HANDLE, decode_attention_set = VK_NULL_HANDLE;
+  // One token: activations of this layer alone, so that a decode step writes each address once
+  // and a stage never finds an earlier stage's data stale in a cache (stage flags invalidate no
+  // cache; CommandSequence). ModelGpu::token_xn[i] -> qkv -> att -> proj_o -> x_mid, xn_mid ->
+  // act -> proj_d -> token_x[i + 1], token_xn[i + 1]. Sized as fp32 (int8 forms are smaller).
+  struct TokenBuffers {
+    BufferSlice qkv, att, proj_o, x_mid, xn_mid, act, proj_d;
+  } token;
+  VkDescriptorSet token_add_norm_sets[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};  // after attention, after the MLP
 };
 
 struct ModelGpu {
@@ -142,6 +154,10 @@ struct ModelGpu {
   BufferSlice split_arrivals;   // decode attention: uint [heads], zero between dispatches
   BufferSlice logits /*[logit_rows][vocab]*/, logits_host;
   VkDescriptorSet add_norm_set = VK_NULL_HANDLE;
+  // One token: the residual and normed input of each layer ([layers]: the final norm's output,
+  // which the logits read; [0] the embedding's), and the embedding's sets writing [0].
+  std::vector<BufferSlice> token_x, token_xn;
+  std::vector<VkDescriptorSet> token_embed_gather;
 
   // Kernels for a weight type.
   const Kernel& matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape,

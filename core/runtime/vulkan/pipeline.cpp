@@ -100,6 +100,15 @@ VkDescriptorSetLayout PipelineLibrary::set_layout(uint32_t bindings) {
   return set;
 }
 
+namespace {
+// The kernels whose sources include stage_flags.glsl: every kernel a one-token step dispatches.
+bool takes_stage_push(const std::string& spirv_name) {
+  for (const char* prefix : {"matvec_", "embed_", "add_norm", "attention_decode_"})
+    if (spirv_name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+}  // namespace
+
 const Kernel& PipelineLibrary::get(const std::string& spirv_name, uint32_t bindings, std::vector<uint32_t> spec) {
   std::string key = spirv_name;
   for (uint32_t s : spec) {
@@ -111,6 +120,7 @@ const Kernel& PipelineLibrary::get(const std::string& spirv_name, uint32_t bindi
   auto k = std::make_unique<Kernel>();
   k->name = key;
   k->bindings = bindings;
+  k->stage_flags = takes_stage_push(spirv_name);
   k->set_layout = set_layout(bindings);
   k->layout = layouts_[bindings].second;
 
@@ -123,6 +133,13 @@ const Kernel& PipelineLibrary::get(const std::string& spirv_name, uint32_t bindi
 
   std::vector<VkSpecializationMapEntry> entries(spec.size());
   for (uint32_t i = 0; i < spec.size(); ++i) entries[i] = {i, i * 4, 4};
+  if (k->stage_flags) {  // stage_flags.glsl's wait: rounds and the idle between polls
+    const bool cpu = device_.info().cpu_implementation;
+    for (uint32_t id : {kStageSpinRoundsId, kStageBackoffId}) {
+      entries.push_back({id, uint32_t(spec.size() * 4), 4});
+      spec.push_back(id == kStageSpinRoundsId ? (cpu ? 1000u : 20000u) : (cpu ? 1u : 32u));
+    }
+  }
   VkSpecializationInfo si{uint32_t(entries.size()), entries.data(), spec.size() * 4, spec.data()};
   VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};

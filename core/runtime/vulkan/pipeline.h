@@ -17,6 +17,8 @@
 namespace kiln::vk {
 
 constexpr uint32_t kPushConstantBytes = 128;  // every kernel's push block fits the spec's minimum
+// Specialization constants of stage_flags.glsl, beside each kernel's own (ids 0, 1, ...).
+constexpr uint32_t kStageSpinRoundsId = 14, kStageBackoffId = 15;
 
 // SPIR-V words of an embedded kernel (kernels/vulkan), e.g. "matvec_q4_0". Throws if unknown.
 std::span<const uint32_t> kernel_spirv(const std::string& name);
@@ -24,6 +26,7 @@ std::span<const uint32_t> kernel_spirv(const std::string& name);
 struct Kernel {
   std::string name;
   uint32_t bindings = 0;  // storage buffers 0 .. bindings-1
+  bool stage_flags = false;  // takes STAGE_PUSH (kernels/vulkan/stage_flags.glsl): decode kernels
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;

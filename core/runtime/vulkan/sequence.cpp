@@ -2,6 +2,8 @@
 
 #include "runtime/vulkan/vk_check.h"
 
+#include <cstring>
+
 namespace kiln::vk {
 
 CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : device_(device) {
@@ -18,6 +20,14 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : devi
   check(vkAllocateCommandBuffers(dev, &ai, cmds), "allocating command buffers");
   const bool timestamps = device.info().timestamp_valid_bits > 0 && device.limits().timestampPeriod > 0;
   max_queries_ = max_dispatches + 1;
+  if (device.info().device_address) {
+    max_stages_ = max_dispatches + 2;
+    counters_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::DeviceLocal, 64 * 1024, "stage flags", true);
+    counters_ = counters_arena_->allocate(VkDeviceSize(max_stages_ + 2) * kStageLineBytes);
+    counters_address_ = counters_arena_->device_address(counters_);
+    readback_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::HostReadback, 4096, "stage flag results");
+    readback_ = readback_arena_->allocate(2 * 16);
+  }
   for (int i = 0; i < 2; ++i) {
     Frame& f = frames_[i];
     f.cmd = cmds[i];
@@ -43,7 +53,7 @@ CommandSequence::~CommandSequence() {
   vkDestroyCommandPool(dev, pool_, nullptr);
 }
 
-int CommandSequence::begin(bool profile) {
+int CommandSequence::begin(bool profile, bool stage_flags) {
   recording_ = frames_[0].state == State::Free ? 0 : frames_[1].state == State::Free ? 1 : -1;
   if (recording_ < 0) throw Error("Vulkan: no free command frame (internal error)");
   Frame& f = rec();
@@ -55,6 +65,18 @@ int CommandSequence::begin(bool profile) {
   f.dispatches = 0;
   f.labels.clear();
   f.profiling = profile && f.query_pool;
+  f.stage_flags = stage_flags && has_stage_flags();
+  f.abandoned = false;
+  stage_ = 1;
+  stage_groups_ = wait_groups_ = 0;
+  if (f.stage_flags) {  // the counters start at zero, after the previous frame is done with them
+    VkMemoryBarrier before{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    before.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    before.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    vkCmdPipelineBarrier(f.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0,
+                         nullptr, 0, nullptr);
+    vkCmdFillBuffer(f.cmd, counters_.buffer, counters_.offset, counters_.size, 0);
+  }
   // Uploads (transfer) and earlier frames (compute) happen before anything read here.
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
@@ -75,6 +97,14 @@ void CommandSequence::dispatch(const Kernel& kernel, VkDescriptorSet set, const 
   vkCmdBindPipeline(f.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline);
   vkCmdBindDescriptorSets(f.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.layout, 0, 1, &set, 0, nullptr);
   if (push_bytes) vkCmdPushConstants(f.cmd, kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+  if (f.stage_flags && !kernel.stage_flags)
+    throw Error("Vulkan: " + kernel.name + " cannot run in a frame with stage flags (internal error)");
+  if (kernel.stage_flags) {  // stage 0 tells the kernel that barriers order this frame
+    StagePush sp;
+    if (f.stage_flags) sp = {counters_address_, stage_, wait_groups_};
+    vkCmdPushConstants(f.cmd, kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, kStagePushOffset, sizeof sp, &sp);
+    stage_groups_ += groups_x * groups_y * groups_z;
+  }
   vkCmdDispatch(f.cmd, groups_x, groups_y, groups_z);
   ++f.dispatches;
   if (f.profiling && f.labels.size() + 1 < max_queries_) {
@@ -84,6 +114,17 @@ void CommandSequence::dispatch(const Kernel& kernel, VkDescriptorSet set, const 
 }
 
 void CommandSequence::barrier() {
+  if (rec().stage_flags) {  // the next dispatches wait for this stage's workgroups instead
+    if (stage_groups_ == 0) return;
+    wait_groups_ = stage_groups_;
+    stage_groups_ = 0;
+    if (give_up_once_ && stage_ == 1) {
+      ++wait_groups_;
+      give_up_once_ = false;
+    }
+    if (++stage_ >= max_stages_) throw Error("Vulkan: more stages than the frame's counters hold (internal error)");
+    return;
+  }
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
@@ -109,6 +150,21 @@ void CommandSequence::copy_to_host(const BufferSlice& src, VkDeviceSize src_offs
 }
 
 void CommandSequence::end() {
+  Frame& f = rec();
+  if (f.stage_flags) {  // the abandoned word, for wait()
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+    vkCmdPipelineBarrier(f.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                         nullptr, 0, nullptr);
+    const VkBufferCopy region{counters_.offset, readback_.offset + 16 * VkDeviceSize(recording_), 4};
+    vkCmdCopyBuffer(f.cmd, counters_.buffer, readback_.buffer, 1, &region);
+    VkMemoryBarrier hb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    hb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    hb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(f.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, nullptr, 0,
+                         nullptr);
+  }
   check(vkEndCommandBuffer(rec().cmd), "recording commands");
   rec().state = State::Ready;
   recording_ = -1;
@@ -135,6 +191,11 @@ void CommandSequence::wait(int frame) {
   check(vkWaitForFences(device_.handle(), 1, &f.fence, VK_TRUE, UINT64_MAX), "waiting for the GPU");
   check(vkResetFences(device_.handle(), 1, &f.fence), "resetting a fence");
   f.state = State::Free;
+  if (f.stage_flags) {
+    uint32_t word = 0;
+    std::memcpy(&word, readback_.mapped + 16 * frame, 4);
+    f.abandoned = word != 0;
+  }
   if (!f.profiling || f.labels.empty()) return;
   std::vector<uint64_t> stamps(f.labels.size() + 1);
   check(vkGetQueryPoolResults(device_.handle(), f.query_pool, 0, uint32_t(stamps.size()), stamps.size() * 8,

@@ -3,12 +3,19 @@
 // commands are ready before the current one finishes. Compute-to-compute barriers separate
 // dependent dispatches; one submit and one fence wait per frame; optional timestamps around every
 // dispatch, summed per (op, layer).
+//
+// A frame begun with stage flags records no barriers between dispatches: barrier() ends a stage
+// instead, and every workgroup of the next stage waits in the shader until all workgroups of this
+// one have counted themselves done (kernels/vulkan/stage_flags.glsl). The GPU then overlaps each
+// dispatch's start with the previous one's tail. A wait that gives up marks the frame abandoned;
+// its results are then garbage and the caller must run the step again without flags.
 #pragma once
 
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +27,15 @@
 
 namespace kiln::vk {
 
+// Where stage_flags.glsl's STAGE_PUSH sits in every kernel's push constants.
+constexpr uint32_t kStagePushOffset = 112;
+constexpr uint32_t kStageLineBytes = 128;  // one counter a line (STAGE_LINE_WORDS)
+struct StagePush {
+  uint64_t counters = 0;  // device address of [abandoned, done[stage]...]
+  uint32_t stage = 0;     // 0: no flags (the frame has barriers)
+  uint32_t wait_groups = 0;
+};
+
 class CommandSequence {
  public:
   // max_dispatches: timestamps a frame can hold (profiling beyond it is dropped, not wrong).
@@ -29,15 +45,17 @@ class CommandSequence {
   CommandSequence& operator=(const CommandSequence&) = delete;
 
   bool can_profile() const { return frames_[0].query_pool != VK_NULL_HANDLE; }
+  bool has_stage_flags() const { return counters_arena_ != nullptr; }
 
   // Starts recording a free frame and returns it; its first commands make earlier uploads, host
-  // writes and compute results visible.
-  int begin(bool profile);
+  // writes and compute results visible. stage_flags (where has_stage_flags()): every kernel
+  // dispatched must take STAGE_PUSH (Kernel::stage_flags).
+  int begin(bool profile, bool stage_flags = false);
   // Recording into the frame begin() returned last. A dispatch's groups_x beyond the device limit
   // must already be folded into y by the caller.
   void dispatch(const Kernel& kernel, VkDescriptorSet set, const void* push, uint32_t push_bytes, uint32_t groups_x,
                 uint32_t groups_y, uint32_t groups_z, const char* op, int layer);
-  void barrier();  // later dispatches see everything earlier ones wrote
+  void barrier();  // later dispatches see everything earlier ones wrote (a stage ends, with flags)
   void copy_to_host(const BufferSlice& src, VkDeviceSize src_offset, const BufferSlice& dst, VkDeviceSize dst_offset,
                     VkDeviceSize bytes);
   void end();      // the recording frame is ready to submit
@@ -49,6 +67,12 @@ class CommandSequence {
 
   uint32_t dispatches_recorded(int frame) const { return frames_[frame].dispatches; }
   bool profiling(int frame) const { return frames_[frame].profiling; }
+  bool stage_flags(int frame) const { return frames_[frame].stage_flags; }
+  // After wait(frame): a stage's wait gave up, so the frame's results cannot be used.
+  bool abandoned(int frame) const { return frames_[frame].abandoned; }
+  // Tests: the next frame with stage flags gets a stage 2 that waits for one workgroup too many,
+  // so its wait gives up and the frame is abandoned.
+  void give_up_once() { give_up_once_ = true; }
   // Per (op, layer) GPU time since the last call.
   std::vector<OpTiming> take_profile();
 
@@ -64,6 +88,7 @@ class CommandSequence {
     VkQueryPool query_pool = VK_NULL_HANDLE;
     State state = State::Free;
     bool profiling = false;
+    bool stage_flags = false, abandoned = false;
     uint32_t dispatches = 0;
     std::vector<Label> labels;  // label of timestamp i + 1 (the end of dispatch i)
   };
@@ -75,6 +100,13 @@ class CommandSequence {
   int recording_ = -1;
   uint32_t max_queries_ = 0;
   std::map<std::pair<std::string, int>, OpTiming> totals_;
+  // Stage flags: the counters (device-local, zeroed at the start of each flagged frame), a host
+  // word per frame for the abandoned flag, and the recording frame's stage.
+  std::unique_ptr<MemoryArena> counters_arena_, readback_arena_;
+  BufferSlice counters_, readback_;
+  VkDeviceAddress counters_address_ = 0;
+  uint32_t max_stages_ = 0, stage_ = 0, stage_groups_ = 0, wait_groups_ = 0;
+  bool give_up_once_ = false;
 };
 
 }  // namespace kiln::vk

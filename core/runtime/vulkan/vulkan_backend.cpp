@@ -1,11 +1,14 @@
 // The Vulkan Backend: a device, the model uploaded once, one command sequence. forward() writes
 // the token ids, submits the whole pass once per batch and reads the logits back. Decode steps are
-// recorded one step ahead, while the GPU runs the current one.
+// recorded one step ahead, while the GPU runs the current one, and ordered by stage flags instead
+// of barriers where the device allows (CommandSequence); a step whose flags gave up is run again
+// with barriers, and so are all later ones.
 #include "runtime/vulkan_backend.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <vector>
 
 #include "kiln/types.h"
@@ -35,6 +38,10 @@ class VulkanBackend final : public Backend {
     const bool f16_kv = options.f16_kv && !weights_are_f32(*weights);
     model_ = std::make_unique<vk::ModelGpu>(*device_, *weights, options.context_length, f16_kv);
     sequence_ = std::make_unique<vk::CommandSequence>(*device_, vk::max_dispatches_per_forward(*model_));
+    stage_flags_ = model_->tuning.stage_flags && sequence_->has_stage_flags();
+    // Tests: the first flagged step's second stage waits for a workgroup that never comes.
+    if (const char* v = std::getenv("KILN_VK_STAGE_FLAGS"); v && std::string(v) == "test-give-up")
+      sequence_->give_up_once();
     warm_up();
     after_load_ = device_->counters();
   }
@@ -60,6 +67,8 @@ class VulkanBackend final : public Backend {
         {"kv_cache_bytes", double(model_->kv_bytes)},
         {"max_batch", double(model_->max_batch)},
         {"dispatches_last_call", double(last_dispatches_)},
+        {"stage_flags", stage_flags_ ? 1.0 : 0.0},
+        {"stage_flag_fallbacks", double(stage_flag_fallbacks_)},
     };
   }
 
@@ -83,26 +92,25 @@ class VulkanBackend final : public Backend {
       const int len = std::min(step, n - start), at = pos + start;
       const bool last = start + len == n;
       std::memcpy(model_->tokens.mapped, tokens.data() + start, size_t(len) * 4);
+      const bool one = len == 1 && !all_logits;
       int frame = -1;
-      if (prepared_ >= 0 && len == 1 && !all_logits && prepared_pos_ == at && sequence_->profiling(prepared_) == profiling_) {
+      if (prepared_ >= 0 && one && prepared_pos_ == at && sequence_->profiling(prepared_) == profiling_ &&
+          sequence_->stage_flags(prepared_) == stage_flags_) {
         frame = prepared_;  // recorded while the previous step ran
       } else {
         if (prepared_ >= 0) sequence_->discard(prepared_);
-        frame = sequence_->begin(profiling_);
-        vk::record_forward(*model_, *sequence_, len, at, all_logits);
-        sequence_->end();
+        frame = record(len, at, all_logits, one && stage_flags_);
       }
       prepared_ = -1;
       sequence_->submit(frame);
       // While the GPU works, record the likely next call: one token at the next position (the
       // commands depend on the position only; the token id is read from memory when they run).
-      if (len == 1 && !all_logits && at + 1 < model_->context) {
-        prepared_ = sequence_->begin(profiling_);
-        vk::record_forward(*model_, *sequence_, 1, at + 1, false);
-        sequence_->end();
+      if (one && at + 1 < model_->context) {
+        prepared_ = record(1, at + 1, false, stage_flags_);
         prepared_pos_ = at + 1;
       }
       sequence_->wait(frame);
+      if (sequence_->abandoned(frame)) give_up_stage_flags(len, at, all_logits);
       last_dispatches_ = sequence_->dispatches_recorded(frame);
       filled_ = at + len;
       const size_t row = size_t(c.vocab_size);
@@ -137,6 +145,28 @@ class VulkanBackend final : public Backend {
     filled_ = 0;
   }
 
+  int record(int n, int pos, bool all_logits, bool stage_flags) {
+    const int frame = sequence_->begin(profiling_, stage_flags);
+    vk::record_forward(*model_, *sequence_, n, pos, all_logits);
+    sequence_->end();
+    return frame;
+  }
+
+  // A stage's wait gave up: the GPU did not run a stage's workgroups while the next one's waited
+  // (Vulkan does not promise it). The step's results are garbage; it runs again with barriers,
+  // and so does every later step.
+  void give_up_stage_flags(int n, int pos, bool all_logits) {
+    if (stage_flag_fallbacks_++ == 0)
+      std::cerr << "kiln: Vulkan stage flags gave up on " << device_->info().report.name
+                << "; decoding with barriers from now on\n";
+    stage_flags_ = false;
+    if (prepared_ >= 0) sequence_->discard(prepared_);
+    prepared_ = -1;
+    const int frame = record(n, pos, all_logits, false);
+    sequence_->submit(frame);
+    sequence_->wait(frame);
+  }
+
   std::unique_ptr<vk::Device> device_;
   std::unique_ptr<vk::ModelGpu> model_;
   std::unique_ptr<vk::CommandSequence> sequence_;
@@ -146,6 +176,8 @@ class VulkanBackend final : public Backend {
   bool profiling_ = false;
   int prepared_ = -1, prepared_pos_ = -1;  // a frame recorded ahead for a decode step at prepared_pos_
   uint32_t last_dispatches_ = 0;
+  bool stage_flags_ = false;  // one-token steps ordered by stage flags
+  uint64_t stage_flag_fallbacks_ = 0;
 };
 
 }  // namespace
