@@ -1,5 +1,6 @@
 // What the Vulkan backend promises beyond numbers: no allocation while decoding, one submit a token,
-// GPU timestamps per op and layer, a rewritable last position, and clear errors on bad input.
+// GPU timestamps per op and layer, stage flags that change no result, a rewritable last position,
+// and clear errors on bad input.
 #include <QtTest>
 
 #include <algorithm>
@@ -55,6 +56,39 @@ class VulkanModelBehaviour : public QObject {
     QCOMPARE(attention_layers, w->config.num_layers);
     QVERIFY(logits_seen);
     QVERIFY(b->take_profile().empty());
+  }
+
+  // Decode steps ordered by stage flags give the logits of barriers, bit for bit (the same
+  // kernels in the same order); a step whose wait gives up is run again with barriers, and the
+  // backend stays on barriers.
+  void stage_flags_match_barriers() {
+    auto w = load_fixture("tiny-gemma3-b", DType::Q4_0);
+    const int vocab = w->config.vocab_size;
+    const std::vector<int32_t> prompt{2, 10, 20, 30};
+    auto decode = [&](const char* flags, std::unique_ptr<Backend>& b) {
+      qputenv("KILN_VK_STAGE_FLAGS", flags);
+      b = vulkan(w);
+      qunsetenv("KILN_VK_STAGE_FLAGS");
+      std::vector<float> logits(static_cast<size_t>(vocab)), out;
+      b->forward(prompt, 0, false, logits.data());
+      for (int p = int(prompt.size()); p < 16; ++p) {
+        const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        b->forward(std::span(&next, 1), p, false, logits.data());
+        out.insert(out.end(), logits.begin(), logits.end());
+      }
+      return out;
+    };
+    std::unique_ptr<Backend> barriers, flags, gave_up;
+    const std::vector<float> expected = decode("0", barriers);
+    QCOMPARE(counter(*barriers, "stage_flags"), 0.0);
+    const std::vector<float> with_flags = decode("1", flags);
+    if (counter(*flags, "stage_flags") == 0) QSKIP("the device has no buffer device addresses");
+    QCOMPARE(counter(*flags, "stage_flag_fallbacks"), 0.0);
+    QVERIFY(with_flags == expected);
+    const std::vector<float> after_giving_up = decode("test-give-up", gave_up);
+    QCOMPARE(counter(*gave_up, "stage_flag_fallbacks"), 1.0);
+    QCOMPARE(counter(*gave_up, "stage_flags"), 0.0);
+    QVERIFY(after_giving_up == expected);
   }
 
   // Going back one position rewrites it: the same logits as the first time.
