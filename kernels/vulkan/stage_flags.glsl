@@ -38,15 +38,17 @@ const uint STAGE_LINE_WORDS = 32u;
   uint stage_wait_groups;
 #define STAGE_ARGS pc.stage_counters, pc.stage, pc.stage_wait_groups
 
-// A wait polls once a round, then idles a while (STAGE_BACKOFF steps of dependent arithmetic,
-// about a microsecond on an H100), so that hundreds of waiting workgroups do not flood the one
-// L2 line. Both are set per device (PipelineLibrary): lavapipe counts every loop iteration of an
+// A wait polls once a round, then idles a while (up to STAGE_BACKOFF steps of dependent
+// arithmetic, about a microsecond on an H100), so that hundreds of waiting workgroups do not flood
+// the one L2 line; a dispatch of few workgroups (add_norm has one) idles less, down to not at all. Both are set per device (PipelineLibrary): lavapipe counts every loop iteration of an
 // invocation and switches it off after 65535, so there the product stays well below that.
 layout(constant_id = 14) const uint STAGE_SPIN_ROUNDS = 1000u;
 layout(constant_id = 15) const uint STAGE_BACKOFF = 1u;
 
 float stage_idle(float v) {
-  for (uint i = 0u; i < STAGE_BACKOFF; ++i) {
+  const uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z;
+  const uint steps = min(STAGE_BACKOFF, groups / 32u);
+  for (uint i = 0u; i < steps; ++i) {
     v = fma(v, 0.999, 0.001); v = fma(v, 0.999, 0.001); v = fma(v, 0.999, 0.001); v = fma(v, 0.999, 0.001);
     v = fma(v, 0.999, 0.001); v = fma(v, 0.999, 0.001); v = fma(v, 0.999, 0.001); v = fma(v, 0.999, 0.001);
   }

@@ -135,9 +135,11 @@ const Kernel& PipelineLibrary::get(const std::string& spirv_name, uint32_t bindi
   for (uint32_t i = 0; i < spec.size(); ++i) entries[i] = {i, i * 4, 4};
   if (k->stage_flags) {  // stage_flags.glsl's wait: rounds and the idle between polls
     const bool cpu = device_.info().cpu_implementation;
+    const char* b = std::getenv("KILN_VK_STAGE_BACKOFF");  // tuning runs
+    const uint32_t backoff = b && *b ? uint32_t(std::atoi(b)) : 32u;
     for (uint32_t id : {kStageSpinRoundsId, kStageBackoffId}) {
       entries.push_back({id, uint32_t(spec.size() * 4), 4});
-      spec.push_back(id == kStageSpinRoundsId ? (cpu ? 1000u : 20000u) : (cpu ? 1u : 32u));
+      spec.push_back(id == kStageSpinRoundsId ? (cpu ? 1000u : 20000u) : (cpu ? 1u : backoff));
     }
   }
   VkSpecializationInfo si{uint32_t(entries.size()), entries.data(), spec.size() * 4, spec.data()};

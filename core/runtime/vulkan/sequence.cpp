@@ -2,6 +2,7 @@
 
 #include "runtime/vulkan/vk_check.h"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace kiln::vk {
@@ -20,6 +21,7 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : devi
   check(vkAllocateCommandBuffers(dev, &ai, cmds), "allocating command buffers");
   const bool timestamps = device.info().timestamp_valid_bits > 0 && device.limits().timestampPeriod > 0;
   max_queries_ = max_dispatches + 1;
+  if (const char* v = std::getenv("KILN_VK_STAGE_SKIP_WAITS")) skip_waits_ = v;
   if (device.info().device_address) {
     max_stages_ = max_dispatches + 2;
     counters_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::DeviceLocal, 64 * 1024, "stage flags", true);
@@ -101,7 +103,7 @@ void CommandSequence::dispatch(const Kernel& kernel, VkDescriptorSet set, const 
     throw Error("Vulkan: " + kernel.name + " cannot run in a frame with stage flags (internal error)");
   if (kernel.stage_flags) {  // stage 0 tells the kernel that barriers order this frame
     StagePush sp;
-    if (f.stage_flags) sp = {counters_address_, stage_, wait_groups_};
+    if (f.stage_flags) sp = {counters_address_, stage_, skips_wait(op) ? 0u : wait_groups_};
     vkCmdPushConstants(f.cmd, kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, kStagePushOffset, sizeof sp, &sp);
     stage_groups_ += groups_x * groups_y * groups_z;
   }
@@ -111,6 +113,10 @@ void CommandSequence::dispatch(const Kernel& kernel, VkDescriptorSet set, const 
     vkCmdWriteTimestamp(f.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, f.query_pool, uint32_t(f.labels.size() + 1));
     f.labels.push_back({op, layer});
   }
+}
+
+bool CommandSequence::skips_wait(const char* op) const {
+  return !skip_waits_.empty() && ("," + skip_waits_ + ",").find("," + std::string(op) + ",") != std::string::npos;
 }
 
 void CommandSequence::barrier() {

@@ -107,6 +107,10 @@ class CommandSequence {
   VkDeviceAddress counters_address_ = 0;
   uint32_t max_stages_ = 0, stage_ = 0, stage_groups_ = 0, wait_groups_ = 0;
   bool give_up_once_ = false;
+  // Measurement only (KILN_VK_STAGE_SKIP_WAITS=attention,o_proj,...): those ops' dispatches do not
+  // wait for the stage before, so results are wrong; shows what each dependency costs.
+  std::string skip_waits_;
+  bool skips_wait(const char* op) const;
 };
 
 }  // namespace kiln::vk
