@@ -163,6 +163,8 @@ PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
   const uint32_t needed_ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
   if (!v11)
     d.hard_refusal = "Vulkan " + r.api_version + " (Kiln needs 1.1 or newer)";
+  else if (!d.device_address)  // the decode kernels reach the stage counters through an address
+    d.hard_refusal = "no buffer device addresses (Vulkan 1.2 bufferDeviceAddress)";
   else if (d.compute_family == UINT32_MAX)
     d.hard_refusal = "no compute queue";
   else if (!(subgroup_stages & VK_SHADER_STAGE_COMPUTE_BIT) || (subgroup_ops & needed_ops) != needed_ops)

@@ -36,8 +36,8 @@ struct PhysicalDeviceInfo {
   // VK_NV_cooperative_matrix with fp16 x fp16 -> fp32 16x16x16 in subgroups of 32, the Vulkan
   // memory model and shaderFloat16: the tensor-core prefill kernels (matmul_coop_*).
   bool coop_matrix_f16 = false;
-  // bufferDeviceAddress (Vulkan 1.2): decode steps synchronise through stage flags instead of
-  // barriers (CommandSequence), which the kernels reach through an address in push constants.
+  // bufferDeviceAddress (Vulkan 1.2): the decode kernels reach the stage counters through an
+  // address in push constants (CommandSequence), so a device without it is refused.
   bool device_address = false;
   VkPhysicalDeviceProperties properties{};
   VkPhysicalDeviceMemoryProperties memory{};
