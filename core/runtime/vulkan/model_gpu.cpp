@@ -101,7 +101,7 @@ Tuning tuning_for(const Device& device) {
       t.forced = {wg, rows, tpr};
   }
   const char* flags = std::getenv("KILN_VK_STAGE_FLAGS");
-  t.stage_flags = device.info().device_address && !(flags && std::string(flags) == "0");
+  t.stage_flags = !(flags && std::string(flags) == "0");  // every usable device has device addresses
   return t;
 }
 

@@ -22,14 +22,12 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : devi
   const bool timestamps = device.info().timestamp_valid_bits > 0 && device.limits().timestampPeriod > 0;
   max_queries_ = max_dispatches + 1;
   if (const char* v = std::getenv("KILN_VK_STAGE_SKIP_WAITS")) skip_waits_ = v;
-  if (device.info().device_address) {
-    max_stages_ = max_dispatches + 2;
-    counters_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::DeviceLocal, 64 * 1024, "stage flags", true);
-    counters_ = counters_arena_->allocate(VkDeviceSize(max_stages_ + 2) * kStageLineBytes);
-    counters_address_ = counters_arena_->device_address(counters_);
-    readback_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::HostReadback, 4096, "stage flag results");
-    readback_ = readback_arena_->allocate(2 * 16);
-  }
+  max_stages_ = max_dispatches + 2;
+  counters_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::DeviceLocal, 64 * 1024, "stage flags", true);
+  counters_ = counters_arena_->allocate(VkDeviceSize(max_stages_ + 2) * kStageLineBytes);
+  counters_address_ = counters_arena_->device_address(counters_);
+  readback_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::HostReadback, 4096, "stage flag results");
+  readback_ = readback_arena_->allocate(2 * 16);
   for (int i = 0; i < 2; ++i) {
     Frame& f = frames_[i];
     f.cmd = cmds[i];
@@ -67,7 +65,7 @@ int CommandSequence::begin(bool profile, bool stage_flags) {
   f.dispatches = 0;
   f.labels.clear();
   f.profiling = profile && f.query_pool;
-  f.stage_flags = stage_flags && has_stage_flags();
+  f.stage_flags = stage_flags;
   f.abandoned = false;
   stage_ = 1;
   stage_groups_ = wait_groups_ = 0;

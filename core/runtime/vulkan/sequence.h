@@ -45,11 +45,10 @@ class CommandSequence {
   CommandSequence& operator=(const CommandSequence&) = delete;
 
   bool can_profile() const { return frames_[0].query_pool != VK_NULL_HANDLE; }
-  bool has_stage_flags() const { return counters_arena_ != nullptr; }
 
   // Starts recording a free frame and returns it; its first commands make earlier uploads, host
-  // writes and compute results visible. stage_flags (where has_stage_flags()): every kernel
-  // dispatched must take STAGE_PUSH (Kernel::stage_flags).
+  // writes and compute results visible. stage_flags: every kernel dispatched must take
+  // STAGE_PUSH (Kernel::stage_flags).
   int begin(bool profile, bool stage_flags = false);
   // Recording into the frame begin() returned last. A dispatch's groups_x beyond the device limit
   // must already be folded into y by the caller.

@@ -38,7 +38,7 @@ class VulkanBackend final : public Backend {
     const bool f16_kv = options.f16_kv && !weights_are_f32(*weights);
     model_ = std::make_unique<vk::ModelGpu>(*device_, *weights, options.context_length, f16_kv);
     sequence_ = std::make_unique<vk::CommandSequence>(*device_, vk::max_dispatches_per_forward(*model_));
-    stage_flags_ = model_->tuning.stage_flags && sequence_->has_stage_flags();
+    stage_flags_ = model_->tuning.stage_flags;
     // Tests: the first flagged step's second stage waits for a workgroup that never comes.
     if (const char* v = std::getenv("KILN_VK_STAGE_FLAGS"); v && std::string(v) == "test-give-up")
       sequence_->give_up_once();
