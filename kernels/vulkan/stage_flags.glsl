@@ -40,8 +40,9 @@ const uint STAGE_LINE_WORDS = 32u;
 
 // A wait polls once a round, then idles a while (up to STAGE_BACKOFF steps of dependent
 // arithmetic, about a microsecond on an H100), so that hundreds of waiting workgroups do not flood
-// the one L2 line; a dispatch of few workgroups (add_norm has one) idles less, down to not at all. Both are set per device (PipelineLibrary): lavapipe counts every loop iteration of an
-// invocation and switches it off after 65535, so there the product stays well below that.
+// the one L2 line; a dispatch of few workgroups (add_norm has one) idles less, down to not at all.
+// Rounds and idle are set per device (PipelineLibrary): lavapipe counts every loop iteration of an
+// invocation and switches it off after 65535, so there their product stays well below that.
 layout(constant_id = 14) const uint STAGE_SPIN_ROUNDS = 1000u;
 layout(constant_id = 15) const uint STAGE_BACKOFF = 1u;
 
