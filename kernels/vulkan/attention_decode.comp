@@ -227,7 +227,7 @@ void body() {
     }
     write_pair(h, p, sum / L);
   }
-  if (tid == 0u) arrived[h] = 0u;  // ready for the next dispatch (a barrier separates them)
+  if (tid == 0u) arrived[h] = 0u;  // ready for the next dispatch (a barrier or a stage wait separates them)
 }
 
 void main() {
