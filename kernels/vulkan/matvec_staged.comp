@@ -8,7 +8,8 @@
 //    one for each 8 (48 bytes); the loop loads them with the weights, and there is no prologue.
 // With QACT_OUT (GLU only), the output is written in that int8 form for the down matrix. A
 // workgroup's outputs must come in whole groups of 8 (GROUPS * ROWS / 2, a multiple of 8), and
-// subgroups must hold at least 8 invocations.
+// subgroups must hold at least 8 invocations. With NORM_SUMS (o and down), each workgroup also
+// adds up, over its rows, the sums the add_norm after the matrix needs (norm_sums.glsl).
 // Same layout constants as matvec.comp; MAX_BLOCKS (>= cols / 32) sizes the staging memory.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
@@ -35,6 +36,7 @@ layout(std430, binding = 3) writeonly buffer Outputs { float y[]; };
 
 layout(push_constant) uniform Push {
   uint rows, nb, n_tokens, x_offset, x_stride, y_offset, y_stride, groups_x;
+  uint norm_post;  // NORM_SUMS (norm_sums.glsl): offset of w_post (floats)
   STAGE_PUSH
 } pc;
 
@@ -44,6 +46,9 @@ shared uvec4 xq_s[MAX_BLOCKS * 2];  // a block's 32 int8 activations
 shared vec4 xmeta_s[MAX_BLOCKS];    // scale of each half, and (as bits) the sums of its q
 #endif
 shared float partial[ROWS][gl_WorkGroupSize.x];
+#ifdef NORM_SUMS
+#include "norm_sums.glsl"
+#endif
 
 void body() {
   const uint tid = gl_LocalInvocationID.x;
@@ -149,12 +154,18 @@ void body() {
   if (tid < GROUPS * ROWS) {
     const uint g = tid / ROWS, r = tid % ROWS;
     const uint row = wg_row0 + g * ROWS + r;
+    float s = 0.0;
     if (row < pc.rows) {
-      float s = 0.0;
       for (uint i = 0; i < parts; ++i) s += partial[r][g * parts + i];
       y[pc.y_offset + row] = s;
     }
+#ifdef NORM_SUMS
+    norm_sums_row(tid, row, s, row < pc.rows);
+#endif
   }
+#ifdef NORM_SUMS
+  norm_sums_store(tid, wg_row0);
+#endif
 #endif
 }
 

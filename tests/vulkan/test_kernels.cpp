@@ -257,6 +257,90 @@ class VulkanKernels : public QObject {
     QVERIFY2(err < 1.5e-2, qPrintable(QString("relative error %1").arg(err)));
   }
 
+  void wide_add_norm_data() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<int>("hidden");
+    QTest::addColumn<QString>("shape");  // o's: wg,rows,tpr
+    QTest::addColumn<int>("norm_wg");
+    QTest::newRow("q8_0") << int(DType::Q8_0) << 64 << "64,2,64" << 64;
+    QTest::newRow("q4_0, 27B's hidden") << int(DType::Q4_0) << 5376 << "128,4,64" << 128;
+    QTest::newRow("q8_0, 27B's hidden, short rows") << int(DType::Q8_0) << 5376 << "128,4,64" << 32;
+  }
+
+  // One token's add_norm spread over workgroups (ModelGpu::wide_norm): the matrix before it
+  // (matvec_qin_sums_*, int8 input) leaves the sums of both norms in a slot a workgroup, and
+  // add_norm_slots_qout writes the residual and xn (int8) from them, as add_norm_qout would.
+  void wide_add_norm() {
+    QFETCH(int, type);
+    QFETCH(int, hidden);
+    QFETCH(QString, shape);
+    QFETCH(int, norm_wg);
+    if (!h.device->info().int8_dot) QSKIP("the device has no integer dot products");
+    const DType t = DType(type);
+    const float eps = 1e-6f;
+    const Matrix w = random_matrix(t, hidden, hidden, 11);
+    // The matrix's input arrives as int8 from an add_norm_qout (as o's from the attention).
+    const std::vector<float> b0 = random_floats(size_t(hidden), 12, -30, 30), r0 = random_floats(size_t(hidden), 13);
+    const std::vector<float> r1 = random_floats(size_t(hidden), 14, -5, 5);  // the residual around the matrix
+    const std::vector<float> norms = random_floats(size_t(4) * hidden, 15, 0.2f, 2.0f);  // 2 pairs of norms
+    std::vector<float> x(hidden), tmp(hidden), r = r0, y(hidden), h1 = r1, xn(hidden);
+    rms_norm(b0.data(), norms.data(), hidden, eps, tmp.data());
+    add_in_place(r.data(), tmp.data(), hidden);
+    rms_norm(r.data(), norms.data() + hidden, hidden, eps, x.data());
+    matmul(w, x.data(), 1, y.data(), pool);
+    rms_norm(y.data(), norms.data() + 2 * hidden, hidden, eps, tmp.data());
+    add_in_place(h1.data(), tmp.data(), hidden);
+    rms_norm(h1.data(), norms.data() + 3 * hidden, hidden, eps, xn.data());
+
+    const vk::DeviceMatrix dm = vk::upload_matrix(*h.arena, *h.uploader, t, hidden, hidden,
+                                                  [&](int64_t row) { return w.row(row); }, ~0ull, 64);
+    h.uploader->finish();
+    vk::MatvecShape s;
+    std::sscanf(shape.toLatin1().constData(), "%u,%u,%u", &s.wg, &s.rows, &s.tpr);
+    const uint32_t slot_count = uint32_t((hidden + s.rows_per_workgroup() - 1) / s.rows_per_workgroup());
+    const vk::BufferSlice ns = h.upload(norms), xq = h.poisoned(size_t(hidden)), ys = h.poisoned(size_t(hidden)),
+                          r1s = h.upload(r1), ss = h.poisoned(size_t(slot_count) * 4), hs = h.poisoned(size_t(hidden)),
+                          xns = h.poisoned(size_t(hidden)), h_ref = h.poisoned(size_t(hidden)),
+                          xn_ref = h.poisoned(size_t(hidden));
+    h.run(h.pipelines->get("add_norm_qout", 5, {256}), {h.upload(b0), h.upload(r0), xq, ns, h.poisoned(size_t(hidden))},
+          vk::AddNormPush{uint32_t(hidden), 0, uint32_t(hidden), eps}, 1);
+    const vk::Kernel& k = h.pipelines->get(std::string("matvec_qin_sums_") + suffix(t), 7, {s.wg, s.rows, s.tpr});
+    const std::vector<VkDescriptorSet> sets{
+        h.descriptors->allocate(k, std::vector{dm.chunks[0].weights, dm.chunks[0].scales, xq, ys, r1s, ns, ss})};
+    vk::MatrixCall call{false, false, 1, 0, uint32_t(hidden), uint32_t(hidden)};
+    call.norm_post = uint32_t(2 * hidden);
+    h.seq->begin(false);
+    vk::record_matrix(*h.seq, k, dm, sets, call, s, 7, "test", -1);
+    h.seq->submit_and_wait();
+    vk::AddNormPush p{uint32_t(hidden), uint32_t(2 * hidden), uint32_t(3 * hidden), eps};
+    p.slot_count = slot_count;
+    h.run(h.pipelines->get("add_norm_slots_qout", 6, {uint32_t(norm_wg)}), {ys, r1s, xns, ns, hs, ss}, p,
+          uint32_t((hidden / 4 + norm_wg - 1) / norm_wg));
+    // The same y through add_norm_qout: the sums' order differs, nothing else.
+    h.run(h.pipelines->get("add_norm_qout", 5, {256}), {ys, r1s, xn_ref, ns, h_ref},
+          vk::AddNormPush{uint32_t(hidden), uint32_t(2 * hidden), uint32_t(3 * hidden), eps}, 1);
+
+    // xn's int8 form: per 32 values 8 words of int8, then 4 fp32 scales, one for each 8.
+    auto dequantize = [&](const vk::BufferSlice& q) {
+      const std::vector<uint32_t> words = h.read<uint32_t>(q, size_t(hidden / 32) * 12);
+      std::vector<float> v(hidden);
+      for (int e = 0; e < hidden; ++e) {
+        const uint32_t* b = &words[size_t(e / 32) * 12];
+        float scale;
+        std::memcpy(&scale, &b[8 + (e % 32) / 8], 4);
+        v[e] = float(int8_t(uint8_t(b[(e % 32) / 4] >> (8 * (e % 4))))) * scale;
+      }
+      return v;
+    };
+    const std::vector<float> h_gpu = h.read(hs, size_t(hidden)), xn_gpu = dequantize(xns);
+    // The matrix's input and xn are rounded to int8 (a scale for each 8): 3-6e-3 measured.
+    const double eh = relative_error(h_gpu, h1), exn = relative_error(xn_gpu, xn);
+    QVERIFY2(eh < 1e-2 && exn < 1.5e-2, qPrintable(QString("h %1, xn %2").arg(eh).arg(exn)));
+    const double dh = relative_error(h_gpu, h.read(h_ref, size_t(hidden))),
+                 dxn = relative_error(xn_gpu, dequantize(xn_ref));
+    QVERIFY2(dh < 1e-6 && dxn < 1e-3, qPrintable(QString("against add_norm_qout: h %1, xn %2").arg(dh).arg(dxn)));
+  }
+
   void embedding_data() {
     QTest::addColumn<int>("type");
     QTest::addColumn<int>("hidden");

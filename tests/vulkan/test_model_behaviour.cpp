@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "runtime/vulkan_probe.h"
 #include "model_fixture.h"
 
 using namespace kiln;
@@ -58,17 +59,32 @@ class VulkanModelBehaviour : public QObject {
     QVERIFY(b->take_profile().empty());
   }
 
+  void stage_flags_match_barriers_data() {
+    QTest::addColumn<bool>("int8_dot");
+    QTest::newRow("q4_0") << false;
+    QTest::newRow("q4_0, int8 dots") << true;  // int8 activations and the wide add_norm
+  }
+
   // Decode steps ordered by stage flags give the logits of barriers, bit for bit (the same
   // kernels in the same order); a step whose wait gives up is run again with barriers, and the
   // backend stays on barriers.
   void stage_flags_match_barriers() {
+    QFETCH(bool, int8_dot);
+    if (int8_dot) {
+      std::string status;
+      const auto devices = list_vulkan_devices(status);
+      if (std::none_of(devices.begin(), devices.end(), [](const GpuDevice& d) { return d.integer_dot; }))
+        QSKIP("no Vulkan device with integer dot products");
+    }
     auto w = load_fixture("tiny-gemma3-b", DType::Q4_0);
     const int vocab = w->config.vocab_size;
     const std::vector<int32_t> prompt{2, 10, 20, 30};
     auto decode = [&](const char* flags, std::unique_ptr<Backend>& b) {
       qputenv("KILN_VK_STAGE_FLAGS", flags);
+      qputenv("KILN_VK_INT8_DOT", int8_dot ? "1" : "0");
       b = vulkan(w);
       qunsetenv("KILN_VK_STAGE_FLAGS");
+      qunsetenv("KILN_VK_INT8_DOT");
       std::vector<float> logits(static_cast<size_t>(vocab)), out;
       b->forward(prompt, 0, false, logits.data());
       for (int p = int(prompt.size()); p < 16; ++p) {
@@ -81,8 +97,10 @@ class VulkanModelBehaviour : public QObject {
     std::unique_ptr<Backend> barriers, flags, gave_up;
     const std::vector<float> expected = decode("0", barriers);
     QCOMPARE(counter(*barriers, "stage_flags"), 0.0);
+    QCOMPARE(counter(*barriers, "wide_norm"), int8_dot ? 1.0 : 0.0);
     const std::vector<float> with_flags = decode("1", flags);
     QCOMPARE(counter(*flags, "stage_flags"), 1.0);
+    QCOMPARE(counter(*flags, "wide_norm"), int8_dot ? 1.0 : 0.0);
     QCOMPARE(counter(*flags, "stage_flag_fallbacks"), 0.0);
     QVERIFY(with_flags == expected);
     const std::vector<float> after_giving_up = decode("test-give-up", gave_up);

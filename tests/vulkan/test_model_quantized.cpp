@@ -51,6 +51,8 @@ class VulkanModelQuantized : public QObject {
     qputenv("KILN_VK_INT8_DOT", int8_dot ? "1" : "0");
     auto gpu = vulkan(w);
     qunsetenv("KILN_VK_INT8_DOT");
+    // With int8 activations, the add_norms take their sums from o and down (ModelGpu::wide_norm).
+    QCOMPARE(counter(*gpu, "wide_norm"), int8_dot ? 1.0 : 0.0);
     auto cpu = make_cpu_backend(w, CpuOptions{64, 2, DType::F16});
     for (const ReferenceCase& c : ref.cases)
       for (int prefill : {0, 3}) {

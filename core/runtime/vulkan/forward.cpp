@@ -13,29 +13,42 @@ class Recorder {
   Recorder(ModelGpu& m, CommandSequence& seq) : m_(m), seq_(seq), c_(m.config) {}
 
   void matrix(BoundMatrix& bm, bool glu, int n, uint32_t x_offset, uint32_t x_stride, uint32_t y_stride,
-              const char* op, int layer) {
+              const char* op, int layer, const uint32_t* sums_post = nullptr) {
     const bool batched = n > m_.tuning.matvec_max_tokens;
     const MatmulTile tile = batched ? m_.tuning.matmul_tile(bm.m.type) : kMatmulTile;
     // One token: a matrix whose producer rounds its input to int8 reads it so (matvec_qin_*),
     // whichever kernel it would take otherwise. A batch's last row of logits is n == 1 too, but
     // reads the batch's fp32 buffers.
     const bool one = n == 1 && one_token_;
+    // One token with ModelGpu::wide_norm, o and down also gather the next add_norm's sums.
+    const bool sums = one && sums_post && m_.wide_norm;
     const bool qin = one && bm.qact_in, staged = one && bm.staged && !qin;
-    const Kernel& k = qin    ? m_.qin_kernel(bm, glu)
+    const Kernel& k = sums     ? m_.sums_kernel(bm)
+                      : qin    ? m_.qin_kernel(bm, glu)
                       : staged ? m_.staged_kernel(bm, glu)
                                : m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile);
     MatrixCall call{glu, batched, n, x_offset, x_stride, y_stride, tile};
+    if (sums) call.norm_post = *sums_post;
+    const std::vector<VkDescriptorSet>& sets = sums ? bm.sums_sets : one ? bm.token_sets : bm.sets;
+    const MatvecShape& shape = qin ? bm.qin_shape : staged ? bm.staged_shape : bm.shape;
     if (batched && tile == kCoopTile && !glu && bm.split_output) {
       call.splits = m_.tuning.coop_splits(bm.m.rows, n);
       call.split_sum = m_.split_sum_kernel;
     }
-    record_matrix(seq_, k, bm.m, one ? bm.token_sets : bm.sets, call, qin ? bm.qin_shape : staged ? bm.staged_shape : bm.shape,
-                  m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
+    record_matrix(seq_, k, bm.m, sets, call, shape, m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
   }
 
   // which: 0 after attention, 1 after the MLP (one token: each has its own buffers).
   void add_norm(int n, uint32_t post, uint32_t pre, int layer, int which) {
     AddNormPush p{uint32_t(c_.hidden_size), post, pre, c_.rms_norm_eps};
+    if (n == 1 && one_token_ && m_.wide_norm) {  // the sums are in the slots: many workgroups
+      p.slot_count = m_.norm_slots;
+      const uint32_t wg = m_.tuning.wide_norm_wg, groups = (uint32_t(c_.hidden_size) / 4 + wg - 1) / wg;
+      seq_.dispatch(*m_.add_norm_slots_kernel, m_.layers[layer].token_wide_norm_sets[which], &p, sizeof p, groups, 1,
+                    1, "add_norm", layer);
+      seq_.barrier();
+      return;
+    }
     const Kernel& k = n == 1 && m_.add_norm_qout_kernel ? *m_.add_norm_qout_kernel : *m_.add_norm_kernel;
     const VkDescriptorSet set = n == 1 ? m_.layers[layer].token_add_norm_sets[which] : m_.add_norm_set;
     seq_.dispatch(k, set, &p, sizeof p, uint32_t(n), 1, 1, "add_norm", layer);
@@ -95,10 +108,10 @@ class Recorder {
       LayerGpu& l = m_.layers[i];
       matrix(l.qkv, false, n, 0, hidden, qkv_stride, "qkv_proj", i);
       attention(l, n, pos, i);
-      matrix(l.o, false, n, 0, q_dim, hidden, "o_proj", i);
+      matrix(l.o, false, n, 0, q_dim, hidden, "o_proj", i, &l.post_attn_norm);
       add_norm(n, l.post_attn_norm, l.pre_ffn_norm, i, 0);
       matrix(l.gate_up, true, n, 0, hidden, ffn, "gate_up_gelu", i);
-      matrix(l.down, false, n, 0, ffn, hidden, "down_proj", i);
+      matrix(l.down, false, n, 0, ffn, hidden, "down_proj", i, &l.post_ffn_norm);
       const uint32_t next = i + 1 < c_.num_layers ? m_.layers[i + 1].input_norm : m_.final_norm;
       add_norm(n, l.post_ffn_norm, next, i, 1);
     }
@@ -129,7 +142,7 @@ void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatri
   for (size_t i = 0; i < m.chunks.size(); ++i) {
     const auto& ch = m.chunks[i];
     MatrixPush p{uint32_t(ch.rows), uint32_t(m.cols / 32), uint32_t(call.n), call.x_offset, call.x_stride,
-                 uint32_t(call.glu ? ch.row_begin / 2 : ch.row_begin), call.y_stride, 0};
+                 uint32_t(call.glu ? ch.row_begin / 2 : ch.row_begin), call.y_stride, 0, call.norm_post};
     if (call.batched) {
       const MatmulTile t = call.tile;
       p.groups_x = split_blocks;  // matmul_coop: blocks a split (0: no split)

@@ -18,6 +18,7 @@ struct MatrixCall {
   // its own slice of y (which must hold splits x n x y_stride floats), then split_sum adds them.
   uint32_t splits = 1;
   const Kernel* split_sum = nullptr;
+  uint32_t norm_post = 0;  // gathering the add_norm's sums (ModelGpu::sums_kernel): its w_post
 };
 
 // y[t][chunk.row_begin + r] (or [.. / 2] with GLU) = W x[t] over every chunk of m, then a barrier.

@@ -102,6 +102,10 @@ Tuning tuning_for(const Device& device) {
   }
   const char* flags = std::getenv("KILN_VK_STAGE_FLAGS");
   t.stage_flags = !(flags && std::string(flags) == "0");  // every usable device has device addresses
+  const char* wide = std::getenv("KILN_VK_WIDE_NORM");
+  t.wide_norm = t.quantized_act && !(wide && std::string(wide) == "0");
+  if (t.cpu_device) t.wide_norm_wg = 64;
+  t.wide_norm_wg = env_u32("KILN_VK_WIDE_NORM_WG", t.wide_norm_wg);
   return t;
 }
 
@@ -193,6 +197,11 @@ const Kernel& ModelGpu::qin_kernel(const BoundMatrix& bm, bool glu) {
   const MatvecShape& s = bm.qin_shape;
   return pipelines->get(std::string(glu ? "matvec_qin_glu_qout_" : "matvec_qin_") + type_suffix(bm.m.type), 4,
                         {s.wg, s.rows, s.tpr});
+}
+
+const Kernel& ModelGpu::sums_kernel(const BoundMatrix& bm) {
+  const MatvecShape& s = bm.qin_shape;
+  return pipelines->get(std::string("matvec_qin_sums_") + type_suffix(bm.m.type), 7, {s.wg, s.rows, s.tpr});
 }
 
 const Kernel& ModelGpu::embed_kernel(DType type) {
@@ -334,6 +343,14 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
     t.act = state(ffn * 4, "one token's activations");
     t.proj_d = state(hidden * 4, "one token's activations");
   }
+  if (tuning.wide_norm) {  // o and down take qin_shape (plan_int8_activations)
+    const uint32_t per_group = tuning.qin_shape(false).rows_per_workgroup();
+    norm_slots = uint32_t((hidden + per_group - 1) / per_group);
+    for (LayerGpu& l : layers) {
+      l.token.sums_o = state(uint64_t(norm_slots) * 16, "one token's norm sums");
+      l.token.sums_d = state(uint64_t(norm_slots) * 16, "one token's norm sums");
+    }
+  }
   logits_host = readback_arena->allocate(uint64_t(logit_rows) * vocab * 4);
   tokens = upload_arena->allocate(B * 4);
   up.finish();
@@ -381,6 +398,14 @@ void ModelGpu::build_pipelines() {
     one_token_kernel(l.down, false);
   }
   add_norm_kernel = &pipelines->get("add_norm", 5, {tuning.norm_wg});
+  wide_norm = plan_wide_norm();
+  if (wide_norm) {
+    for (LayerGpu& l : layers) {
+      sums_kernel(l.o);
+      sums_kernel(l.down);
+    }
+    add_norm_slots_kernel = &pipelines->get("add_norm_slots_qout", 6, {tuning.wide_norm_wg});
+  }
   if (tuning.coop_matmul) {
     split_sum_kernel = &pipelines->get("split_sum", 4);
     for (LayerGpu& l : layers) l.o.split_output = l.down.split_output = tuning.max_coop_splits > 1;
@@ -424,6 +449,19 @@ bool ModelGpu::plan_int8_activations() {
     return false;
   for (LayerGpu& l : layers) reads_int8(l.o, false);
   return true;
+}
+
+// The wide add_norm (ModelGpu::wide_norm) where add_norm writes int8 and o and down read int8 in
+// qin_shape workgroups, each of their chunks starting at a whole workgroup (a slot each).
+bool ModelGpu::plan_wide_norm() const {
+  if (!tuning.wide_norm || !add_norm_int8 || norm_slots == 0 || tuning.wide_norm_wg % 2 != 0) return false;
+  const uint32_t per_group = tuning.qin_shape(false).rows_per_workgroup();
+  auto fits = [&](const BoundMatrix& bm) {
+    return bm.qact_in && bm.qin_shape.rows_per_workgroup() == per_group &&
+           std::all_of(bm.m.chunks.begin(), bm.m.chunks.end(),
+                       [&](const DeviceMatrix::Chunk& c) { return c.row_begin % per_group == 0; });
+  };
+  return std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) { return fits(l.o) && fits(l.down); });
 }
 
 void ModelGpu::build_sets() {
@@ -470,6 +508,28 @@ void ModelGpu::build_sets() {
     l.token_add_norm_sets[0] = d.allocate(*add_norm_kernel, n1);
     const BufferSlice n2[] = {t.proj_d, t.x_mid, token_xn[i + 1], norms, token_x[i + 1]};
     l.token_add_norm_sets[1] = d.allocate(*add_norm_kernel, n2);
+  }
+  if (wide_norm) {
+    // o and down: weights, scales, int8 input, y, then the residual x, norms and their slots.
+    auto bind_sums = [&](BoundMatrix& bm, const BufferSlice& in, const BufferSlice& out, const BufferSlice& x,
+                         const BufferSlice& slots) {
+      const Kernel& k = sums_kernel(bm);
+      for (const auto& c : bm.m.chunks) {
+        const BufferSlice b[] = {c.weights, c.scales, in, out, x, norms, slots};
+        bm.sums_sets.push_back(d.allocate(k, b));
+      }
+    };
+    for (size_t i = 0; i < layers.size(); ++i) {
+      LayerGpu& l = layers[i];
+      const LayerGpu::TokenBuffers& t = l.token;
+      bind_sums(l.o, t.att, t.proj_o, token_x[i], t.sums_o);
+      bind_sums(l.down, t.act, t.proj_d, t.x_mid, t.sums_d);
+      // add_norm's five, then the slots.
+      const BufferSlice n1[] = {t.proj_o, token_x[i], t.xn_mid, norms, t.x_mid, t.sums_o};
+      l.token_wide_norm_sets[0] = d.allocate(*add_norm_slots_kernel, n1);
+      const BufferSlice n2[] = {t.proj_d, t.x_mid, token_xn[i + 1], norms, token_x[i + 1], t.sums_d};
+      l.token_wide_norm_sets[1] = d.allocate(*add_norm_slots_kernel, n2);
+    }
   }
   const BufferSlice n[] = {proj, x, xn, norms, x};  // batches: the residual in place
   add_norm_set = d.allocate(*add_norm_kernel, n);

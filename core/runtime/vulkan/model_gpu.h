@@ -70,6 +70,10 @@ struct Tuning {
   // One token: dispatches ordered by stage flags instead of barriers (CommandSequence; on an H100
   // PERFORMANCE.md, "Stage flags instead of barriers"). KILN_VK_STAGE_FLAGS=0 turns it off.
   bool stage_flags = false;
+  // One token: the add_norm spread over many workgroups, its sums gathered by the matrix before
+  // (ModelGpu::wide_norm); KILN_VK_WIDE_NORM=0 turns it off. wide_norm_wg: invocations a workgroup.
+  bool wide_norm = false;
+  uint32_t wide_norm_wg = 128;
 
   // Enough invocations a row that each streams several blocks, enough rows that the GPU is full.
   MatvecShape matvec_shape(DType type, int64_t rows, int64_t cols, bool glu) const;
@@ -101,6 +105,7 @@ struct BoundMatrix {
   MatvecShape qin_shape;
   std::vector<VkDescriptorSet> sets;
   std::vector<VkDescriptorSet> token_sets;  // one token: the layer's own buffers (LayerGpu::token)
+  std::vector<VkDescriptorSet> sums_sets;   // o, down with ModelGpu::wide_norm: token_sets + the sums'
   bool split_output = false;  // its output holds Tuning::max_coop_splits slices: split-K allowed
 };
 
@@ -121,8 +126,10 @@ struct LayerGpu {
   // act -> proj_d -> token_x[i + 1], token_xn[i + 1]. Sized as fp32 (int8 forms are smaller).
   struct TokenBuffers {
     BufferSlice qkv, att, proj_o, x_mid, xn_mid, act, proj_d;
+    BufferSlice sums_o, sums_d;  // wide norm: [norm_slots] vec4 sums from o's and down's workgroups
   } token;
   VkDescriptorSet token_add_norm_sets[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};  // after attention, after the MLP
+  VkDescriptorSet token_wide_norm_sets[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};  // the same, ModelGpu::wide_norm
 };
 
 struct ModelGpu {
@@ -171,11 +178,21 @@ struct ModelGpu {
   // projection): add_norm_qout writes xn rounded to int8. Null otherwise.
   bool add_norm_int8 = false;
   const Kernel* add_norm_qout_kernel = nullptr;
+  // One token: o and down (matvec_qin_sums_*) gather the sums of the add_norm after them, a vec4
+  // for each of their norm_slots workgroups (kernels/vulkan/norm_sums.glsl), and the add_norm
+  // (add_norm_slots_qout) adds those up instead of reducing over the vector, so it runs as many
+  // workgroups of one round of loads each instead of one workgroup of three passes. Where o and
+  // down read int8 and add_norm writes it (Tuning::wide_norm).
+  bool wide_norm = false;
+  uint32_t norm_slots = 0;
+  const Kernel& sums_kernel(const BoundMatrix& bm);
+  const Kernel* add_norm_slots_kernel = nullptr;
 
  private:
   void build(const Gemma3Weights& w, bool f16_kv);
   void build_pipelines();
   bool plan_int8_activations();
+  bool plan_wide_norm() const;
   void build_sets();
 };
 

@@ -6,8 +6,9 @@
 
 namespace kiln::vk {
 
-struct MatrixPush {  // matvec.comp, matmul.comp
+struct MatrixPush {  // matvec.comp, matmul.comp, matvec_staged.comp
   uint32_t rows, nb, n_tokens, x_offset, x_stride, y_offset, y_stride, groups_x;
+  uint32_t norm_post = 0;  // matvec_staged.comp with NORM_SUMS: offset of the add_norm's w_post
 };
 struct SplitSumPush {  // split_sum.comp
   uint32_t count, splits;
@@ -19,6 +20,7 @@ struct EmbedPush {  // embed.comp
 struct AddNormPush {  // add_norm.comp
   uint32_t hidden, post_offset, pre_offset;
   float eps;
+  uint32_t slot_count = 0;  // SLOTS: sums left by the matrix before (norm_sums.glsl)
 };
 struct RopePush {  // qk_norm_rope.comp
   uint32_t pos0, n_heads, n_kv_heads, head_dim, qkv_stride, cache_slots, q_norm_offset, k_norm_offset, rope_offset;

@@ -69,6 +69,7 @@ class VulkanBackend final : public Backend {
         {"dispatches_last_call", double(last_dispatches_)},
         {"stage_flags", stage_flags_ ? 1.0 : 0.0},
         {"stage_flag_fallbacks", double(stage_flag_fallbacks_)},
+        {"wide_norm", model_->wide_norm ? 1.0 : 0.0},
     };
   }
 
