@@ -7,6 +7,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 namespace kiln {
 
@@ -85,12 +86,41 @@ double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11)
 }  // namespace
 
 int32_t argmax(std::span<const float> logits) {
-  int32_t best = -1;
-  for (size_t i = 0; i < logits.size(); ++i) {
-    if (std::isnan(logits[i])) continue;
-    if (best < 0 || logits[i] > logits[static_cast<size_t>(best)]) best = static_cast<int32_t>(i);
-  }
-  return best;
+  // One pass in 8 independent lanes, each keeping its largest value and where it was (strictly
+  // larger only, so its first), then the lowest index among the lanes holding the largest. The
+  // lanes have no chain of dependent compares, so the pass runs several times faster than one
+  // running maximum; greedy decoding waits for it between GPU steps (at 262k logits ~80 against
+  // ~220-390 us). NaN never compares larger, so it never wins.
+  constexpr size_t kLanes = 8;
+  constexpr float kLowest = -std::numeric_limits<float>::infinity();
+  const float* v = logits.data();
+  const size_t n = logits.size();
+  float lane[kLanes];
+  uint32_t at[kLanes] = {};
+  std::fill(lane, lane + kLanes, kLowest);
+  size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (size_t k = 0; k < kLanes; ++k) {
+      const bool larger = v[i + k] > lane[k];
+      lane[k] = larger ? v[i + k] : lane[k];
+      at[k] = larger ? static_cast<uint32_t>(i + k) : at[k];
+    }
+  float best = kLowest;
+  int64_t index = -1;
+  for (size_t k = 0; k < kLanes; ++k)
+    if (lane[k] > best || (lane[k] == best && lane[k] > kLowest && at[k] < index)) {
+      best = lane[k];
+      index = at[k];
+    }
+  for (; i < n; ++i)
+    if (v[i] > best) {
+      best = v[i];
+      index = static_cast<int64_t>(i);
+    }
+  if (index < 0)  // nothing above -inf: the first value that is not NaN, as a running maximum gives
+    for (i = 0; i < n; ++i)
+      if (!std::isnan(v[i])) return static_cast<int32_t>(i);
+  return static_cast<int32_t>(index);
 }
 
 Sampler::Sampler(const SamplingParams& params)

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <new>
 #include <random>
@@ -111,6 +112,25 @@ class TestSampler : public QObject {
   void argmax_takes_the_lowest_index_on_ties() {
     const std::vector<float> logits{1.0f, 3.0f, 2.0f, 3.0f};
     QCOMPARE(kiln::argmax(logits), 1);
+    std::vector<float> lanes(37, -5.0f);  // ties in different lanes and in the tail
+    lanes[29] = lanes[13] = lanes[36] = -1.0f;
+    QCOMPARE(kiln::argmax(lanes), 13);
+  }
+
+  // NaN never wins; all-negative and tail positions are found; nothing but NaN gives -1, and -inf
+  // everywhere gives the first index that is not NaN.
+  void argmax_skips_nan_and_finds_any_position() {
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    std::vector<float> v(19, -7.0f);
+    v[0] = nan;
+    v[18] = -2.0f;  // past the last whole group of 8
+    QCOMPARE(kiln::argmax(v), 18);
+    v[5] = nan;
+    v[6] = -1.5f;
+    QCOMPARE(kiln::argmax(v), 6);
+    QCOMPARE(kiln::argmax(std::vector<float>(10, nan)), -1);
+    QCOMPARE(kiln::argmax(std::vector<float>{nan, -inf, -inf}), 1);
+    QCOMPARE(kiln::argmax(std::vector<float>{}), -1);
   }
 
   // Statistical bound for the exclusion tests: every excluded set below holds at least 5 % of the
