@@ -22,6 +22,7 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : devi
   const bool timestamps = device.info().timestamp_valid_bits > 0 && device.limits().timestampPeriod > 0;
   max_queries_ = max_dispatches + 1;
   if (const char* v = std::getenv("KILN_VK_STAGE_SKIP_WAITS")) skip_waits_ = v;
+  if (const char* v = std::getenv("KILN_VK_FENCE_POLL")) fence_poll_ = std::string(v) != "0";
   max_stages_ = max_dispatches + 2;
   counters_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::DeviceLocal, 64 * 1024, "stage flags", true);
   counters_ = counters_arena_->allocate(VkDeviceSize(max_stages_ + 2) * kStageLineBytes);
@@ -181,6 +182,7 @@ void CommandSequence::submit(int frame) {
   si.commandBufferCount = 1;
   si.pCommandBuffers = &f.cmd;
   check(vkQueueSubmit(device_.queue(), 1, &si, f.fence), "submitting work");
+  f.submitted = std::chrono::steady_clock::now();
   ++device_.counters().submits;
   f.state = State::InFlight;
 }
@@ -192,7 +194,30 @@ void CommandSequence::discard(int frame) {
 void CommandSequence::wait(int frame) {
   Frame& f = frames_[frame];
   if (f.state != State::InFlight) return;
-  check(vkWaitForFences(device_.handle(), 1, &f.fence, VK_TRUE, UINT64_MAX), "waiting for the GPU");
+  // A thread asleep in vkWaitForFences wakes some time after the GPU is done, and during decode the
+  // GPU then idles until the next token is submitted. So sleep until shortly before a frame like
+  // this one is due (the last one's time), and poll the fence from there.
+  using Clock = std::chrono::steady_clock;
+  auto it = frame_micros_.find(f.dispatches);
+  bool done = false;
+  if (fence_poll_ && it != frame_micros_.end()) {
+    constexpr double kMarginMicros = 300;
+    const double left = it->second - std::chrono::duration<double, std::micro>(Clock::now() - f.submitted).count();
+    if (left > kMarginMicros) {
+      const VkResult r = vkWaitForFences(device_.handle(), 1, &f.fence, VK_TRUE, uint64_t((left - kMarginMicros) * 1000));
+      if (r != VK_TIMEOUT) check(r, "waiting for the GPU");
+      done = r == VK_SUCCESS;
+    }
+    const Clock::time_point poll_until = Clock::now() + std::chrono::milliseconds(2);
+    while (!done && Clock::now() < poll_until) {
+      const VkResult r = vkGetFenceStatus(device_.handle(), f.fence);
+      if (r != VK_NOT_READY) check(r, "waiting for the GPU");
+      done = r == VK_SUCCESS;
+    }
+  }
+  if (!done) check(vkWaitForFences(device_.handle(), 1, &f.fence, VK_TRUE, UINT64_MAX), "waiting for the GPU");
+  const double took = std::chrono::duration<double, std::micro>(Clock::now() - f.submitted).count();
+  frame_micros_[f.dispatches] = took;
   check(vkResetFences(device_.handle(), 1, &f.fence), "resetting a fence");
   f.state = State::Free;
   if (f.stage_flags) {

@@ -13,6 +13,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -90,6 +91,7 @@ class CommandSequence {
     bool stage_flags = false, abandoned = false;
     uint32_t dispatches = 0;
     std::vector<Label> labels;  // label of timestamp i + 1 (the end of dispatch i)
+    std::chrono::steady_clock::time_point submitted;
   };
   Frame& rec() { return frames_[recording_]; }
 
@@ -105,6 +107,11 @@ class CommandSequence {
   BufferSlice counters_, readback_;
   VkDeviceAddress counters_address_ = 0;
   uint32_t max_stages_ = 0, stage_ = 0, stage_groups_ = 0, wait_groups_ = 0;
+  // wait(): how long frames of a given dispatch count took from submit to done (a decode step
+  // always records the same count), so the wait sleeps until shortly before and then polls.
+  // KILN_VK_FENCE_POLL=0: always sleep in vkWaitForFences.
+  std::map<uint32_t, double> frame_micros_;
+  bool fence_poll_ = true;
   bool give_up_once_ = false;
   // Measurement only (KILN_VK_STAGE_SKIP_WAITS=attention,o_proj,...): those ops' dispatches do not
   // wait for the stage before, so results are wrong; shows what each dependency costs.
