@@ -21,6 +21,14 @@
 // stage_wait(STAGE_ARGS) and stage_signal(STAGE_ARGS).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
+#ifdef STAGE_TRACE
+// Measurement builds (KILN_VULKAN_STAGE_TRACE): each workgroup's leader records, in stage s's trace
+// line (STAGE_TRACE_LINE + s), the earliest start, the earliest and latest pass of the wait and the
+// earliest and latest end, from the GPU's clock (low 32 bits; "earliest" kept as the max of ~t,
+// since the lines start at zero). CommandSequence reads them back.
+#extension GL_EXT_shader_realtime_clock : require
+const uint STAGE_TRACE_LINE = 1024u;
+#endif
 
 // Word 0: nonzero when a wait gave up in this step. Word 32 (s + 1): workgroups of stage s that
 // finished. A counter a 128-byte line, so the workgroups polling stage s - 1 and those counting
@@ -57,8 +65,18 @@ float stage_idle(float v) {
 }
 
 // Before the first read of anything an earlier stage wrote. Every invocation must call it.
+#ifdef STAGE_TRACE
+void stage_trace(uvec2 counters, uint stage, uint word, bool earliest) {
+  const uint t = clockRealtime2x32EXT().x;
+  atomicMax(StageCounters(counters).words[STAGE_LINE_WORDS * (STAGE_TRACE_LINE + stage) + word], earliest ? ~t : t);
+}
+#endif
+
 void stage_wait(uvec2 counters, uint stage, uint wait_groups) {
   if (stage == 0u) return;
+#ifdef STAGE_TRACE
+  if (gl_LocalInvocationIndex == 0u) stage_trace(counters, stage, 0u, true);
+#endif
   if (gl_LocalInvocationIndex == 0u && wait_groups > 0u) {
     StageCounters c = StageCounters(counters);
     const uint done = STAGE_LINE_WORDS * stage;  // stage - 1's counter
@@ -72,6 +90,12 @@ void stage_wait(uvec2 counters, uint stage, uint wait_groups) {
     }
     if (idle < 0.0) c.words[1] = 0u;  // never: keeps the idle arithmetic
   }
+#ifdef STAGE_TRACE
+  if (gl_LocalInvocationIndex == 0u) {
+    stage_trace(counters, stage, 1u, true);
+    stage_trace(counters, stage, 2u, false);
+  }
+#endif
   memoryBarrierBuffer();
   barrier();
 }
@@ -81,5 +105,11 @@ void stage_signal(uvec2 counters, uint stage, uint wait_groups) {
   if (stage == 0u) return;
   memoryBarrierBuffer();  // this invocation's writes are visible device-wide ...
   barrier();              // ... for every invocation, before the count says so
+#ifdef STAGE_TRACE
+  if (gl_LocalInvocationIndex == 0u) {
+    stage_trace(counters, stage, 3u, true);
+    stage_trace(counters, stage, 4u, false);
+  }
+#endif
   if (gl_LocalInvocationIndex == 0u) atomicAdd(StageCounters(counters).words[STAGE_LINE_WORDS * (stage + 1u)], 1u);
 }

@@ -2,6 +2,7 @@
 
 #include "runtime/vulkan/vk_check.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -25,7 +26,14 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : devi
   if (const char* v = std::getenv("KILN_VK_FENCE_POLL")) fence_poll_ = std::string(v) != "0";
   max_stages_ = max_dispatches + 2;
   counters_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::DeviceLocal, 64 * 1024, "stage flags", true);
+#ifdef KILN_VK_STAGE_TRACE
+  if (max_stages_ + 2 > kTraceLine) throw Error("Vulkan: too many stages to trace (internal error)");
+  counters_ = counters_arena_->allocate(VkDeviceSize(kTraceLine + max_stages_ + 2) * kStageLineBytes);
+  trace_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::HostReadback, 1 << 20, "stage trace");
+  for (BufferSlice& t : trace_host_) t = trace_arena_->allocate(VkDeviceSize(max_stages_ + 2) * kStageLineBytes);
+#else
   counters_ = counters_arena_->allocate(VkDeviceSize(max_stages_ + 2) * kStageLineBytes);
+#endif
   counters_address_ = counters_arena_->device_address(counters_);
   readback_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::HostReadback, 4096, "stage flag results");
   readback_ = readback_arena_->allocate(2 * 16);
@@ -44,6 +52,17 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : devi
 }
 
 CommandSequence::~CommandSequence() {
+#ifdef KILN_VK_STAGE_TRACE
+  if (traced_steps_) {
+    std::fprintf(stderr, "stage trace: %llu steps, %.1f us a step; per op, us: hop in, wait pass to last end, lead\n",
+                 (unsigned long long)traced_steps_, traced_step_ns_ / 1000.0 / double(traced_steps_));
+    for (const auto& [op, s] : trace_)
+      std::fprintf(stderr, "  %-14s n %6llu  hop %7.2f  run %7.2f  lead %8.2f  (a step: hop %7.1f, run %7.1f)\n",
+                   op.c_str(), (unsigned long long)s.n, s.hop / 1000.0 / double(s.n), s.run / 1000.0 / double(s.n),
+                   s.lead / 1000.0 / double(s.n), s.hop / 1000.0 / double(traced_steps_),
+                   s.run / 1000.0 / double(traced_steps_));
+  }
+#endif
   VkDevice dev = device_.handle();
   for (Frame& f : frames_) {
     if (f.state == State::InFlight) vkWaitForFences(dev, 1, &f.fence, VK_TRUE, UINT64_MAX);
@@ -70,6 +89,9 @@ int CommandSequence::begin(bool profile, bool stage_flags) {
   f.abandoned = false;
   stage_ = 1;
   stage_groups_ = wait_groups_ = 0;
+#ifdef KILN_VK_STAGE_TRACE
+  stage_ops_[recording_].assign(max_stages_ + 2, nullptr);
+#endif
   if (f.stage_flags) {  // the counters start at zero, after the previous frame is done with them
     VkMemoryBarrier before{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     before.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
@@ -103,6 +125,9 @@ void CommandSequence::dispatch(const Kernel& kernel, VkDescriptorSet set, const 
   if (kernel.stage_flags) {  // stage 0 tells the kernel that barriers order this frame
     StagePush sp;
     if (f.stage_flags) sp = {counters_address_, stage_, skips_wait(op) ? 0u : wait_groups_};
+#ifdef KILN_VK_STAGE_TRACE
+    if (f.stage_flags && !stage_ops_[recording_][stage_]) stage_ops_[recording_][stage_] = op;
+#endif
     vkCmdPushConstants(f.cmd, kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, kStagePushOffset, sizeof sp, &sp);
     stage_groups_ += groups_x * groups_y * groups_z;
   }
@@ -164,6 +189,11 @@ void CommandSequence::end() {
                          nullptr, 0, nullptr);
     const VkBufferCopy region{counters_.offset, readback_.offset + 16 * VkDeviceSize(recording_), 4};
     vkCmdCopyBuffer(f.cmd, counters_.buffer, readback_.buffer, 1, &region);
+#ifdef KILN_VK_STAGE_TRACE
+    const BufferSlice& t = trace_host_[recording_];
+    const VkBufferCopy times{counters_.offset + VkDeviceSize(kTraceLine) * kStageLineBytes, t.offset, t.size};
+    vkCmdCopyBuffer(f.cmd, counters_.buffer, t.buffer, 1, &times);
+#endif
     VkMemoryBarrier hb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     hb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     hb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
@@ -224,6 +254,9 @@ void CommandSequence::wait(int frame) {
     uint32_t word = 0;
     std::memcpy(&word, readback_.mapped + 16 * frame, 4);
     f.abandoned = word != 0;
+#ifdef KILN_VK_STAGE_TRACE
+    if (!f.abandoned) read_trace(frame);
+#endif
   }
   if (!f.profiling || f.labels.empty()) return;
   std::vector<uint64_t> stamps(f.labels.size() + 1);
@@ -243,6 +276,34 @@ void CommandSequence::wait(int frame) {
     ++t.calls;
   }
 }
+
+#ifdef KILN_VK_STAGE_TRACE
+void CommandSequence::read_trace(int frame) {
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(trace_host_[frame].mapped);
+  const uint32_t words = kStageLineBytes / 4;
+  // Words of stage s's line: ~earliest start, ~earliest wait pass, latest wait pass, ~earliest end,
+  // latest end. Clock differences in uint32 (wrap-safe within a step).
+  uint32_t prev_end = 0, first_start = 0, last_end = 0;
+  bool have_prev = false;
+  for (uint32_t s = 1; s < stage_ops_[frame].size() && stage_ops_[frame][s]; ++s) {
+    const uint32_t* l = w + size_t(s) * words;
+    if (l[4] == 0) break;  // no workgroup of this stage finished: not a stage of this frame
+    const uint32_t start = ~l[0], pass = ~l[1], end = l[4];
+    TraceSums& t = trace_[stage_ops_[frame][s]];
+    if (have_prev) t.hop += double(int32_t(pass - prev_end));
+    else first_start = start;
+    t.run += double(int32_t(end - pass));
+    t.lead += double(int32_t(pass - start));
+    ++t.n;
+    prev_end = last_end = end;
+    have_prev = true;
+  }
+  if (have_prev) {
+    ++traced_steps_;
+    traced_step_ns_ += double(int32_t(last_end - first_start));
+  }
+}
+#endif
 
 void CommandSequence::submit_and_wait() {
   const int frame = recording_;

@@ -117,6 +117,23 @@ class CommandSequence {
   // wait for the stage before, so results are wrong; shows what each dependency costs.
   std::string skip_waits_;
   bool skips_wait(const char* op) const;
+#ifdef KILN_VK_STAGE_TRACE
+  // Measurement builds: each frame's stage times (stage_flags.glsl, STAGE_TRACE) copied back, the op
+  // of each stage, and per op the sums of: the hop from the stage before's last end to this stage's
+  // first pass of its wait, from that pass to its last end, and how early its first workgroup started.
+  static constexpr uint32_t kTraceLine = 1024;  // STAGE_TRACE_LINE
+  std::unique_ptr<MemoryArena> trace_arena_;
+  BufferSlice trace_host_[2];
+  std::vector<const char*> stage_ops_[2];
+  struct TraceSums {
+    double hop = 0, run = 0, lead = 0;
+    uint64_t n = 0;
+  };
+  std::map<std::string, TraceSums> trace_;
+  uint64_t traced_steps_ = 0;
+  double traced_step_ns_ = 0;
+  void read_trace(int frame);
+#endif
 };
 
 }  // namespace kiln::vk
