@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "runtime/vulkan/push_constants.h"
 
@@ -13,22 +14,23 @@ class Recorder {
   Recorder(ModelGpu& m, CommandSequence& seq) : m_(m), seq_(seq), c_(m.config) {}
 
   void matrix(BoundMatrix& bm, bool glu, int n, uint32_t x_offset, uint32_t x_stride, uint32_t y_stride,
-              const char* op, int layer, const uint32_t* sums_post = nullptr) {
+              const char* op, int layer, std::optional<uint32_t> norm_after = std::nullopt) {
     const bool batched = n > m_.tuning.matvec_max_tokens;
     const MatmulTile tile = batched ? m_.tuning.matmul_tile(bm.m.type) : kMatmulTile;
     // One token: a matrix whose producer rounds its input to int8 reads it so (matvec_qin_*),
     // whichever kernel it would take otherwise. A batch's last row of logits is n == 1 too, but
     // reads the batch's fp32 buffers.
     const bool one = n == 1 && one_token_;
-    // One token with ModelGpu::wide_norm, o and down also gather the next add_norm's sums.
-    const bool sums = one && sums_post && m_.wide_norm;
+    // One token with ModelGpu::wide_norm, o and down also gather the sums of the add_norm after
+    // them (norm_after: its w_post).
+    const bool sums = one && norm_after && m_.wide_norm;
     const bool qin = one && bm.qact_in, staged = one && bm.staged && !qin;
     const Kernel& k = sums     ? m_.sums_kernel(bm)
                       : qin    ? m_.qin_kernel(bm, glu)
                       : staged ? m_.staged_kernel(bm, glu)
                                : m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile);
     MatrixCall call{glu, batched, n, x_offset, x_stride, y_stride, tile};
-    if (sums) call.norm_post = *sums_post;
+    if (sums) call.norm_post = *norm_after;
     const std::vector<VkDescriptorSet>& sets = sums ? bm.sums_sets : one ? bm.token_sets : bm.sets;
     const MatvecShape& shape = qin ? bm.qin_shape : staged ? bm.staged_shape : bm.shape;
     if (batched && tile == kCoopTile && !glu && bm.split_output) {
@@ -108,10 +110,10 @@ class Recorder {
       LayerGpu& l = m_.layers[i];
       matrix(l.qkv, false, n, 0, hidden, qkv_stride, "qkv_proj", i);
       attention(l, n, pos, i);
-      matrix(l.o, false, n, 0, q_dim, hidden, "o_proj", i, &l.post_attn_norm);
+      matrix(l.o, false, n, 0, q_dim, hidden, "o_proj", i, l.post_attn_norm);
       add_norm(n, l.post_attn_norm, l.pre_ffn_norm, i, 0);
       matrix(l.gate_up, true, n, 0, hidden, ffn, "gate_up_gelu", i);
-      matrix(l.down, false, n, 0, ffn, hidden, "down_proj", i, &l.post_ffn_norm);
+      matrix(l.down, false, n, 0, ffn, hidden, "down_proj", i, l.post_ffn_norm);
       const uint32_t next = i + 1 < c_.num_layers ? m_.layers[i + 1].input_norm : m_.final_norm;
       add_norm(n, l.post_ffn_norm, next, i, 1);
     }
