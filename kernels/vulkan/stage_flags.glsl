@@ -64,7 +64,6 @@ float stage_idle(float v) {
   return v;
 }
 
-// Before the first read of anything an earlier stage wrote. Every invocation must call it.
 #ifdef STAGE_TRACE
 void stage_trace(uvec2 counters, uint stage, uint word, bool earliest) {
   const uint t = clockRealtime2x32EXT().x;
@@ -72,6 +71,7 @@ void stage_trace(uvec2 counters, uint stage, uint word, bool earliest) {
 }
 #endif
 
+// Before the first read of anything an earlier stage wrote. Every invocation must call it.
 void stage_wait(uvec2 counters, uint stage, uint wait_groups) {
   if (stage == 0u) return;
 #ifdef STAGE_TRACE
