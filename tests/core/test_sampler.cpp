@@ -231,6 +231,12 @@ class TestSampler : public QObject {
     const auto counts = histogram(s, logits, 300);  // a token of the three missing: 3 (2/3)^300
     QCOMPARE(counts.size(), size_t(3));
     QVERIFY(counts.count(10) && counts.count(20) && counts.count(30));
+    // The same across the vocabulary (the sampler skips blocks of logits that cannot enter).
+    std::vector<float> spread(kGemmaVocab, 0.0f);
+    for (int32_t id : {70000, 130, 200000, 64, 262000}) spread[size_t(id)] = 20.0f;
+    const auto far = histogram(s, spread, 300);
+    QCOMPARE(far.size(), size_t(3));
+    QVERIFY(far.count(64) && far.count(130) && far.count(70000));
   }
 
   void repetition_penalty_changes_the_winner() {
