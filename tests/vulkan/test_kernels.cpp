@@ -42,6 +42,15 @@ const char* suffix(DType t) {
   }
 }
 
+// add_norm on the CPU, for one token: x += rms_norm(y) * w_post, then xn = rms_norm(x) * w_pre.
+void add_norm_reference(const float* y, float* x, const float* w_post, const float* w_pre, int hidden, float eps,
+                        float* xn) {
+  std::vector<float> tmp(static_cast<size_t>(hidden));
+  rms_norm(y, w_post, hidden, eps, tmp.data());
+  add_in_place(x, tmp.data(), hidden);
+  rms_norm(x, w_pre, hidden, eps, xn);
+}
+
 std::vector<float> gelu_reference(const std::vector<float>& gate, const std::vector<float>& up) {
   std::vector<float> out(gate.size());
   gelu_tanh_mul(gate.data(), up.data(), int64_t(gate.size()), out.data());
@@ -217,10 +226,8 @@ class VulkanKernels : public QObject {
     const std::vector<float> norms = random_floats(size_t(2) * hidden, 7, 0.2f, 2.0f);
     std::vector<float> x = random_floats(size_t(hidden), 4);
     if (from_norm) {
-      std::vector<float> tmp(hidden), r = resid;
-      rms_norm(block.data(), norms.data(), hidden, eps, tmp.data());
-      add_in_place(r.data(), tmp.data(), hidden);
-      rms_norm(r.data(), norms.data() + hidden, hidden, eps, x.data());
+      std::vector<float> r = resid;
+      add_norm_reference(block.data(), r.data(), norms.data(), norms.data() + hidden, hidden, eps, x.data());
     }
     std::vector<float> g(ffn), u(ffn), y(hidden);
     matmul(gate, x.data(), 1, g.data(), pool);
@@ -283,14 +290,11 @@ class VulkanKernels : public QObject {
     const std::vector<float> b0 = random_floats(size_t(hidden), 12, -30, 30), r0 = random_floats(size_t(hidden), 13);
     const std::vector<float> r1 = random_floats(size_t(hidden), 14, -5, 5);  // the residual around the matrix
     const std::vector<float> norms = random_floats(size_t(4) * hidden, 15, 0.2f, 2.0f);  // 2 pairs of norms
-    std::vector<float> x(hidden), tmp(hidden), r = r0, y(hidden), h1 = r1, xn(hidden);
-    rms_norm(b0.data(), norms.data(), hidden, eps, tmp.data());
-    add_in_place(r.data(), tmp.data(), hidden);
-    rms_norm(r.data(), norms.data() + hidden, hidden, eps, x.data());
+    std::vector<float> x(hidden), r = r0, y(hidden), h1 = r1, xn(hidden);
+    add_norm_reference(b0.data(), r.data(), norms.data(), norms.data() + hidden, hidden, eps, x.data());
     matmul(w, x.data(), 1, y.data(), pool);
-    rms_norm(y.data(), norms.data() + 2 * hidden, hidden, eps, tmp.data());
-    add_in_place(h1.data(), tmp.data(), hidden);
-    rms_norm(h1.data(), norms.data() + 3 * hidden, hidden, eps, xn.data());
+    add_norm_reference(y.data(), h1.data(), norms.data() + 2 * hidden, norms.data() + 3 * hidden, hidden, eps,
+                       xn.data());
 
     const vk::DeviceMatrix dm = vk::upload_matrix(*h.arena, *h.uploader, t, hidden, hidden,
                                                   [&](int64_t row) { return w.row(row); }, ~0ull, 64);
@@ -400,12 +404,10 @@ class VulkanKernels : public QObject {
     const float eps = 1e-6f;
     std::vector<float> y = random_floats(size_t(n) * hidden, 1, -30, 30), x = random_floats(size_t(n) * hidden, 2);
     const std::vector<float> norms = random_floats(size_t(2) * hidden, 3, 0.2f, 2.0f);
-    std::vector<float> x_out = x, xn(x.size()), tmp(hidden);
-    for (int t = 0; t < n; ++t) {
-      rms_norm(&y[t * hidden], norms.data(), hidden, eps, tmp.data());
-      add_in_place(&x_out[t * hidden], tmp.data(), hidden);
-      rms_norm(&x_out[t * hidden], norms.data() + hidden, hidden, eps, &xn[t * hidden]);
-    }
+    std::vector<float> x_out = x, xn(x.size());
+    for (int t = 0; t < n; ++t)
+      add_norm_reference(&y[t * hidden], &x_out[t * hidden], norms.data(), norms.data() + hidden, hidden, eps,
+                         &xn[t * hidden]);
     // The residual in place (batches), then into a buffer of its own (one token), input untouched.
     for (bool in_place : {true, false}) {
       const vk::BufferSlice ys = h.upload(y), xs = h.upload(x), xns = h.poisoned(xn.size()), ns = h.upload(norms);

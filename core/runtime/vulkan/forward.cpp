@@ -43,17 +43,19 @@ class Recorder {
   // which: 0 after attention, 1 after the MLP (one token: each has its own buffers).
   void add_norm(int n, uint32_t post, uint32_t pre, int layer, int which) {
     AddNormPush p{uint32_t(c_.hidden_size), post, pre, c_.rms_norm_eps};
-    if (n == 1 && one_token_ && m_.wide_norm) {  // the sums are in the slots: many workgroups
+    const Kernel* k = m_.add_norm_kernel;
+    VkDescriptorSet set = m_.add_norm_set;
+    uint32_t groups = uint32_t(n);  // a workgroup a token
+    if (one_token_ && m_.wide_norm) {  // the sums are in o's or down's slots: a vec4 an invocation
       p.slot_count = m_.norm_slots;
-      const uint32_t wg = m_.tuning.wide_norm_wg, groups = (uint32_t(c_.hidden_size) / 4 + wg - 1) / wg;
-      seq_.dispatch(*m_.add_norm_slots_kernel, m_.layers[layer].token_wide_norm_sets[which], &p, sizeof p, groups, 1,
-                    1, "add_norm", layer);
-      seq_.barrier();
-      return;
+      k = m_.add_norm_slots_kernel;
+      set = m_.layers[layer].token_wide_norm_sets[which];
+      groups = (uint32_t(c_.hidden_size) / 4 + m_.tuning.wide_norm_wg - 1) / m_.tuning.wide_norm_wg;
+    } else if (one_token_) {
+      if (m_.add_norm_qout_kernel) k = m_.add_norm_qout_kernel;
+      set = m_.layers[layer].token_add_norm_sets[which];
     }
-    const Kernel& k = n == 1 && m_.add_norm_qout_kernel ? *m_.add_norm_qout_kernel : *m_.add_norm_kernel;
-    const VkDescriptorSet set = n == 1 ? m_.layers[layer].token_add_norm_sets[which] : m_.add_norm_set;
-    seq_.dispatch(k, set, &p, sizeof p, uint32_t(n), 1, 1, "add_norm", layer);
+    seq_.dispatch(*k, set, &p, sizeof p, groups, 1, 1, "add_norm", layer);
     seq_.barrier();
   }
 
