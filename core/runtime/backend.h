@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -21,6 +22,13 @@ class Backend {
   // from the cache's end, or to 0 (local layers keep a ring of the last `window` positions).
   // logits: n * vocab floats when all_logits, else vocab floats for the last token.
   virtual void forward(std::span<const int32_t> tokens, int pos, bool all_logits, float* logits) = 0;
+
+  // Greedy decoding: forward() of tokens, returning only the index of the largest of the last
+  // token's logits (kiln::argmax's rule: the lowest index on ties, NaN never wins, -1 when all are
+  // NaN) instead of the logits. nullopt, having run nothing, where the backend cannot pick on its
+  // device; the caller then runs forward() and picks on the host. A GPU that picks reads back 4
+  // bytes a decode step instead of the whole row of logits.
+  virtual std::optional<int32_t> forward_argmax(std::span<const int32_t> tokens, int pos) { return std::nullopt; }
 
   virtual int context_length() const = 0;
   virtual uint64_t kv_cache_bytes() const = 0;

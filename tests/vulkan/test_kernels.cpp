@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "generate/sampler.h"
 #include "model/config.h"
 #include "quant/convert.h"
 #include "runtime/cpu/matmul.h"
@@ -418,6 +419,43 @@ class VulkanKernels : public QObject {
       QVERIFY2(ex < 1e-6 && exn < 1e-6, qPrintable(QString("in place %1: x %2, xn %3").arg(in_place).arg(ex).arg(exn)));
       if (!in_place) QCOMPARE(h.read(xs, x.size()), x);
     }
+  }
+
+  // argmax.comp's two passes pick what the CPU's kiln::argmax picks: ties to the lowest index
+  // (also across workgroups), NaN never, the first -inf when nothing is larger, -1 for all NaN.
+  void argmax() {
+    const float nan = std::nanf(""), inf = INFINITY;
+    const int vocab = 262144;
+    std::vector<std::pair<const char*, std::vector<float>>> rows;
+    rows.emplace_back("random", random_floats(vocab, 7, -20, 20));
+    std::vector<float> ties = random_floats(vocab, 8, -20, 20);
+    ties[200000] = ties[70001] = ties[70002] = 25.0f;  // in different workgroups and in one
+    rows.emplace_back("ties", ties);
+    std::vector<float> poisoned = ties;
+    for (size_t i = 0; i < poisoned.size(); i += 97) poisoned[i] = nan;
+    poisoned[3] = -inf;
+    poisoned[70001] = nan;
+    rows.emplace_back("NaN", poisoned);
+    std::vector<float> low(vocab, -inf);
+    for (size_t i = 0; i < 2000; ++i) low[i] = nan;
+    rows.emplace_back("nothing above -inf", low);
+    rows.emplace_back("all NaN", std::vector<float>(vocab, nan));
+    rows.emplace_back("a short row", random_floats(300, 9));
+    std::vector<float> last(5000, -1.0f);
+    last.back() = 0.5f;
+    rows.emplace_back("the last logit", last);
+    const vk::Kernel& k = h.pipelines->get("argmax", 3);
+    for (const auto& [name, v] : rows) {
+      const uint32_t n = uint32_t(v.size()), groups = std::clamp<uint32_t>((n + 1023) / 1024, 1, 256);
+      const vk::BufferSlice logits = h.upload(v), partials = h.poisoned(2 * groups), pick = h.poisoned(4);
+      h.run(k, {logits, partials, pick}, vk::ArgmaxPush{n, (n + groups - 1) / groups, 0}, groups);
+      h.run(k, {logits, partials, pick}, vk::ArgmaxPush{groups, 0, 1}, 1);
+      QVERIFY2(h.read<int32_t>(pick, 1)[0] == kiln::argmax(v), name);
+    }
+    QCOMPARE(kiln::argmax(rows[1].second), 70001);  // the cases above test what they say
+    QCOMPARE(kiln::argmax(rows[2].second), 70002);
+    QCOMPARE(kiln::argmax(rows[3].second), 2000);
+    QCOMPARE(kiln::argmax(rows[4].second), -1);
   }
 };
 

@@ -4,7 +4,9 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <optional>
 
+#include "generate/sampler.h"
 #include "runtime/vulkan_probe.h"
 #include "model_fixture.h"
 
@@ -31,6 +33,36 @@ class VulkanModelBehaviour : public QObject {
     QCOMPARE(counter(*b, "descriptor_set_allocations_during_decode"), 0.0);
     QCOMPARE(counter(*b, "pipeline_creations_during_decode"), 0.0);
     QCOMPARE(counter(*b, "submits_per_token"), 1.0);
+  }
+
+  // Greedy decoding's pick made on the GPU (forward_argmax) is the host's argmax of the logits,
+  // from a batch and from each decode step; the cache it leaves gives the same logits afterwards;
+  // and it too decodes with one submit a token and no allocation.
+  void greedy_pick_on_the_device() {
+    auto w = load_fixture("tiny-gemma3-b", DType::Q8_0);
+    const int vocab = w->config.vocab_size;
+    auto host = vulkan(w), device = vulkan(w);
+    const std::vector<int32_t> prompt{2, 10, 20, 30, 40};
+    std::vector<float> logits(static_cast<size_t>(vocab)), after(static_cast<size_t>(vocab));
+    host->forward(prompt, 0, false, logits.data());
+    const std::optional<int32_t> first = device->forward_argmax(prompt, 0);
+    QVERIFY(first.has_value());
+    QCOMPARE(*first, kiln::argmax(logits));
+    int32_t next = *first;
+    for (int p = int(prompt.size()); p < 30; ++p) {
+      const std::span<const int32_t> fed(&next, 1);
+      host->forward(fed, p, false, logits.data());
+      const int32_t picked = device->forward_argmax(fed, p).value();
+      QCOMPARE(picked, kiln::argmax(logits));
+      next = picked;
+    }
+    QCOMPARE(counter(*device, "submits_per_token"), 1.0);
+    QCOMPARE(counter(*device, "allocations_during_decode"), 0.0);
+    QCOMPARE(counter(*device, "descriptor_set_allocations_during_decode"), 0.0);
+    // The logits after those steps, from both caches.
+    host->forward(std::span<const int32_t>(&next, 1), 30, false, logits.data());
+    device->forward(std::span<const int32_t>(&next, 1), 30, false, after.data());
+    QVERIFY(after == logits);
   }
 
   // GPU timestamps summed per op and layer, reset by each take.

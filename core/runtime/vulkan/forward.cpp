@@ -103,7 +103,20 @@ class Recorder {
     seq_.barrier();
   }
 
-  void run(int n, int pos, bool all_logits) {
+  // Greedy decoding's pick: the largest of logits[0, vocab) (the last token's row), in two passes.
+  void argmax() {
+    const uint32_t vocab = uint32_t(c_.vocab_size), groups = m_.argmax_groups;
+    const ArgmaxPush reduce_row{vocab, (vocab + groups - 1) / groups, 0};
+    seq_.dispatch(*m_.argmax_kernel, m_.argmax_set, &reduce_row, sizeof reduce_row, groups, 1, 1, "argmax", -1);
+    seq_.barrier();
+    const ArgmaxPush reduce_groups{groups, 0, 1};
+    seq_.dispatch(*m_.argmax_kernel, m_.argmax_set, &reduce_groups, sizeof reduce_groups, 1, 1, 1, "argmax", -1);
+    seq_.barrier();
+    seq_.barrier_to_host();
+  }
+
+  void run(int n, int pos, ForwardOutput out) {
+    const bool all_logits = out == ForwardOutput::AllLogits;
     const uint32_t hidden = c_.hidden_size, ffn = c_.intermediate_size;
     const uint32_t q_dim = c_.num_heads * c_.head_dim, qkv_stride = (c_.num_heads + 2 * c_.num_kv_heads) * c_.head_dim;
     one_token_ = n == 1;
@@ -123,7 +136,8 @@ class Recorder {
     const int rows = all_logits ? n : 1;
     const uint32_t first = all_logits ? 0 : uint32_t(n - 1) * hidden;
     matrix(m_.embed_logits, false, rows, first, hidden, uint32_t(c_.vocab_size), "logits", -1);
-    seq_.copy_to_host(m_.logits, 0, m_.logits_host, 0, uint64_t(rows) * c_.vocab_size * 4);
+    if (out == ForwardOutput::Argmax) argmax();
+    else seq_.copy_to_host(m_.logits, 0, m_.logits_host, 0, uint64_t(rows) * c_.vocab_size * 4);
   }
 
  private:
@@ -177,8 +191,8 @@ AttentionSplit decode_attention_split(uint32_t keys, const Tuning& tuning) {
   return s;
 }
 
-void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, bool all_logits) {
-  Recorder(model, seq).run(n, pos, all_logits);
+void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, ForwardOutput out) {
+  Recorder(model, seq).run(n, pos, out);
 }
 
 uint32_t max_dispatches_per_forward(const ModelGpu& model) {
@@ -188,8 +202,8 @@ uint32_t max_dispatches_per_forward(const ModelGpu& model) {
                                                        l.gate_up.m.chunks.size() + l.down.m.chunks.size()));
   }
   // + qk_norm_rope and attention (batches; decode has only the fused attention) + add_norm x2
-  // + split_sum after o and down.
-  return uint32_t(model.layers.size()) * (per_layer + 6) + 2 * uint32_t(model.embed_logits.m.chunks.size()) + 4;
+  // + split_sum after o and down; after the layers, argmax's two passes.
+  return uint32_t(model.layers.size()) * (per_layer + 6) + 2 * uint32_t(model.embed_logits.m.chunks.size()) + 6;
 }
 
 }  // namespace kiln::vk

@@ -29,11 +29,17 @@ void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatri
                    std::span<const VkDescriptorSet> sets, const MatrixCall& call, const MatvecShape& shape,
                    uint32_t max_groups_x, const char* op, int layer);
 
+// What a recorded forward pass leaves for the host.
+enum class ForwardOutput {
+  LastLogits,  // the last token's row of logits in model.logits_host
+  AllLogits,   // n rows of logits in model.logits_host
+  Argmax,      // only the index of the last token's largest logit, in model.pick_host (argmax.comp)
+};
+
 // Records n tokens (already written to model.tokens) at positions [pos, pos + n): embedding,
-// every layer (writing K/V into the cache), the final norm and the logits, which end up in
-// model.logits_host: n rows when all_logits, else the last token's row. n <= model.max_batch,
-// and n <= model.logit_rows when all_logits.
-void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, bool all_logits);
+// every layer (writing K/V into the cache), the final norm, the logits and `out`.
+// n <= model.max_batch, and n <= model.logit_rows for AllLogits.
+void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, ForwardOutput out);
 
 // A decode step's `keys` split over workgroups (one a split and query head): short splits, since
 // one token has only `heads` queries to spread over the GPU.

@@ -162,6 +162,11 @@ struct ModelGpu {
   BufferSlice partials;         // decode attention: [heads][max splits][max, sum, out[head_dim]]
   BufferSlice split_arrivals;   // decode attention: uint [heads], zero between dispatches
   BufferSlice logits /*[logit_rows][vocab]*/, logits_host;
+  // Greedy decoding (argmax.comp): a (value, index) pair from each of argmax_groups workgroups,
+  // then the pick, an index into the vocabulary, in host-visible memory.
+  uint32_t argmax_groups = 0;
+  BufferSlice argmax_partials /*[argmax_groups] uvec2*/, pick_host /*uint*/;
+  VkDescriptorSet argmax_set = VK_NULL_HANDLE;
   VkDescriptorSet add_norm_set = VK_NULL_HANDLE;
   // One token: the residual and normed input of each layer ([layers]: the final norm's output,
   // which the logits read; [0] the embedding's), and the embedding's sets writing [0].
@@ -175,7 +180,7 @@ struct ModelGpu {
   const Kernel& qin_kernel(const BoundMatrix& bm, bool glu);
   const Kernel& embed_kernel(DType type);
   const Kernel *rope_kernel = nullptr, *attention_kernel = nullptr, *decode_attention_kernel = nullptr,
-               *add_norm_kernel = nullptr, *split_sum_kernel = nullptr;
+               *add_norm_kernel = nullptr, *split_sum_kernel = nullptr, *argmax_kernel = nullptr;
   // One token, every add_norm consumer reading int8 (layers 1.. q/k/v, gate_up, the output
   // projection): add_norm_qout writes xn rounded to int8. Null otherwise.
   bool add_norm_int8 = false;

@@ -103,7 +103,7 @@ VkDescriptorSetLayout PipelineLibrary::set_layout(uint32_t bindings) {
 namespace {
 // The kernels whose sources include stage_flags.glsl: every kernel a one-token step dispatches.
 bool takes_stage_push(const std::string& spirv_name) {
-  for (const char* prefix : {"matvec_", "embed_", "add_norm", "attention_decode_"})
+  for (const char* prefix : {"matvec_", "embed_", "add_norm", "attention_decode_", "argmax"})
     if (spirv_name.rfind(prefix, 0) == 0) return true;
   return false;
 }

@@ -36,6 +36,9 @@ struct DecodeAttentionPush {  // attention_decode.comp (one token: norm + RoPE, 
       k_norm_offset, rope_offset;
   float scale, softcap, eps;
 };
+struct ArgmaxPush {  // argmax.comp
+  uint32_t count, per_group, pass;
+};
 struct CopyPush {  // copy_words.comp
   uint32_t count;
 };

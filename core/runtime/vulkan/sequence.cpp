@@ -179,6 +179,14 @@ void CommandSequence::copy_to_host(const BufferSlice& src, VkDeviceSize src_offs
                        nullptr);
 }
 
+void CommandSequence::barrier_to_host() {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(rec().cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0,
+                       nullptr, 0, nullptr);
+}
+
 void CommandSequence::end() {
   Frame& f = rec();
   if (f.stage_flags) {  // the abandoned word, for wait()

@@ -58,6 +58,8 @@ class CommandSequence {
   void barrier();  // later dispatches see everything earlier ones wrote (a stage ends, with flags)
   void copy_to_host(const BufferSlice& src, VkDeviceSize src_offset, const BufferSlice& dst, VkDeviceSize dst_offset,
                     VkDeviceSize bytes);
+  // Host reads after the frame's fence see what dispatches so far wrote to host-visible memory.
+  void barrier_to_host();
   void end();      // the recording frame is ready to submit
 
   void submit(int frame);   // one vkQueueSubmit

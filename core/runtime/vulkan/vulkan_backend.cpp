@@ -76,7 +76,22 @@ class VulkanBackend final : public Backend {
   }
 
   void forward(std::span<const int32_t> tokens, int pos, bool all_logits, float* logits) override {
+    run(tokens, pos, all_logits ? vk::ForwardOutput::AllLogits : vk::ForwardOutput::LastLogits, logits);
+  }
+
+  std::optional<int32_t> forward_argmax(std::span<const int32_t> tokens, int pos) override {
+    run(tokens, pos, vk::ForwardOutput::Argmax, nullptr);
+    int32_t pick = -1;
+    std::memcpy(&pick, model_->pick_host.mapped, 4);
+    return pick;
+  }
+
+ private:
+  // forward() and forward_argmax(): batches of at most max_batch tokens (logit_rows with all
+  // logits), each one submit; `out` applies to the last batch (all of them for AllLogits).
+  void run(std::span<const int32_t> tokens, int pos, vk::ForwardOutput out, float* logits) {
     const Gemma3Config& c = model_->config;
+    const bool all_logits = out == vk::ForwardOutput::AllLogits;
     const int n = int(tokens.size());
     if (n == 0) throw Error("forward: no tokens");
     if (pos < 0 || pos > filled_ || (pos != 0 && pos < filled_ - 1))
@@ -103,13 +118,15 @@ class VulkanBackend final : public Backend {
       const bool last = start + len == n;
       std::memcpy(model_->tokens.mapped, tokens.data() + start, size_t(len) * 4);
       const bool one = len == 1 && !all_logits;
+      // Batches before the last return nothing; their logits are copied back all the same.
+      const vk::ForwardOutput step_out = last || all_logits ? out : vk::ForwardOutput::LastLogits;
       int frame = -1;
-      if (prepared_ >= 0 && one && prepared_pos_ == at && sequence_->profiling(prepared_) == profiling_ &&
-          sequence_->stage_flags(prepared_) == stage_flags_) {
+      if (prepared_ >= 0 && one && prepared_pos_ == at && prepared_out_ == step_out &&
+          sequence_->profiling(prepared_) == profiling_ && sequence_->stage_flags(prepared_) == stage_flags_) {
         frame = prepared_;  // recorded while the previous step ran
       } else {
         if (prepared_ >= 0) sequence_->discard(prepared_);
-        frame = record(len, at, all_logits, one && stage_flags_);
+        frame = record(len, at, step_out, one && stage_flags_);
       }
       prepared_ = -1;
       sequence_->submit(frame);
@@ -119,8 +136,9 @@ class VulkanBackend final : public Backend {
       // While the GPU works, record the likely next call: one token at the next position (the
       // commands depend on the position only; the token id is read from memory when they run).
       if (one && at + 1 < model_->context) {
-        prepared_ = record(1, at + 1, false, stage_flags_);
+        prepared_ = record(1, at + 1, step_out, stage_flags_);
         prepared_pos_ = at + 1;
+        prepared_out_ = step_out;
       }
 #ifdef KILN_VK_STAGE_TRACE
       t_record = std::chrono::steady_clock::now();
@@ -129,13 +147,13 @@ class VulkanBackend final : public Backend {
 #ifdef KILN_VK_STAGE_TRACE
       t_wait = std::chrono::steady_clock::now();
 #endif
-      if (sequence_->abandoned(frame)) give_up_stage_flags(len, at, all_logits);
+      if (sequence_->abandoned(frame)) give_up_stage_flags(len, at, step_out);
       last_dispatches_ = sequence_->dispatches_recorded(frame);
       filled_ = at + len;
       const size_t row = size_t(c.vocab_size);
       if (all_logits)
         std::memcpy(logits + size_t(start) * row, model_->logits_host.mapped, size_t(len) * row * 4);
-      else if (last)
+      else if (last && out == vk::ForwardOutput::LastLogits)
         std::memcpy(logits, model_->logits_host.mapped, row * 4);
     }
     if (n == 1) {  // decode: what this step cost beyond the work itself
@@ -165,7 +183,6 @@ class VulkanBackend final : public Backend {
 #endif
   }
 
- private:
   // One batch of 8 tokens at load (KILN_VK_WARMUP=N: N tokens, 0: none). On an H100 the first
   // batch otherwise pays ~140 ms for first use of the batched kernels (27B, 512-token prefill:
   // 1070 tok/s cold, 1545 warm; 8 tokens of warm-up do as well as 512). It writes cache positions
@@ -180,9 +197,9 @@ class VulkanBackend final : public Backend {
     filled_ = 0;
   }
 
-  int record(int n, int pos, bool all_logits, bool stage_flags) {
+  int record(int n, int pos, vk::ForwardOutput out, bool stage_flags) {
     const int frame = sequence_->begin(profiling_, stage_flags);
-    vk::record_forward(*model_, *sequence_, n, pos, all_logits);
+    vk::record_forward(*model_, *sequence_, n, pos, out);
     sequence_->end();
     return frame;
   }
@@ -190,14 +207,14 @@ class VulkanBackend final : public Backend {
   // A stage's wait gave up: the GPU did not run a stage's workgroups while the next one's waited
   // (Vulkan does not promise it). The step's results are garbage; it runs again with barriers,
   // and so does every later step.
-  void give_up_stage_flags(int n, int pos, bool all_logits) {
+  void give_up_stage_flags(int n, int pos, vk::ForwardOutput out) {
     if (stage_flag_fallbacks_++ == 0)
       std::cerr << "kiln: Vulkan stage flags gave up on " << device_->info().report.name
                 << "; decoding with barriers from now on\n";
     stage_flags_ = false;
     if (prepared_ >= 0) sequence_->discard(prepared_);
     prepared_ = -1;
-    const int frame = record(n, pos, all_logits, false);
+    const int frame = record(n, pos, out, false);
     sequence_->submit(frame);
     sequence_->wait(frame);
   }
@@ -227,6 +244,7 @@ class VulkanBackend final : public Backend {
   int filled_ = 0;
   bool profiling_ = false;
   int prepared_ = -1, prepared_pos_ = -1;  // a frame recorded ahead for a decode step at prepared_pos_
+  vk::ForwardOutput prepared_out_ = vk::ForwardOutput::LastLogits;
   uint32_t last_dispatches_ = 0;
   bool stage_flags_ = false;  // one-token steps ordered by stage flags
   uint64_t stage_flag_fallbacks_ = 0;
