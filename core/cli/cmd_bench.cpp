@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <random>
 
 #include "cli/common.h"
@@ -37,6 +38,8 @@ struct BenchResult {
   double load_s = 0, prefill_tps = 0, decode_tps = 0, bytes_per_token = 0;
   double prefill_again_tps = 0;  // the same prompt once more, right after: the warm figure
   double copy_gbs = 0;  // the device's compute-shader copy bandwidth (Vulkan): decode's ceiling
+  bool device_argmax = false;  // decode's greedy pick made by the backend on its device
+  bool device_pick_agrees = false;  // ... and the last one equals the host's argmax of its logits
   std::vector<std::pair<std::string, double>> counters;
   std::vector<OpTiming> profile;          // decode, all tokens
   std::vector<OpTiming> prefill_profile;  // one more prefill of the same prompt, after the timed one
@@ -112,15 +115,28 @@ BenchResult run_bench(const BenchFlags& f) {
   backend->set_profiling(f.profile);
   backend->take_profile();
   t1 = Clock::now();
+  // Greedy, as the engine decodes at temperature 0: the pick made on the device where the backend
+  // can (Backend::forward_argmax), else the logits read back and the pick made here.
+  std::optional<int32_t> picked;
+  int32_t next = 0;
   for (int i = 0; i < f.gen; ++i) {
-    const int32_t next = std::clamp(argmax(logits), 0, config.vocab_size - 1);
-    backend->forward(std::span<const int32_t>(&next, 1), f.prompt + i, false, logits.data());
+    next = std::clamp(picked ? *picked : argmax(logits), 0, config.vocab_size - 1);
+    const std::span<const int32_t> fed(&next, 1);
+    picked = backend->forward_argmax(fed, f.prompt + i);
+    if (!picked) backend->forward(fed, f.prompt + i, false, logits.data());
+    r.device_argmax = picked.has_value();
   }
   const double decode_s = std::chrono::duration<double>(Clock::now() - t1).count();
   r.decode_tps = f.gen / decode_s;
   r.bytes_per_token = bytes_at_end;
   r.counters = backend->counters();
   r.profile = backend->take_profile();
+  // The last step once more (a rewrite of its position), its logits read back: does the host's
+  // argmax pick what the device did? After the counters and the profile, which it must not touch.
+  if (picked) {
+    backend->forward(std::span<const int32_t>(&next, 1), f.prompt + f.gen - 1, false, logits.data());
+    r.device_pick_agrees = *picked == argmax(logits);
+  }
   r.peak_rss = peak_resident_memory_bytes();
 #ifdef KILN_HAVE_VULKAN
   // The ceiling decode is measured against: a large copy through the shader cores, same run.
@@ -140,10 +156,11 @@ void print_json(const BenchResult& r) {
   std::printf("{\"model\": \"%s\", \"backend\": \"%s\", \"precision\": \"%s\", \"weight_bytes\": %llu, "
               "\"kv_cache_bytes\": %llu, \"load_s\": %.3f, \"prefill_tokens_per_s\": %.3f, "
               "\"decode_tokens_per_s\": %.3f, \"bytes_per_token\": %.0f, \"achieved_gb_per_s\": %.3f, "
-              "\"peak_rss_bytes\": %llu, \"prefill_again_tokens_per_s\": %.3f",
+              "\"peak_rss_bytes\": %llu, \"prefill_again_tokens_per_s\": %.3f, \"decode_pick\": \"%s\"",
               r.model.c_str(), r.backend.c_str(), r.precision.c_str(), (unsigned long long)r.weight_bytes,
               (unsigned long long)r.kv_bytes, r.load_s, r.prefill_tps, r.decode_tps, r.bytes_per_token,
-              r.bytes_per_token * r.decode_tps / 1e9, (unsigned long long)r.peak_rss, r.prefill_again_tps);
+              r.bytes_per_token * r.decode_tps / 1e9, (unsigned long long)r.peak_rss, r.prefill_again_tps,
+              !r.device_argmax ? "host" : r.device_pick_agrees ? "device" : "device, differs from the host");
   if (!r.counters.empty()) {
     std::printf(", \"counters\": {");
     for (size_t i = 0; i < r.counters.size(); ++i)
@@ -186,6 +203,9 @@ void print_text(const BenchResult& r) {
               r.kv_bytes / 1e9, r.load_s);
   std::printf("prefill      %.2f tokens/s (again: %.2f)\ndecode       %.2f tokens/s (%.2f GB/s of %.3f GB a token)\n",
               r.prefill_tps, r.prefill_again_tps, r.decode_tps, r.bytes_per_token * r.decode_tps / 1e9, r.bytes_per_token / 1e9);
+  std::printf("greedy pick  %s\n", !r.device_argmax        ? "on the host"
+                                    : r.device_pick_agrees ? "on the device (the host's argmax agrees)"
+                                                           : "on the device (DIFFERS from the host's argmax)");
   if (r.copy_gbs > 0)
     std::printf("device copy  %.1f GB/s (decode reaches %.1f %% of it)\n", r.copy_gbs,
                 100 * r.bytes_per_token * r.decode_tps / 1e9 / r.copy_gbs);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "generate/chat_template.h"
 #include "generate/sampler.h"
@@ -94,6 +95,10 @@ GenerationStats LocalEngine::run(const std::vector<int32_t>& prompt, const Gener
   stats.prefill_tokens_per_s = prefill_ms > 0 ? fed / (prefill_ms / 1000.0) : 0;
 
   Sampler sampler(options.sampling);
+  // Greedy decoding where the backend picks on its device: forward_argmax returns the next token
+  // and logits_ is not read back (PERFORMANCE.md, "Greedy decoding's pick on the GPU").
+  const bool device_pick = sampler.is_plain_argmax();
+  std::optional<int32_t> picked;
   Utf8Stream utf8;
   StopMatcher stops(options.stop);
   bool callback_stopped = false;
@@ -115,7 +120,8 @@ GenerationStats LocalEngine::run(const std::vector<int32_t>& prompt, const Gener
       stats.stop_reason = StopReason::ContextFull;
       break;
     }
-    const int32_t next = sampler.sample(logits_, cached_);
+    const int32_t next = picked ? *picked : sampler.sample(logits_, cached_);
+    if (next < 0) throw Error("every logit the model produced is NaN");
     if (stats.generated_tokens == 0) {
       first_token_at = Clock::now();
       stats.time_to_first_token_ms = ms_since(start);
@@ -129,7 +135,9 @@ GenerationStats LocalEngine::run(const std::vector<int32_t>& prompt, const Gener
       break;
     }
     // Feed the token so the cache holds everything shown, even when this was the last one.
-    backend_->forward(std::span<const int32_t>(&next, 1), int(cached_.size()), false, logits_.data());
+    const std::span<const int32_t> fed(&next, 1);
+    picked = device_pick ? backend_->forward_argmax(fed, int(cached_.size())) : std::nullopt;
+    if (!picked) backend_->forward(fed, int(cached_.size()), false, logits_.data());
     cached_.push_back(next);
   }
   if (stats.stop_reason != StopReason::StopString) {

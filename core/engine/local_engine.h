@@ -39,7 +39,8 @@ class LocalEngine final : public Engine {
   Tokenizer tokenizer_;
   std::unique_ptr<Backend> backend_;
   std::vector<int32_t> cached_;  // the tokens whose K/V are in the cache, in order
-  std::vector<float> logits_;    // [vocab] after the last fed token
+  std::vector<float> logits_;    // [vocab] after the last token fed through forward() (greedy steps
+                                 // through forward_argmax leave it behind; prefill refills it)
   bool profiling_ = false;
 };
 

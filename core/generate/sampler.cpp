@@ -143,6 +143,12 @@ Sampler::Sampler(const SamplingParams& params)
   if (params_.repeat_last_n > 0) penalized_.reserve(static_cast<size_t>(params_.repeat_last_n));
 }
 
+bool Sampler::is_plain_argmax() const {
+  const bool penalty_off =
+      params_.repeat_penalty == 1.0f || !(params_.repeat_penalty > 0.0f) || params_.repeat_last_n == 0;
+  return params_.temperature <= 0.0f && penalty_off;
+}
+
 int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> history) {
   const size_t vocab = logits.size();
   if (vocab == 0) throw Error("sampler: the model produced no logits");

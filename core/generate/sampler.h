@@ -16,6 +16,9 @@ class Sampler {
   // `logits` may be modified in place. `history` is every token so far (prompt and generated).
   int32_t sample(std::span<float> logits, std::span<const int32_t> history);
   uint64_t seed() const { return seed_; }
+  // sample() is argmax() of the logits as they come (greedy, no repetition penalty): a backend
+  // that picks on its device can do it instead (Backend::forward_argmax).
+  bool is_plain_argmax() const;
 
  private:
   SamplingParams params_;
