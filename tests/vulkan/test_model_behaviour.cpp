@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "generate/sampler.h"
+#include "kiln/engine.h"
 #include "runtime/vulkan_probe.h"
 #include "model_fixture.h"
 
@@ -63,6 +64,37 @@ class VulkanModelBehaviour : public QObject {
     host->forward(std::span<const int32_t>(&next, 1), 30, false, logits.data());
     device->forward(std::span<const int32_t>(&next, 1), 30, false, after.data());
     QVERIFY(after == logits);
+  }
+
+  // The engine decodes greedily through the GPU's pick: the text of the host's pick (top-k 1
+  // reads the logits back), also when the request before left the cache behind it.
+  void engine_greedy_text_is_the_hosts() {
+    LoadOptions o;
+    o.path = fixture_dir("tiny-gemma3-b");
+    o.backend = BackendKind::Vulkan;
+    o.context_length = 128;
+    o.threads = 2;
+    auto engine = Engine::load(o);
+    QVERIFY(engine->info().backend.rfind("vulkan", 0) == 0);
+    GenerateOptions device_pick, host_pick;
+    device_pick.sampling.temperature = 0;
+    host_pick.sampling.temperature = 1;
+    host_pick.sampling.top_k = 1;
+    device_pick.max_tokens = host_pick.max_tokens = 24;
+    auto text = [&](const std::string& prompt, const GenerateOptions& g) {
+      std::string out;
+      engine->generate(prompt, g, [&](std::string_view t) {
+        out += t;
+        return true;
+      });
+      return out;
+    };
+    for (const char* prompt : {"The kiln was hot", "Sixty-four tokens of clay"}) {
+      const std::string host = text(prompt, host_pick), device = text(prompt, device_pick);
+      QVERIFY(!host.empty());
+      QCOMPARE(device, host);
+      QCOMPARE(text(prompt, device_pick), host);
+    }
   }
 
   // GPU timestamps summed per op and layer, reset by each take.
