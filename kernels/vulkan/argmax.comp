@@ -6,7 +6,9 @@
 // does; 0xffffffff (-1) when every value is NaN.
 // Two dispatches of this kernel: pass 0, workgroup g reduces logits [g per_group, (g + 1)
 // per_group) to (value, index) in partial[g]; pass 1, one workgroup reduces the `count` partials
-// and writes the index to pick[0] (host-visible memory).
+// and writes the index to pick[slot] (host-visible memory) and, as the next step's input, to
+// tokens[0] (0 when every value is NaN: an index that can be read), so that a greedy decode step
+// can be queued before this one is done.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
 
@@ -16,11 +18,13 @@ layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer Logits { float logits[]; };
 layout(std430, binding = 1) buffer Partials { uvec2 partial[]; };  // (float bits, index)
 layout(std430, binding = 2) writeonly buffer Pick { uint pick[]; };
+layout(std430, binding = 3) writeonly buffer Tokens { uint tokens[]; };
 
 layout(push_constant) uniform Push {
   uint count;      // pass 0: logits in the row; pass 1: partials
   uint per_group;  // pass 0: logits a workgroup takes
   uint pass;
+  uint slot;       // pass 1: where in pick
   STAGE_PUSH
 } pc;
 
@@ -75,7 +79,10 @@ void main() {
         at = group_at[s];
       }
     if (pc.pass == 0u) partial[gl_WorkGroupID.x] = uvec2(floatBitsToUint(best), at);
-    else pick[0] = at;
+    else {
+      pick[pc.slot] = at;
+      tokens[0] = at == NONE ? 0u : at;
+    }
   }
   stage_signal(STAGE_ARGS);
 }

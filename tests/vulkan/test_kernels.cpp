@@ -444,13 +444,16 @@ class VulkanKernels : public QObject {
     std::vector<float> last(5000, -1.0f);
     last.back() = 0.5f;
     rows.emplace_back("the last logit", last);
-    const vk::Kernel& k = h.pipelines->get("argmax", 3);
+    const vk::Kernel& k = h.pipelines->get("argmax", 4);
     for (const auto& [name, v] : rows) {
       const uint32_t n = uint32_t(v.size()), groups = std::clamp<uint32_t>((n + 1023) / 1024, 1, 256);
-      const vk::BufferSlice logits = h.upload(v), partials = h.poisoned(2 * groups), pick = h.poisoned(4);
-      h.run(k, {logits, partials, pick}, vk::ArgmaxPush{n, (n + groups - 1) / groups, 0}, groups);
-      h.run(k, {logits, partials, pick}, vk::ArgmaxPush{groups, 0, 1}, 1);
-      QVERIFY2(h.read<int32_t>(pick, 1)[0] == kiln::argmax(v), name);
+      const vk::BufferSlice logits = h.upload(v), partials = h.poisoned(2 * groups), pick = h.poisoned(2),
+                            token = h.poisoned(1);
+      h.run(k, {logits, partials, pick, token}, vk::ArgmaxPush{n, (n + groups - 1) / groups, 0}, groups);
+      h.run(k, {logits, partials, pick, token}, vk::ArgmaxPush{groups, 0, 1, 1}, 1);
+      const int32_t expected = kiln::argmax(v);
+      QVERIFY2(h.read<int32_t>(pick, 2)[1] == expected, name);
+      QVERIFY2(h.read<int32_t>(token, 1)[0] == std::max(expected, 0), name);  // the next step's input
     }
     QCOMPARE(kiln::argmax(rows[1].second), 70001);  // the cases above test what they say
     QCOMPARE(kiln::argmax(rows[2].second), 70002);

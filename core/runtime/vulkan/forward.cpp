@@ -103,13 +103,14 @@ class Recorder {
     seq_.barrier();
   }
 
-  // Greedy decoding's pick: the largest of logits[0, vocab) (the last token's row), in two passes.
-  void argmax() {
+  // Greedy decoding's pick: the largest of logits[0, vocab) (the last token's row, at position
+  // `last`), in two passes.
+  void argmax(int last) {
     const uint32_t vocab = uint32_t(c_.vocab_size), groups = m_.argmax_groups;
     const ArgmaxPush reduce_row{vocab, (vocab + groups - 1) / groups, 0};
     seq_.dispatch(*m_.argmax_kernel, m_.argmax_set, &reduce_row, sizeof reduce_row, groups, 1, 1, "argmax", -1);
     seq_.barrier();
-    const ArgmaxPush reduce_groups{groups, 0, 1};
+    const ArgmaxPush reduce_groups{groups, 0, 1, uint32_t(last) % 2};
     seq_.dispatch(*m_.argmax_kernel, m_.argmax_set, &reduce_groups, sizeof reduce_groups, 1, 1, 1, "argmax", -1);
     seq_.barrier();
     seq_.barrier_to_host();
@@ -136,7 +137,7 @@ class Recorder {
     const int rows = all_logits ? n : 1;
     const uint32_t first = all_logits ? 0 : uint32_t(n - 1) * hidden;
     matrix(m_.embed_logits, false, rows, first, hidden, uint32_t(c_.vocab_size), "logits", -1);
-    if (out == ForwardOutput::Argmax) argmax();
+    if (out == ForwardOutput::Argmax) argmax(pos + n - 1);
     else seq_.copy_to_host(m_.logits, 0, m_.logits_host, 0, uint64_t(rows) * c_.vocab_size * 4);
   }
 

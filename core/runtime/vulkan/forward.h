@@ -33,7 +33,8 @@ void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatri
 enum class ForwardOutput {
   LastLogits,  // the last token's row of logits in model.logits_host
   AllLogits,   // n rows of logits in model.logits_host
-  Argmax,      // only the index of the last token's largest logit, in model.pick_host (argmax.comp)
+  Argmax,      // only the index of the last token's largest logit: model.pick_host[its position % 2]
+               // and model.tokens[0] (argmax.comp)
 };
 
 // Records n tokens (already written to model.tokens) at positions [pos, pos + n): embedding,

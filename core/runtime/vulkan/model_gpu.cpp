@@ -355,7 +355,7 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
   // Four logits an invocation of 256 in the first pass; at most 256 partials for the second.
   argmax_groups = uint32_t(std::clamp<int64_t>((vocab + 1023) / 1024, 1, 256));
   argmax_partials = state(uint64_t(argmax_groups) * 8, "the argmax partials");
-  pick_host = readback_arena->allocate(16);
+  pick_host = readback_arena->allocate(2 * 4);
   tokens = upload_arena->allocate(B * 4);
   up.finish();
 }
@@ -402,7 +402,7 @@ void ModelGpu::build_pipelines() {
     one_token_kernel(l.down, false);
   }
   add_norm_kernel = &pipelines->get("add_norm", 5, {tuning.norm_wg});
-  argmax_kernel = &pipelines->get("argmax", 3);
+  argmax_kernel = &pipelines->get("argmax", 4);
   wide_norm = plan_wide_norm();
   if (wide_norm) {
     for (LayerGpu& l : layers) {
@@ -536,7 +536,7 @@ void ModelGpu::build_sets() {
       l.token_wide_norm_sets[1] = d.allocate(*add_norm_slots_kernel, n2);
     }
   }
-  const BufferSlice am[] = {logits, argmax_partials, pick_host};
+  const BufferSlice am[] = {logits, argmax_partials, pick_host, tokens};
   argmax_set = d.allocate(*argmax_kernel, am);
   const BufferSlice n[] = {proj, x, xn, norms, x};  // batches: the residual in place
   add_norm_set = d.allocate(*add_norm_kernel, n);

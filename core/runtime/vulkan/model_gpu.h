@@ -163,9 +163,11 @@ struct ModelGpu {
   BufferSlice split_arrivals;   // decode attention: uint [heads], zero between dispatches
   BufferSlice logits /*[logit_rows][vocab]*/, logits_host;
   // Greedy decoding (argmax.comp): a (value, index) pair from each of argmax_groups workgroups,
-  // then the pick, an index into the vocabulary, in host-visible memory.
+  // then the pick, an index into the vocabulary, in host-visible memory (a slot for even and one
+  // for odd positions, so that a step queued behind never overwrites one not yet read) and in
+  // tokens[0].
   uint32_t argmax_groups = 0;
-  BufferSlice argmax_partials /*[argmax_groups] uvec2*/, pick_host /*uint*/;
+  BufferSlice argmax_partials /*[argmax_groups] uvec2*/, pick_host /*uint [2]*/;
   VkDescriptorSet argmax_set = VK_NULL_HANDLE;
   VkDescriptorSet add_norm_set = VK_NULL_HANDLE;
   // One token: the residual and normed input of each layer ([layers]: the final norm's output,

@@ -38,6 +38,7 @@ struct DecodeAttentionPush {  // attention_decode.comp (one token: norm + RoPE, 
 };
 struct ArgmaxPush {  // argmax.comp
   uint32_t count, per_group, pass;
+  uint32_t slot = 0;
 };
 struct CopyPush {  // copy_words.comp
   uint32_t count;

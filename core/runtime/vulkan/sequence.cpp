@@ -14,11 +14,11 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : devi
   pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pi.queueFamilyIndex = device.queue_family();
   check(vkCreateCommandPool(dev, &pi, nullptr, &pool_), "creating a command pool");
-  VkCommandBuffer cmds[2];
+  VkCommandBuffer cmds[kFrames];
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = pool_;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 2;
+  ai.commandBufferCount = kFrames;
   check(vkAllocateCommandBuffers(dev, &ai, cmds), "allocating command buffers");
   const bool timestamps = device.info().timestamp_valid_bits > 0 && device.limits().timestampPeriod > 0;
   max_queries_ = max_dispatches + 1;
@@ -36,8 +36,8 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : devi
 #endif
   counters_address_ = counters_arena_->device_address(counters_);
   readback_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::HostReadback, 4096, "stage flag results");
-  readback_ = readback_arena_->allocate(2 * 16);
-  for (int i = 0; i < 2; ++i) {
+  readback_ = readback_arena_->allocate(kFrames * 16);
+  for (int i = 0; i < kFrames; ++i) {
     Frame& f = frames_[i];
     f.cmd = cmds[i];
     VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
@@ -74,7 +74,9 @@ CommandSequence::~CommandSequence() {
 }
 
 int CommandSequence::begin(bool profile, bool stage_flags) {
-  recording_ = frames_[0].state == State::Free ? 0 : frames_[1].state == State::Free ? 1 : -1;
+  recording_ = -1;
+  for (int i = 0; i < kFrames && recording_ < 0; ++i)
+    if (frames_[i].state == State::Free) recording_ = i;
   if (recording_ < 0) throw Error("Vulkan: no free command frame (internal error)");
   Frame& f = rec();
   check(vkResetCommandBuffer(f.cmd, 0), "resetting a command buffer");
@@ -219,6 +221,8 @@ void CommandSequence::submit(int frame) {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &f.cmd;
+  f.queued = false;
+  for (const Frame& other : frames_) f.queued |= other.state == State::InFlight;
   check(vkQueueSubmit(device_.queue(), 1, &si, f.fence), "submitting work");
   f.submitted = std::chrono::steady_clock::now();
   ++device_.counters().submits;
@@ -238,7 +242,7 @@ void CommandSequence::wait(int frame) {
   using Clock = std::chrono::steady_clock;
   auto it = frame_micros_.find(f.dispatches);
   bool done = false;
-  if (fence_poll_ && it != frame_micros_.end()) {
+  if (fence_poll_ && !f.queued && it != frame_micros_.end()) {
     constexpr double kMarginMicros = 300;
     const double left = it->second - std::chrono::duration<double, std::micro>(Clock::now() - f.submitted).count();
     if (left > kMarginMicros) {
@@ -254,8 +258,8 @@ void CommandSequence::wait(int frame) {
     }
   }
   if (!done) check(vkWaitForFences(device_.handle(), 1, &f.fence, VK_TRUE, UINT64_MAX), "waiting for the GPU");
-  const double took = std::chrono::duration<double, std::micro>(Clock::now() - f.submitted).count();
-  frame_micros_[f.dispatches] = took;
+  if (!f.queued)  // a queued frame's time since submit includes the wait for the one before
+    frame_micros_[f.dispatches] = std::chrono::duration<double, std::micro>(Clock::now() - f.submitted).count();
   check(vkResetFences(device_.handle(), 1, &f.fence), "resetting a fence");
   f.state = State::Free;
   if (f.stage_flags) {

@@ -1,6 +1,7 @@
-// Recording and submitting work. Two frames (command buffer, fence, timestamp pool), reset and
-// reused, never reallocated: one can be recorded while the other runs, so the next decode step's
-// commands are ready before the current one finishes. Compute-to-compute barriers separate
+// Recording and submitting work. Three frames (command buffer, fence, timestamp pool), reset and
+// reused, never reallocated: one can be recorded while the others run, so the next decode step's
+// commands are ready before the current one finishes, and greedy decoding can have the step after
+// it queued on the GPU as well (VulkanBackend, "running ahead"). Compute-to-compute barriers separate
 // dependent dispatches; one submit and one fence wait per frame; optional timestamps around every
 // dispatch, summed per (op, layer).
 //
@@ -63,7 +64,9 @@ class CommandSequence {
   void end();      // the recording frame is ready to submit
 
   void submit(int frame);   // one vkQueueSubmit
-  void wait(int frame);     // fence wait; collects its timestamps
+  // Fence wait; collects its timestamps. A frame submitted behind another one still running
+  // (queued) is waited for asleep: the GPU has work meanwhile, so a late wake costs nothing.
+  void wait(int frame);
   void discard(int frame);  // a ready frame that will not be submitted
   void submit_and_wait();   // end, submit and wait for the recording frame
 
@@ -91,6 +94,7 @@ class CommandSequence {
     State state = State::Free;
     bool profiling = false;
     bool stage_flags = false, abandoned = false;
+    bool queued = false;  // submitted while another frame was in flight
     uint32_t dispatches = 0;
     std::vector<Label> labels;  // label of timestamp i + 1 (the end of dispatch i)
     std::chrono::steady_clock::time_point submitted;
@@ -99,7 +103,8 @@ class CommandSequence {
 
   Device& device_;
   VkCommandPool pool_ = VK_NULL_HANDLE;
-  Frame frames_[2];
+  static constexpr int kFrames = 3;
+  Frame frames_[kFrames];
   int recording_ = -1;
   uint32_t max_queries_ = 0;
   std::map<std::pair<std::string, int>, OpTiming> totals_;
@@ -125,8 +130,8 @@ class CommandSequence {
   // first pass of its wait, from that pass to its last end, and how early its first workgroup started.
   static constexpr uint32_t kTraceLine = 1024;  // STAGE_TRACE_LINE
   std::unique_ptr<MemoryArena> trace_arena_;
-  BufferSlice trace_host_[2];
-  std::vector<const char*> stage_ops_[2];
+  BufferSlice trace_host_[kFrames];
+  std::vector<const char*> stage_ops_[kFrames];
   struct TraceSums {
     double hop = 0, run = 0, lead = 0;
     uint64_t n = 0;

@@ -41,6 +41,8 @@ class VulkanBackend final : public Backend {
     model_ = std::make_unique<vk::ModelGpu>(*device_, *weights, options.context_length, f16_kv);
     sequence_ = std::make_unique<vk::CommandSequence>(*device_, vk::max_dispatches_per_forward(*model_));
     stage_flags_ = model_->tuning.stage_flags;
+    const char* ahead = std::getenv("KILN_VK_RUN_AHEAD");
+    run_ahead_ = model_->max_batch >= 2 && !(ahead && std::string(ahead) == "0");
     // Tests: the first flagged step's second stage waits for a workgroup that never comes.
     if (const char* v = std::getenv("KILN_VK_STAGE_FLAGS"); v && std::string(v) == "test-give-up")
       sequence_->give_up_once();
@@ -81,14 +83,19 @@ class VulkanBackend final : public Backend {
 
   std::optional<int32_t> forward_argmax(std::span<const int32_t> tokens, int pos) override {
     run(tokens, pos, vk::ForwardOutput::Argmax, nullptr);
-    int32_t pick = -1;
-    std::memcpy(&pick, model_->pick_host.mapped, 4);
-    return pick;
+    return last_pick_;
   }
 
  private:
   // forward() and forward_argmax(): batches of at most max_batch tokens (logit_rows with all
   // logits), each one submit; `out` applies to the last batch (all of them for AllLogits).
+  // Running ahead: a greedy decode step queues the step after it on the GPU before waiting, fed
+  // by its own pick (argmax.comp writes it to tokens[0]); when the caller then asks for that token
+  // at that position, the step is already running, and the GPU never idles between steps while
+  // the host reads the pick and submits. A step ahead that is not asked for is waited for and
+  // forgotten: it wrote only the cache position after the last one filled, which the contract of
+  // forward() treats as empty (local layers' rings hold at least window + 1 positions, as
+  // max_batch >= 2 gives, so it overwrote nothing a rewrite of the last position reads).
   void run(std::span<const int32_t> tokens, int pos, vk::ForwardOutput out, float* logits) {
     const Gemma3Config& c = model_->config;
     const bool all_logits = out == vk::ForwardOutput::AllLogits;
@@ -116,29 +123,38 @@ class VulkanBackend final : public Backend {
     for (int start = 0; start < n; start += step) {
       const int len = std::min(step, n - start), at = pos + start;
       const bool last = start + len == n;
-      std::memcpy(model_->tokens.mapped, tokens.data() + start, size_t(len) * 4);
       const bool one = len == 1 && !all_logits;
       // Batches before the last return nothing; their logits are copied back all the same.
       const vk::ForwardOutput step_out = last || all_logits ? out : vk::ForwardOutput::LastLogits;
+      const bool greedy = one && step_out == vk::ForwardOutput::Argmax;
       int frame = -1;
-      if (prepared_ >= 0 && one && prepared_pos_ == at && prepared_out_ == step_out &&
-          sequence_->profiling(prepared_) == profiling_ && sequence_->stage_flags(prepared_) == stage_flags_) {
-        frame = prepared_;  // recorded while the previous step ran
+      if (greedy && ahead_ >= 0 && ahead_pos_ == at && ahead_token_ == tokens[start] && matches(ahead_)) {
+        frame = ahead_;  // on the GPU already, fed by the step before's pick
+        ahead_ = -1;
       } else {
-        if (prepared_ >= 0) sequence_->discard(prepared_);
-        frame = record(len, at, step_out, one && stage_flags_);
+        drop_ahead();
+        std::memcpy(model_->tokens.mapped, tokens.data() + start, size_t(len) * 4);
+        frame = take_prepared(at, step_out, one);
+        if (frame < 0) frame = record(len, at, step_out, one && stage_flags_);
+        sequence_->submit(frame);
       }
-      prepared_ = -1;
-      sequence_->submit(frame);
 #ifdef KILN_VK_STAGE_TRACE
       t_submit = std::chrono::steady_clock::now();
 #endif
       // While the GPU works, record the likely next call: one token at the next position (the
       // commands depend on the position only; the token id is read from memory when they run).
+      // Greedy steps queue it on the GPU right away, and record the one after.
       if (one && at + 1 < model_->context) {
-        prepared_ = record(1, at + 1, step_out, stage_flags_);
-        prepared_pos_ = at + 1;
-        prepared_out_ = step_out;
+        int next = take_prepared(at + 1, step_out, true);
+        if (next < 0) next = record(1, at + 1, step_out, stage_flags_);
+        if (greedy && run_ahead_) {
+          sequence_->submit(next);
+          ahead_ = next;
+          ahead_pos_ = at + 1;
+          if (at + 2 < model_->context) prepare(record(1, at + 2, step_out, stage_flags_), at + 2, step_out);
+        } else {
+          prepare(next, at + 1, step_out);
+        }
       }
 #ifdef KILN_VK_STAGE_TRACE
       t_record = std::chrono::steady_clock::now();
@@ -147,9 +163,16 @@ class VulkanBackend final : public Backend {
 #ifdef KILN_VK_STAGE_TRACE
       t_wait = std::chrono::steady_clock::now();
 #endif
-      if (sequence_->abandoned(frame)) give_up_stage_flags(len, at, step_out);
+      if (sequence_->abandoned(frame)) {
+        drop_ahead();  // fed by garbage
+        give_up_stage_flags(len, at, step_out);
+      }
       last_dispatches_ = sequence_->dispatches_recorded(frame);
       filled_ = at + len;
+      if (last && out == vk::ForwardOutput::Argmax) {
+        std::memcpy(&last_pick_, model_->pick_host.mapped + 4 * ((at + len - 1) % 2), 4);
+        ahead_token_ = std::max(last_pick_, 0);  // what the step ahead reads (argmax.comp)
+      }
       const size_t row = size_t(c.vocab_size);
       if (all_logits)
         std::memcpy(logits + size_t(start) * row, model_->logits_host.mapped, size_t(len) * row * 4);
@@ -197,6 +220,31 @@ class VulkanBackend final : public Backend {
     filled_ = 0;
   }
 
+  // The frame recorded ahead, if it is for this step (one token) with today's settings.
+  int take_prepared(int pos, vk::ForwardOutput out, bool one) {
+    const int frame = prepared_;
+    prepared_ = -1;
+    if (frame >= 0 && one && prepared_pos_ == pos && prepared_out_ == out && matches(frame)) return frame;
+    if (frame >= 0) sequence_->discard(frame);
+    return -1;
+  }
+  void prepare(int frame, int pos, vk::ForwardOutput out) {
+    prepared_ = frame;
+    prepared_pos_ = pos;
+    prepared_out_ = out;
+  }
+  bool matches(int frame) const {
+    return sequence_->profiling(frame) == profiling_ && sequence_->stage_flags(frame) == stage_flags_;
+  }
+
+  // A step queued ahead that the caller did not ask for: done before anything else is written.
+  void drop_ahead() {
+    if (ahead_ < 0) return;
+    sequence_->wait(ahead_);
+    if (sequence_->abandoned(ahead_)) stop_stage_flags();
+    ahead_ = -1;
+  }
+
   int record(int n, int pos, vk::ForwardOutput out, bool stage_flags) {
     const int frame = sequence_->begin(profiling_, stage_flags);
     vk::record_forward(*model_, *sequence_, n, pos, out);
@@ -204,16 +252,20 @@ class VulkanBackend final : public Backend {
     return frame;
   }
 
-  // A stage's wait gave up: the GPU did not run a stage's workgroups while the next one's waited
-  // (Vulkan does not promise it). The step's results are garbage; it runs again with barriers,
-  // and so does every later step.
-  void give_up_stage_flags(int n, int pos, vk::ForwardOutput out) {
+  void stop_stage_flags() {
     if (stage_flag_fallbacks_++ == 0)
       std::cerr << "kiln: Vulkan stage flags gave up on " << device_->info().report.name
                 << "; decoding with barriers from now on\n";
     stage_flags_ = false;
     if (prepared_ >= 0) sequence_->discard(prepared_);
     prepared_ = -1;
+  }
+
+  // A stage's wait gave up: the GPU did not run a stage's workgroups while the next one's waited
+  // (Vulkan does not promise it). The step's results are garbage; it runs again with barriers,
+  // and so does every later step.
+  void give_up_stage_flags(int n, int pos, vk::ForwardOutput out) {
+    stop_stage_flags();
     const int frame = record(n, pos, out, false);
     sequence_->submit(frame);
     sequence_->wait(frame);
@@ -245,6 +297,11 @@ class VulkanBackend final : public Backend {
   bool profiling_ = false;
   int prepared_ = -1, prepared_pos_ = -1;  // a frame recorded ahead for a decode step at prepared_pos_
   vk::ForwardOutput prepared_out_ = vk::ForwardOutput::LastLogits;
+  // Greedy decoding: a step queued on the GPU at ahead_pos_, to be fed ahead_token_ (run()).
+  // KILN_VK_RUN_AHEAD=0 turns it off.
+  bool run_ahead_ = false;
+  int ahead_ = -1, ahead_pos_ = -1;
+  int32_t ahead_token_ = -1, last_pick_ = -1;
   uint32_t last_dispatches_ = 0;
   bool stage_flags_ = false;  // one-token steps ordered by stage flags
   uint64_t stage_flag_fallbacks_ = 0;
