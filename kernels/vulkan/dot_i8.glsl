@@ -11,6 +11,10 @@
 spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
 int dot_packed_i8(uint a, uint b, spirv_literal int format);
 int sdot4(uint a, uint b) { return dot_packed_i8(a, b, 0); }
+// OpSUDot: signed int8 times unsigned uint8, four of each packed in a word.
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4452)
+int dot_packed_su8(uint signed_a, uint unsigned_b, spirv_literal int format);
+int sudot4(uint signed_a, uint unsigned_b) { return dot_packed_su8(signed_a, unsigned_b, 0); }
 
 // ROUND_MAGIC (common.glsl) rounds without a float-to-int conversion.
 // The way back for |i| < 2^22, exact.
@@ -63,18 +67,35 @@ float block_dot_i8(Block k, QuantizedX x) {
 }
 
 // A block of activations rounded to int8 by their producer (matvec_staged.comp with QACT_OUT):
-// words lo = elements 0..15, hi = 16..31, one scale for each 8; sums8 = the sum of each 8's q
-// (4-bit weights are stored + 8). Same exact int32 sums, then four fp32 scales.
-float block_dot_i8_x8(Block k, uvec4 lo, uvec4 hi, vec4 scale, ivec4 sums8) {
+// words lo = elements 0..15, hi = 16..31, one scale for each 8. Exact int32 sums, then four fp32
+// scales. For Q4_0 the caller passes, once a block for all its rows, x8 = block_x8_q4(scale, the
+// sum of each 8's q): the high nibbles are multiplied in place (unsigned, 16 q) and the stored + 8
+// is taken off in fp32, which saves a third of the integer instructions a row's block costs, what
+// 4-bit decode was limited by (PERFORMANCE.md, "Fewer integer instructions for Q4_0").
+struct X8 {
+  vec4 scale;    // Q4_0: the high halves' scales / 16
+  float offset;  // Q4_0: 8 sum(q * scale), the + 8 of the stored weights
+};
+X8 block_x8(vec4 scale, ivec4 sums8) {
 #if defined(WTYPE_Q4_0)
-  const uint m = 0x0F0F0F0Fu;
-  const ivec4 s = ivec4(sdot4(k.q[0] & m, lo.x) + sdot4(k.q[1] & m, lo.y),
-                        sdot4(k.q[2] & m, lo.z) + sdot4(k.q[3] & m, lo.w),
-                        sdot4((k.q[0] >> 4) & m, hi.x) + sdot4((k.q[1] >> 4) & m, hi.y),
-                        sdot4((k.q[2] >> 4) & m, hi.z) + sdot4((k.q[3] >> 4) & m, hi.w)) - 8 * sums8;
+  const vec4 sums = vec4(int_to_float(sums8.x), int_to_float(sums8.y), int_to_float(sums8.z), int_to_float(sums8.w));
+  return X8(vec4(scale.xy, scale.zw * (1.0 / 16.0)), 8.0 * dot(sums, scale));
+#else
+  return X8(scale, 0.0);
+#endif
+}
+float block_dot_i8_x8(Block k, uvec4 lo, uvec4 hi, X8 x8) {
+#if defined(WTYPE_Q4_0)
+  const uint m = 0x0F0F0F0Fu, mh = 0xF0F0F0F0u;
+  const ivec4 s = ivec4(sudot4(lo.x, k.q[0] & m) + sudot4(lo.y, k.q[1] & m),
+                        sudot4(lo.z, k.q[2] & m) + sudot4(lo.w, k.q[3] & m),
+                        sudot4(hi.x, k.q[0] & mh) + sudot4(hi.y, k.q[1] & mh),
+                        sudot4(hi.z, k.q[2] & mh) + sudot4(hi.w, k.q[3] & mh));
+  const vec4 f = vec4(int_to_float(s.x), int_to_float(s.y), int_to_float(s.z), int_to_float(s.w));
+  return (dot(f, x8.scale) - x8.offset) * k.d;
 #elif defined(WTYPE_Q8_0)
   const ivec4 s = ivec4(sdot4(k.q0.x, lo.x) + sdot4(k.q0.y, lo.y), sdot4(k.q0.z, lo.z) + sdot4(k.q0.w, lo.w),
                         sdot4(k.q1.x, hi.x) + sdot4(k.q1.y, hi.y), sdot4(k.q1.z, hi.z) + sdot4(k.q1.w, hi.w));
+  return dot(vec4(int_to_float(s.x), int_to_float(s.y), int_to_float(s.z), int_to_float(s.w)), x8.scale) * k.d;
 #endif
-  return dot(vec4(int_to_float(s.x), int_to_float(s.y), int_to_float(s.z), int_to_float(s.w)), scale) * k.d;
 }

@@ -94,7 +94,8 @@ void body() {
 #else
     const ivec4 sums8 = ivec4(0);
 #endif
-    for (uint r = 0; r < ROWS; ++r) acc[r] += block_dot_i8_x8(cur[r], lo, hi, scale, sums8);
+    const X8 x8 = block_x8(scale, sums8);
+    for (uint r = 0; r < ROWS; ++r) acc[r] += block_dot_i8_x8(cur[r], lo, hi, x8);
 #else
     const uvec4 lo = xq_s[2u * b], hi = xq_s[2u * b + 1u];
     const vec4 meta = xmeta_s[b];
