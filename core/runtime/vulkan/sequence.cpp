@@ -56,6 +56,12 @@ CommandSequence::~CommandSequence() {
   if (traced_steps_) {
     std::fprintf(stderr, "stage trace: %llu steps, %.1f us a step; per op, us: hop in, wait pass to last end, lead\n",
                  (unsigned long long)traced_steps_, traced_step_ns_ / 1000.0 / double(traced_steps_));
+    std::fprintf(stderr, "attention phases, us a token (head 0; last split / first split): ");
+    for (int k = 1; k < 7; ++k)
+      std::fprintf(stderr, "%d: %.1f / %.1f  ", k, attention_phases_[k] / 1000.0 / double(traced_steps_),
+                   attention_phases_[16 + k] / 1000.0 / double(traced_steps_));
+    std::fprintf(stderr, "merges: %.1f / %.1f a token\n", attention_phases_[15] / double(traced_steps_),
+                 attention_phases_[31] / double(traced_steps_));
     for (const auto& [op, s] : trace_)
       std::fprintf(stderr, "  %-14s n %6llu  hop %7.2f  run %7.2f  lead %8.2f  (a step: hop %7.1f, run %7.1f)\n",
                    op.c_str(), (unsigned long long)s.n, s.hop / 1000.0 / double(s.n), s.run / 1000.0 / double(s.n),
@@ -295,6 +301,7 @@ void CommandSequence::read_trace(int frame) {
   const uint32_t words = kStageLineBytes / 4;
   // Words of stage s's line: ~earliest start, ~earliest wait pass, latest wait pass, ~earliest end,
   // latest end. Clock differences in uint32 (wrap-safe within a step).
+  for (uint32_t k = 0; k < words; ++k) attention_phases_[k] += double(w[k]);  // line 0: attention_decode.comp
   uint32_t prev_end = 0, first_start = 0, last_end = 0;
   bool have_prev = false;
   for (uint32_t s = 1; s < stage_ops_[frame].size() && stage_ops_[frame][s]; ++s) {

@@ -139,6 +139,7 @@ class CommandSequence {
   std::map<std::string, TraceSums> trace_;
   uint64_t traced_steps_ = 0;
   double traced_step_ns_ = 0;
+  double attention_phases_[32] = {};
   void read_trace(int frame);
 #endif
 };
