@@ -46,7 +46,7 @@ layout(push_constant) uniform Push {
   uint head_dim;
   uint slots;          // positions held by the cache (a ring on local layers)
   uint window;         // 0: global layer
-  uint splits;         // workgroups a query head's keys are split over (<= MAX_SPLITS)
+  uint splits;         // workgroups a query head's keys are split over
   uint keys_per_split;
   uint q_norm_offset;  // floats into Norms
   uint k_norm_offset;
@@ -59,10 +59,8 @@ layout(push_constant) uniform Push {
 
 #include "attention_tiles.glsl"
 
-const uint MAX_SPLITS = 256;
 shared float head_s[MAX_HEAD_DIM];   // a normalised, roped head (query, then the newest key)
 shared float value_s[MAX_HEAD_DIM];  // the newest value
-shared float split_w[MAX_SPLITS];    // merge: e^(max_s - max)
 shared bool last_s;
 
 #ifdef STAGE_TRACE
@@ -233,23 +231,31 @@ void body() {
   if (!last_s) return;  // uniform: another split of this head finishes it
   memoryBarrierBuffer();
 
-  // The last split: out = sum_s e^(m_s - M) acc_s / sum_s e^(m_s - M) l_s.
+  // The last split: out = sum_s e^(m_s - M) acc_s / sum_s e^(m_s - M) l_s, in one pass with a
+  // running maximum. Each invocation reads every split's (m, l) itself (the same words across the
+  // workgroup: no reduction, no barrier) with its pairs' partial outputs, eight splits' loads in
+  // flight at a time.
   const uint first = h * pc.splits * rec;
-  float m_part = NEG_BIG;
-  for (uint s = tid; s < pc.splits; s += WG) m_part = max(m_part, partials[first + s * rec]);
-  const float M = wg_max(m_part);
-  float l_part = 0.0;
-  for (uint s = tid; s < pc.splits; s += WG) {
-    const float w = exp(partials[first + s * rec] - M);
-    split_w[s] = w;
-    l_part += w * partials[first + s * rec + 1u];
-  }
-  const float L = wg_sum(l_part);  // its barriers also publish split_w
   for (uint p = tid; p < pairs; p += WG) {
+    float M = NEG_BIG, L = 0.0;
     vec2 sum = vec2(0.0);
-    for (uint s = 0; s < pc.splits; ++s) {
-      const uint at = first + s * rec + 2u + 2u * p;
-      sum += split_w[s] * vec2(partials[at], partials[at + 1u]);
+    for (uint s0 = 0; s0 < pc.splits; s0 += 8u) {
+      float m8[8], l8[8];
+      vec2 a8[8];
+      for (uint u = 0; u < 8u; ++u) {
+        const uint at = first + min(s0 + u, pc.splits - 1u) * rec;
+        m8[u] = partials[at];
+        l8[u] = partials[at + 1u];
+        a8[u] = vec2(partials[at + 2u + 2u * p], partials[at + 3u + 2u * p]);
+      }
+      for (uint u = 0; u < 8u; ++u) {
+        if (s0 + u >= pc.splits) break;
+        const float m_new = max(M, m8[u]);
+        const float c = exp(M - m_new), w = exp(m8[u] - m_new);
+        L = L * c + w * l8[u];
+        sum = sum * c + w * a8[u];
+        M = m_new;
+      }
     }
     write_pair(h, p, sum / L);
   }

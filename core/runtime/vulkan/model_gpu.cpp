@@ -322,7 +322,6 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
   qkv = state(B * qkv_width * 4, "activations");
   att = state(B * heads * hd * 4, "activations");
   act = state(B * ffn * 4, "activations");
-  if (tuning.max_attention_splits > 256) throw Error("Vulkan: more than 256 attention splits (internal error)");
   partials = state(uint64_t(tuning.max_attention_splits) * heads * (hd + 2) * 4, "attention partials");
   // The decode attention's last split of a head resets its counter; they start at zero.
   split_arrivals = state(uint64_t(heads) * 4, "attention split counters");

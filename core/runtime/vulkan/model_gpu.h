@@ -65,7 +65,7 @@ struct Tuning {
   // scale for each 8), and the matrices reading them use matvec_qin_*, which has no rounding and
   // no prologue (ModelGpu::plan_int8_activations). KILN_VK_QACT=0: off.
   bool quantized_act = false;
-  uint32_t max_attention_splits = 128;  // at most attention_decode.comp's MAX_SPLITS (256)
+  uint32_t max_attention_splits = 128;  // decode: the partials buffer holds this many a head
   uint32_t attention_keys_per_split = 64;  // decode: at least this many keys a workgroup
   // One token: dispatches ordered by stage flags instead of barriers (CommandSequence; on an H100
   // PERFORMANCE.md, "Stage flags instead of barriers"). KILN_VK_STAGE_FLAGS=0 turns it off.
