@@ -35,14 +35,21 @@ float key_dot(uint row, uint i) {
 #endif
 }
 
-// Value elements (2 pair, 2 pair + 1) of a cached row.
-vec2 load_value(uint row, uint pair) {
+// Value elements (2 pair, 2 pair + 1) of a cached row; value_raw / value_of load and unpack apart.
 #ifdef KV_F16
-  return unpackHalf2x16(v2[row * (pc.head_dim / 2u) + pair]);
+#define ValueRaw uint
+vec2 value_of(uint raw) { return unpackHalf2x16(raw); }
 #else
-  return v2[row * (pc.head_dim / 2u) + pair];
+#define ValueRaw vec2
+vec2 value_of(vec2 raw) { return raw; }
 #endif
-}
+ValueRaw value_raw(uint row, uint pair) { return v2[row * (pc.head_dim / 2u) + pair]; }
+vec2 load_value(uint row, uint pair) { return value_of(value_raw(row, pair)); }
+
+// Values of a tile's first PRE_VALUES keys are requested with its keys, so their latency overlaps
+// the keys' instead of following the softmax (decode splits are 32 keys: on an H100 the values'
+// four rounds of loads were most of the split's 5-7 us).
+const uint PRE_VALUES = 32u;
 
 float apply_softcap(float s) { return pc.softcap > 0.0 ? pc.softcap * tanh(s / pc.softcap) : s; }
 
@@ -55,6 +62,13 @@ void attend_tiles(inout Softmax st, uint k_begin, uint k_end, uint kv_head) {
   const uint k_row = pc.head_dim / 8u;  // uvec4 (f16) or vec4-pair (f32) loads a key row
   for (uint tile = k_begin; tile < k_end; tile += WG) {
     const uint j = tile + tid;
+    const uint count = min(WG, k_end - tile);
+    ValueRaw pre[PRE_VALUES];  // pair tid of the tile's first keys
+    uint slot = tile % pc.slots;
+    for (uint u = 0; u < PRE_VALUES; ++u) {
+      pre[u] = u < count && tid < pairs ? value_raw(slot * pc.n_kv_heads + kv_head, tid) : ValueRaw(0);
+      slot = slot + 1u == pc.slots ? 0u : slot + 1u;
+    }
     float s = NEG_BIG;
     if (j < k_end) {
       const uint row = (j % pc.slots) * pc.n_kv_heads + kv_head;
@@ -74,16 +88,18 @@ void attend_tiles(inout Softmax st, uint k_begin, uint k_end, uint kv_head) {
     st.m = m_new;
     st.acc0 *= correction;
     st.acc1 *= correction;
-    // Values: eight keys' loads in flight before their products (the ring slot advances by one).
-    const uint count = min(WG, k_end - tile);
-    uint slot = tile % pc.slots;
-    uint jj = 0;
+    for (uint u = 0; u < PRE_VALUES; ++u)
+      if (u < count) st.acc0 += p_s[u] * value_of(pre[u]);
+    // The other values: eight keys' loads in flight before their products (the ring slot advances
+    // by one); from the tile's start for an invocation that also owns pair tid + WG (head_dim > 2 WG).
+    uint jj = tid + WG < pairs ? 0u : min(count, PRE_VALUES);
+    slot = (tile + jj) % pc.slots;
     for (; jj + 8u <= count; jj += 8u) {
       vec2 v0[8], v1[8];
       for (uint u = 0; u < 8u; ++u) {
         const uint su = slot + u >= pc.slots ? slot + u - pc.slots : slot + u;
         const uint row = su * pc.n_kv_heads + kv_head;
-        v0[u] = tid < pairs ? load_value(row, tid) : vec2(0.0);
+        v0[u] = tid < pairs && jj + u >= PRE_VALUES ? load_value(row, tid) : vec2(0.0);
         v1[u] = tid + WG < pairs ? load_value(row, tid + WG) : vec2(0.0);
       }
       for (uint u = 0; u < 8u; ++u) {
@@ -94,7 +110,7 @@ void attend_tiles(inout Softmax st, uint k_begin, uint k_end, uint kv_head) {
     }
     for (; jj < count; ++jj) {
       const uint row = slot * pc.n_kv_heads + kv_head;
-      if (tid < pairs) st.acc0 += p_s[jj] * load_value(row, tid);
+      if (tid < pairs && jj >= PRE_VALUES) st.acc0 += p_s[jj] * load_value(row, tid);
       if (tid + WG < pairs) st.acc1 += p_s[jj] * load_value(row, tid + WG);
       slot = slot + 1u == pc.slots ? 0u : slot + 1u;
     }
