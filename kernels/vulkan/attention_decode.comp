@@ -59,7 +59,7 @@ layout(push_constant) uniform Push {
 
 #include "attention_tiles.glsl"
 
-shared float head_s[MAX_HEAD_DIM];   // a normalised, roped head (query, then the newest key)
+shared float head_s[MAX_HEAD_DIM];   // the newest key, normalised and roped
 shared float value_s[MAX_HEAD_DIM];  // the newest value
 shared bool last_s;
 
@@ -102,25 +102,6 @@ void write_pair(uint h, uint p, vec2 v) {
 #endif
 }
 
-// RMSNorm with the weights at norms[w], then rotate-half RoPE at pc.pos, of the head at
-// qkv[base]; into head_s. Must be reached by the whole workgroup.
-void norm_rope(uint base, uint w) {
-  const uint tid = gl_LocalInvocationID.x, WG = gl_WorkGroupSize.x;
-  const uint D = pc.head_dim, half_d = D / 2u;
-  float ss = 0.0;
-  for (uint d = tid; d < D; d += WG) ss += qkv[base + d] * qkv[base + d];
-  const float inv = 1.0 / sqrt(wg_sum(ss) / float(D) + pc.eps);
-  const uint rope_base = pc.rope_offset + pc.pos * half_d;
-  for (uint i = tid; i < half_d; i += WG) {
-    const float a = qkv[base + i] * inv * norms[w + i];
-    const float b = qkv[base + i + half_d] * inv * norms[w + i + half_d];
-    const vec2 cs = rope_cs[rope_base + i];
-    head_s[i] = a * cs.x - b * cs.y;
-    head_s[i + half_d] = b * cs.x + a * cs.y;
-  }
-  barrier();
-}
-
 // What the cache holds for x: later steps read the newest key back rounded, so this one uses it
 // rounded too.
 float as_cached(float x) {
@@ -129,6 +110,41 @@ float as_cached(float x) {
 #else
   return x;
 #endif
+}
+
+// RMSNorm (q_norm) and rotate-half RoPE at pc.pos of query head h, into q_s with the score scale;
+// in the split holding the newest position also of its key (k_norm), into head_s, and its value
+// into value_s, both rounded as the cache holds them. The query's and the key's loads go out
+// together and their sums reduce back to back (one after the other, they were 0.8 and 1.9 us of
+// the split's step on an H100). Must be reached by the whole workgroup.
+void norm_rope_q_and_newest(uint h, uint kv_head, bool with_key) {
+  const uint tid = gl_LocalInvocationID.x, WG = gl_WorkGroupSize.x;
+  const uint D = pc.head_dim, half_d = D / 2u;
+  const uint q_base = h * D, k_base = (pc.n_heads + kv_head) * D, v_base = (pc.n_heads + pc.n_kv_heads + kv_head) * D;
+  float ssq = 0.0, ssk = 0.0;
+  for (uint d = tid; d < D; d += WG) {
+    ssq += qkv[q_base + d] * qkv[q_base + d];
+    if (with_key) ssk += qkv[k_base + d] * qkv[k_base + d];
+  }
+  const float inv_q = 1.0 / sqrt(wg_sum(ssq) / float(D) + pc.eps);
+  const float inv_k = with_key ? 1.0 / sqrt(wg_sum(ssk) / float(D) + pc.eps) : 0.0;  // with_key is uniform
+  const uint rope_base = pc.rope_offset + pc.pos * half_d;
+  for (uint i = tid; i < half_d; i += WG) {
+    const vec2 cs = rope_cs[rope_base + i];
+    const float a = qkv[q_base + i] * inv_q * norms[pc.q_norm_offset + i];
+    const float b = qkv[q_base + i + half_d] * inv_q * norms[pc.q_norm_offset + i + half_d];
+    q_s[i / 4u][i % 4u] = (a * cs.x - b * cs.y) * pc.scale;
+    q_s[(i + half_d) / 4u][(i + half_d) % 4u] = (b * cs.x + a * cs.y) * pc.scale;
+    if (with_key) {
+      const float ka = qkv[k_base + i] * inv_k * norms[pc.k_norm_offset + i];
+      const float kb = qkv[k_base + i + half_d] * inv_k * norms[pc.k_norm_offset + i + half_d];
+      head_s[i] = as_cached(ka * cs.x - kb * cs.y);
+      head_s[i + half_d] = as_cached(kb * cs.x + ka * cs.y);
+    }
+  }
+  if (with_key)
+    for (uint d = tid; d < D; d += WG) value_s[d] = as_cached(qkv[v_base + d]);
+  barrier();
 }
 
 // The newest key and value (in head_s, value_s) into cache row `row`.
@@ -165,22 +181,9 @@ void body() {
   const bool holds_newest = k_end == pc.pos + 1u;  // uniform over the workgroup
 
   TRACE_PHASE(0u);  // phases: 1 q, 2 the newest k, 3 cached keys, 4 the newest key, 5 arrival, 6 merge
-  norm_rope(h * D, pc.q_norm_offset);
-  for (uint i = tid; i < D / 4u; i += WG)
-    q_s[i] = vec4(head_s[4u * i], head_s[4u * i + 1u], head_s[4u * i + 2u], head_s[4u * i + 3u]) * pc.scale;
-  barrier();  // q_s is published; head_s is free again
+  norm_rope_q_and_newest(h, kv_head, holds_newest);
   TRACE_PHASE(1u);
-
-  if (holds_newest) {
-    norm_rope((pc.n_heads + kv_head) * D, pc.k_norm_offset);
-    const uint v_base = (pc.n_heads + pc.n_kv_heads + kv_head) * D;
-    for (uint d = tid; d < D; d += WG) {
-      head_s[d] = as_cached(head_s[d]);  // each element is rewritten by the invocation that reads it
-      value_s[d] = as_cached(qkv[v_base + d]);
-    }
-    barrier();
-    if (h % group == 0u) write_cache((pc.pos % pc.slots) * pc.n_kv_heads + kv_head);
-  }
+  if (holds_newest && h % group == 0u) write_cache((pc.pos % pc.slots) * pc.n_kv_heads + kv_head);
 
   TRACE_PHASE(2u);
   Softmax st = Softmax(NEG_BIG, 0.0, vec2(0.0), vec2(0.0));
