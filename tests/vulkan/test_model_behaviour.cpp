@@ -71,6 +71,30 @@ class VulkanModelBehaviour : public QObject {
     }
   }
 
+  // A greedy step whose stage flags give up is run again with barriers, and the step queued
+  // behind it (fed by its garbage pick) is dropped: the picks stay the host's.
+  void greedy_steps_survive_giving_up_stage_flags() {
+    auto w = load_fixture("tiny-gemma3-b", DType::Q4_0);
+    const int vocab = w->config.vocab_size;
+    auto host = vulkan(w);
+    qputenv("KILN_VK_STAGE_FLAGS", "test-give-up");
+    auto device = vulkan(w);
+    qunsetenv("KILN_VK_STAGE_FLAGS");
+    const std::vector<int32_t> prompt{2, 10, 20, 30};
+    std::vector<float> logits(static_cast<size_t>(vocab));
+    host->forward(prompt, 0, false, logits.data());
+    int32_t next = device->forward_argmax(prompt, 0).value();
+    QCOMPARE(next, kiln::argmax(logits));
+    for (int p = int(prompt.size()); p < 16; ++p) {
+      const std::span<const int32_t> fed(&next, 1);
+      host->forward(fed, p, false, logits.data());
+      next = device->forward_argmax(fed, p).value();
+      QCOMPARE(next, kiln::argmax(logits));
+    }
+    QCOMPARE(counter(*device, "stage_flag_fallbacks"), 1.0);
+    QCOMPARE(counter(*device, "stage_flags"), 0.0);
+  }
+
   // The engine decodes greedily through the GPU's pick: the text of the host's pick (top-k 1
   // reads the logits back), also when the request before left the cache behind it.
   void engine_greedy_text_is_the_hosts() {

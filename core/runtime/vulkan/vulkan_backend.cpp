@@ -253,7 +253,7 @@ class VulkanBackend final : public Backend {
   }
 
   void stop_stage_flags() {
-    if (stage_flag_fallbacks_++ == 0)
+    if (stage_flags_ && stage_flag_fallbacks_++ == 0)  // once, though a step ahead may have given up too
       std::cerr << "kiln: Vulkan stage flags gave up on " << device_->info().report.name
                 << "; decoding with barriers from now on\n";
     stage_flags_ = false;
