@@ -38,8 +38,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 print(f"{sys.argv[2]}: prefill {r['prefill_tokens_per_s']:.0f} tok/s (again {r.get('prefill_again_tokens_per_s',0):.0f}), decode {r['decode_tokens_per_s']:.1f} tok/s, "
       f"{r['achieved_gb_per_s']:.0f} GB/s = {100*r.get('decode_fraction_of_copy',0):.1f}% of copy "
-      f"{r.get('device_copy_gb_per_s',0):.0f} GB/s; greedy pick on the {r.get('decode_pick', 'host')}; load {r['load_s']:.1f} s; "
-      f"vulkan {r.get('vulkan')}")
+      f"{r.get('device_copy_gb_per_s',0):.0f} GB/s; greedy pick on the {r.get('decode_pick', 'host')}; "
+      f"load {r['load_s']:.1f} s; vulkan {r.get('vulkan')}")
 if r.get('profile'):
     ops = {}
     for t in r['profile']:
