@@ -180,7 +180,9 @@ void body() {
   const uint k_end = min(pc.pos + 1u, k_begin + pc.keys_per_split);
   const bool holds_newest = k_end == pc.pos + 1u;  // uniform over the workgroup
 
-  TRACE_PHASE(0u);  // phases: 1 q, 2 the newest k, 3 cached keys, 4 the newest key, 5 arrival, 6 merge
+  // Trace phases: 1 q (and the newest k), 2 its cache write, 3 the cached keys, 4 the newest key's
+  // score, 5 the partial and arrival, 6 the merge.
+  TRACE_PHASE(0u);
   norm_rope_q_and_newest(h, kv_head, holds_newest);
   TRACE_PHASE(1u);
   if (holds_newest && h % group == 0u) write_cache((pc.pos % pc.slots) * pc.n_kv_heads + kv_head);
