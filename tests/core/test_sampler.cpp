@@ -109,6 +109,26 @@ class TestSampler : public QObject {
     }
   }
 
+  // What a backend may pick on its device instead (Backend::forward_argmax): greedy with no
+  // penalty that changes a logit, and nothing else.
+  void plain_argmax_is_greedy_without_a_penalty() {
+    SamplingParams p;
+    p.temperature = 0;
+    p.repeat_penalty = 1.0f;
+    QVERIFY(Sampler(p).is_plain_argmax());
+    p.repeat_penalty = 1.1f;
+    QVERIFY(!Sampler(p).is_plain_argmax());
+    p.repeat_last_n = 0;  // a penalty over no tokens
+    QVERIFY(Sampler(p).is_plain_argmax());
+    p.repeat_last_n = 64;
+    p.repeat_penalty = 0.0f;  // off, as sample() treats it
+    QVERIFY(Sampler(p).is_plain_argmax());
+    p.repeat_penalty = 1.0f;
+    p.temperature = 0.7f;
+    p.top_k = 1;
+    QVERIFY(!Sampler(p).is_plain_argmax());  // the same token, but drawn (and a draw moves the seed)
+  }
+
   void argmax_takes_the_lowest_index_on_ties() {
     const std::vector<float> logits{1.0f, 3.0f, 2.0f, 3.0f};
     QCOMPARE(kiln::argmax(logits), 1);
