@@ -142,9 +142,19 @@ MatvecShape Tuning::qin_shape(bool glu) const {
   if (forced.wg) return forced;
   if (cpu_device && !glu) return {64, 2, 64};
   // H100, 27B (PERFORMANCE.md, "Int8 activations from their producers"): 4 rows an invocation in
-  // groups of 64 led or came within 4 % on every matrix in both formats; GLU rows take 8, so a
-  // workgroup writes 8 outputs, a whole group of the int8 form.
-  return glu ? MatvecShape{128, 8, 64} : MatvecShape{128, 4, 64};
+  // groups of 64 led or came within 4 % on every matrix in both formats. GLU rows take 8 (a
+  // workgroup writes whole groups of 8 outputs of the int8 form), in workgroups of 256: 123.8-124.0
+  // tok/s Q4_0 against 123.3-123.4 for 128, Q8_0 84.5 against 84.2 (PERFORMANCE.md, "Eighth
+  // session"). KILN_VK_MATVEC_GLU="wg,rows,tpr" tries another (tuning runs).
+  if (glu) {
+    unsigned wg = 0, rows = 0, tpr = 0;
+    const char* v = std::getenv("KILN_VK_MATVEC_GLU");
+    if (v && std::sscanf(v, "%u,%u,%u", &wg, &rows, &tpr) == 3 && wg >= 32 && wg <= 256 && tpr && wg % tpr == 0 &&
+        rows % 2 == 0)
+      return {wg, rows, tpr};
+    return {256, 8, 64};
+  }
+  return {128, 4, 64};
 }
 
 uint32_t staged_shared_bytes(const MatvecShape& s, int64_t cols) {  // matvec_staged.comp's arrays
