@@ -68,7 +68,7 @@ float block_dot_i8(Block k, QuantizedX x) {
 
 // A block of activations rounded to int8 by their producer (matvec_staged.comp with QACT_OUT):
 // words lo = elements 0..15, hi = 16..31, one scale for each 8. Exact int32 sums, then four fp32
-// scales. For Q4_0 the caller passes, once a block for all its rows, x8 = block_x8_q4(scale, the
+// scales. For Q4_0 the caller passes, once a block for all its rows, x8 = block_x8(scale, the
 // sum of each 8's q): the high nibbles are multiplied in place (unsigned, 16 q) and the stored + 8
 // is taken off in fp32, which saves a third of the integer instructions a row's block costs, what
 // 4-bit decode was limited by (PERFORMANCE.md, "Fewer integer instructions for Q4_0").
