@@ -232,16 +232,61 @@ int prefill(Bench& b, int shrink) {
   return bad ? 1 : 0;
 }
 
+// --rows: the one-token int8 kernels on activations rounded by their producer (matvec_qin_*), Q4_0
+// and Q8_0, in the shapes decode uses, over a range of row counts at 27B's two row lengths. A
+// dispatch's fixed cost and a partial last wave of workgroups show as microseconds beyond the
+// bytes at the copy rate ("extra"), which a per-op rate alone cannot tell apart from a slow loop.
+void rows_sweep(Bench& b, double copy_gbs, int shrink) {
+  std::vector<uint32_t> xq_words(size_t(21504 / 32) * 12);
+  for (size_t i = 0; i < xq_words.size(); ++i) {
+    const float scale = 0.01f;
+    std::memcpy(&xq_words[i], &scale, 4);
+    if (i % 12 < 8) xq_words[i] = uint32_t(i * 2654435761u);
+  }
+  vk::BufferSlice xq = b.arena->allocate(xq_words.size() * 4), y = b.arena->allocate(262144 * 4);
+  b.uploader->write(xq, 0, xq_words.data(), xq_words.size() * 4);
+  b.uploader->finish();
+  vk::Tuning tuning;
+  std::printf("\n== matvec_qin by rows (1 token): us, GB/s, us beyond the bytes at %.0f GB/s, workgroups\n", copy_gbs);
+  std::printf("%-5s %-4s %6s %7s %9s %8s %8s %7s %6s\n", "type", "glu", "cols", "rows", "MB", "us", "GB/s", "extra",
+              "wgs");
+  for (DType t : {DType::Q4_0, DType::Q8_0})
+    for (int64_t cols : {int64_t(5376), int64_t(21504)})
+      for (bool glu : {true, false}) {
+        if (glu && cols != 5376) continue;
+        const vk::MatvecShape shape = tuning.qin_shape(glu);
+        const std::string name = std::string(glu ? "matvec_qin_glu_qout_" : "matvec_qin_") +
+                                 (t == DType::Q4_0 ? "q4_0" : "q8_0");
+        const vk::Kernel& k = b.pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
+        for (int64_t rows : {4096, 5376, 8192, 10752, 16384, 21504, 32768, 43008, 53760, 65536, 131072, 262144}) {
+          rows = rows / shrink / 32 * 32;
+          if (cols == 21504 && rows > 65536) continue;
+          const vk::DeviceMatrix m = random_matrix(b, t, rows, cols);
+          std::vector<VkDescriptorSet> sets;
+          for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, xq, y}));
+          const double us = b.time(50, [&] {
+            vk::record_matrix(*b.seq, k, m, sets, vk::MatrixCall{glu, false, 1, 0, uint32_t(cols), 0}, shape,
+                              b.device->limits().maxComputeWorkGroupCount[0], "matvec", 0);
+          });
+          const double bytes = double(m.bytes());
+          std::printf("%-5s %-4s %6lld %7lld %9.1f %8.2f %8.0f %7.2f %6lld\n", to_string(t), glu ? "glu" : "",
+                      (long long)cols, (long long)rows, bytes / 1e6, us, bytes / (us * 1e3), us - bytes / (copy_gbs * 1e3),
+                      (long long)((rows + shape.rows_per_workgroup() - 1) / shape.rows_per_workgroup()));
+        }
+      }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int device = -1, shrink = 1;  // --quick: 1/64 of the rows, a smoke test on lavapipe
-  bool prefill_only = false, decode_only = false;
+  bool prefill_only = false, decode_only = false, rows_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--device" && i + 1 < argc) device = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--quick") shrink = 64;
     if (std::string(argv[i]) == "--prefill") prefill_only = true;
     if (std::string(argv[i]) == "--decode") decode_only = true;
+    if (std::string(argv[i]) == "--rows") rows_only = true;
   }
   try {
     Bench b(device);
@@ -253,6 +298,10 @@ int main(int argc, char** argv) {
     const VulkanBandwidth bw = measure_vulkan_bandwidth(device, true, (2ull << 30) / shrink, 5);
     std::printf("\n== copy ceiling: %.1f GB/s (compute-shader copy of %llu MiB, read + write)\n", bw.copy_gbs,
                 (unsigned long long)(bw.buffer_bytes >> 20));
+    if (rows_only) {
+      rows_sweep(b, bw.copy_gbs, shrink);
+      return 0;
+    }
 
     // Decode matvecs of Gemma 3 27B.
     const Shape shapes[] = {{"qkv", 8192, 5376, false},

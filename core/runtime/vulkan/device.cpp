@@ -295,6 +295,16 @@ Device::Device(std::shared_ptr<Instance> instance, int index) : instance_(std::m
   clock.pNext = features;
   features = &clock;
   extensions.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
+  // ... and prints each pipeline's compiled statistics, registers among them (pipeline.cpp).
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  exec.pipelineExecutableInfo = VK_TRUE;
+  if (has_extension(info_.handle, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+    exec.pNext = features;
+    features = &exec;
+    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    pipeline_statistics_ = true;
+  }
 #endif
   // Tensor-core prefill: the extension, its feature and the memory model its shaders declare.
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
