@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <random>
 
@@ -40,6 +41,9 @@ struct BenchResult {
   double copy_gbs = 0;  // the device's compute-shader copy bandwidth (Vulkan): decode's ceiling
   bool device_argmax = false;  // decode's greedy pick made by the backend on its device
   bool device_pick_agrees = false;  // ... and the last one equals the host's argmax of its logits
+  // FNV-1a of the last decode step's logits, bit for bit: runs of one synthetic model that must
+  // compute the same thing (a kernel variant that only reorders work) must show the same hash.
+  uint64_t last_logits_hash = 0;
   std::vector<std::pair<std::string, double>> counters;
   std::vector<OpTiming> profile;          // decode, all tokens
   std::vector<OpTiming> prefill_profile;  // one more prefill of the same prompt, after the timed one
@@ -137,6 +141,12 @@ BenchResult run_bench(const BenchFlags& f) {
     backend->forward(std::span<const int32_t>(&next, 1), f.prompt + f.gen - 1, false, logits.data());
     r.device_pick_agrees = *picked == argmax(logits);
   }
+  r.last_logits_hash = 14695981039346656037ull;
+  for (float v : logits) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    for (int i = 0; i < 4; ++i) r.last_logits_hash = (r.last_logits_hash ^ ((bits >> (8 * i)) & 255u)) * 1099511628211ull;
+  }
   r.peak_rss = peak_resident_memory_bytes();
 #ifdef KILN_HAVE_VULKAN
   // The ceiling decode is measured against: a large copy through the shader cores, same run.
@@ -156,11 +166,13 @@ void print_json(const BenchResult& r) {
   std::printf("{\"model\": \"%s\", \"backend\": \"%s\", \"precision\": \"%s\", \"weight_bytes\": %llu, "
               "\"kv_cache_bytes\": %llu, \"load_s\": %.3f, \"prefill_tokens_per_s\": %.3f, "
               "\"decode_tokens_per_s\": %.3f, \"bytes_per_token\": %.0f, \"achieved_gb_per_s\": %.3f, "
-              "\"peak_rss_bytes\": %llu, \"prefill_again_tokens_per_s\": %.3f, \"decode_pick\": \"%s\"",
+              "\"peak_rss_bytes\": %llu, \"prefill_again_tokens_per_s\": %.3f, \"decode_pick\": \"%s\", "
+              "\"last_logits_fnv1a\": \"%016llx\"",
               r.model.c_str(), r.backend.c_str(), r.precision.c_str(), (unsigned long long)r.weight_bytes,
               (unsigned long long)r.kv_bytes, r.load_s, r.prefill_tps, r.decode_tps, r.bytes_per_token,
               r.bytes_per_token * r.decode_tps / 1e9, (unsigned long long)r.peak_rss, r.prefill_again_tps,
-              !r.device_argmax ? "host" : r.device_pick_agrees ? "device" : "device, differs from the host");
+              !r.device_argmax ? "host" : r.device_pick_agrees ? "device" : "device, differs from the host",
+              (unsigned long long)r.last_logits_hash);
   if (!r.counters.empty()) {
     std::printf(", \"counters\": {");
     for (size_t i = 0; i < r.counters.size(); ++i)
