@@ -37,6 +37,11 @@ layout(std430, binding = 3) writeonly buffer Outputs { float y[]; };
 layout(push_constant) uniform Push {
   uint rows, nb, n_tokens, x_offset, x_stride, y_offset, y_stride, groups_x;
   uint norm_post;  // NORM_SUMS (norm_sums.glsl): offset of w_post (floats)
+  // Stage flags, down reading gate_up's output while gate_up's last workgroups still run:
+  // EARLY_PART (down): the blocks below part_blocks wait only for gate_up's first part_groups
+  // workgroups, which wrote them; GLU with QACT_OUT (gate_up): the first part_groups workgroups
+  // count themselves in that part (stage_flags.glsl, stage_signal_part).
+  uint part_groups, part_blocks;
   STAGE_PUSH
 } pc;
 
@@ -63,7 +68,11 @@ void body() {
   Block cur[ROWS];
   if (lane < pc.nb)
     for (uint r = 0; r < ROWS; ++r) cur[r] = load_block(row_base[r] + lane);
+#ifdef EARLY_PART
+  stage_wait_part(pc.stage_counters, pc.stage, pc.part_groups);
+#else
   stage_wait(STAGE_ARGS);  // the first weights are on their way while the input is awaited
+#endif
 
 #ifndef QACT_IN
   const uint xb = pc.x_offset >> 2;
@@ -80,7 +89,16 @@ void body() {
 
   float acc[ROWS];
   for (uint r = 0; r < ROWS; ++r) acc[r] = 0.0;
+#ifdef EARLY_PART
+  // The part's blocks, then the wait for all of gate_up (the whole workgroup), then the rest.
+  uint b = lane;
+  for (uint part = 0u; part < 2u; ++part) {
+    if (part == 1u) stage_wait(STAGE_ARGS);
+    const uint end = part == 0u ? pc.part_blocks : pc.nb;
+  for (; b < end; b += TPR) {
+#else
   for (uint b = lane; b < pc.nb; b += TPR) {
+#endif
     Block next[ROWS];
     const uint bn = min(b + TPR, pc.nb - 1u);
     for (uint r = 0; r < ROWS; ++r) next[r] = load_block(row_base[r] + bn);
@@ -107,6 +125,9 @@ void body() {
 #endif
     for (uint r = 0; r < ROWS; ++r) cur[r] = next[r];
   }
+#ifdef EARLY_PART
+  }
+#endif
   for (uint r = 0; r < ROWS; ++r) {
     if (whole_subgroups) {
       const float s = subgroupAdd(acc[r]);
@@ -172,5 +193,9 @@ void body() {
 
 void main() {
   body();
+#if defined(GLU) && defined(QACT_OUT)
+  stage_signal_part(STAGE_ARGS, flat_group_index(pc.groups_x) < pc.part_groups);
+#else
   stage_signal(STAGE_ARGS);
+#endif
 }

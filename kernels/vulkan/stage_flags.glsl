@@ -71,17 +71,12 @@ void stage_trace(uvec2 counters, uint stage, uint word, bool earliest) {
 }
 #endif
 
-// Before the first read of anything an earlier stage wrote. Every invocation must call it.
-void stage_wait(uvec2 counters, uint stage, uint wait_groups) {
-  if (stage == 0u) return;
-#ifdef STAGE_TRACE
-  if (gl_LocalInvocationIndex == 0u) stage_trace(counters, stage, 0u, true);
-#endif
-  if (gl_LocalInvocationIndex == 0u && wait_groups > 0u) {
+// Invocation 0 polls `word` until it reaches `target` or the wait gives up.
+void stage_poll(uvec2 counters, uint word, uint target) {
+  if (gl_LocalInvocationIndex == 0u && target > 0u) {
     StageCounters c = StageCounters(counters);
-    const uint done = STAGE_LINE_WORDS * stage;  // stage - 1's counter
     float idle = 0.0;
-    for (uint round = 0u; c.words[done] < wait_groups && c.words[0] == 0u; ++round) {
+    for (uint round = 0u; c.words[word] < target && c.words[0] == 0u; ++round) {
       if (round == STAGE_SPIN_ROUNDS) {
         atomicOr(c.words[0], 1u);
         break;
@@ -90,12 +85,34 @@ void stage_wait(uvec2 counters, uint stage, uint wait_groups) {
     }
     if (idle < 0.0) c.words[1] = 0u;  // never: keeps the idle arithmetic
   }
+}
+
+// Before the first read of anything an earlier stage wrote. Every invocation must call it.
+void stage_wait(uvec2 counters, uint stage, uint wait_groups) {
+  if (stage == 0u) return;
+#ifdef STAGE_TRACE
+  if (gl_LocalInvocationIndex == 0u) stage_trace(counters, stage, 0u, true);
+#endif
+  stage_poll(counters, STAGE_LINE_WORDS * stage, wait_groups);  // stage - 1's counter
 #ifdef STAGE_TRACE
   if (gl_LocalInvocationIndex == 0u) {
     stage_trace(counters, stage, 1u, true);
     stage_trace(counters, stage, 2u, false);
   }
 #endif
+  memoryBarrierBuffer();
+  barrier();
+}
+
+// A stage's early part: its first part_groups workgroups (in dispatch order) also count
+// themselves in word STAGE_PART_WORD of the stage's line, so that the next stage can start on
+// what they wrote while the rest still run (down on gate_up's first outputs: PERFORMANCE.md,
+// "Ninth session"). The next stage waits for the part first, reads only what the part wrote, then
+// waits for the whole stage with stage_wait before reading the rest.
+const uint STAGE_PART_WORD = 16u;
+void stage_wait_part(uvec2 counters, uint stage, uint part_groups) {
+  if (stage == 0u) return;
+  stage_poll(counters, STAGE_LINE_WORDS * stage + STAGE_PART_WORD, part_groups);
   memoryBarrierBuffer();
   barrier();
 }
@@ -112,4 +129,12 @@ void stage_signal(uvec2 counters, uint stage, uint wait_groups) {
   }
 #endif
   if (gl_LocalInvocationIndex == 0u) atomicAdd(StageCounters(counters).words[STAGE_LINE_WORDS * (stage + 1u)], 1u);
+}
+
+// stage_signal for a workgroup of a stage with an early part; in_part: it is one of the part's.
+void stage_signal_part(uvec2 counters, uint stage, uint wait_groups, bool in_part) {
+  if (stage == 0u) return;
+  stage_signal(counters, stage, wait_groups);  // every invocation's writes are visible by now
+  if (in_part && gl_LocalInvocationIndex == 0u)
+    atomicAdd(StageCounters(counters).words[STAGE_LINE_WORDS * (stage + 1u) + STAGE_PART_WORD], 1u);
 }

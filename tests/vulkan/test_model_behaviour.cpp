@@ -202,6 +202,51 @@ class VulkanModelBehaviour : public QObject {
     QVERIFY(after_giving_up == expected);
   }
 
+  // With stage flags and int8 activations, down reads the first part of gate_up's output once the
+  // workgroups that wrote it are done, and the rest after all of gate_up (Tuning::early_part):
+  // the logits of every decode step are those of waiting for all of gate_up, and of barriers, bit
+  // for bit. The fixtures' MLPs are too narrow for a part of whole cache lines, so this model has
+  // tiny-gemma3-b's shape with a wider MLP and random weights.
+  void down_starts_on_gate_ups_first_part() {
+    std::string status;
+    const auto devices = list_vulkan_devices(status);
+    if (std::none_of(devices.begin(), devices.end(), [](const GpuDevice& d) { return d.integer_dot; }))
+      QSKIP("no Vulkan device with integer dot products");
+    Gemma3Config config = open_checkpoint(fixture_dir("tiny-gemma3-b")).config;
+    config.hidden_size = 256;
+    config.intermediate_size = 2048;  // down: 64 blocks a row, the part 48 of them
+    auto w = std::make_shared<const Gemma3Weights>(synthetic_weights(config, DType::Q4_0, 7, 2));
+    const int vocab = config.vocab_size;
+    auto decode = [&](const char* flags, const char* early, std::unique_ptr<Backend>& b) {
+      qputenv("KILN_VK_STAGE_FLAGS", flags);
+      qputenv("KILN_VK_INT8_DOT", "1");
+      qputenv("KILN_VK_EARLY_PART", early);
+      b = vulkan(w);
+      qunsetenv("KILN_VK_STAGE_FLAGS");
+      qunsetenv("KILN_VK_INT8_DOT");
+      qunsetenv("KILN_VK_EARLY_PART");
+      const std::vector<int32_t> prompt{2, 10, 20, 30};
+      std::vector<float> logits(static_cast<size_t>(vocab)), out;
+      b->forward(prompt, 0, false, logits.data());
+      for (int p = int(prompt.size()); p < 10; ++p) {
+        const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        b->forward(std::span(&next, 1), p, false, logits.data());
+        out.insert(out.end(), logits.begin(), logits.end());
+      }
+      return out;
+    };
+    std::unique_ptr<Backend> barriers, whole, early;
+    const std::vector<float> expected = decode("0", "0.85", barriers);
+    const std::vector<float> with_whole_waits = decode("1", "0", whole);
+    const std::vector<float> with_part = decode("1", "0.85", early);
+    QCOMPARE(counter(*whole, "early_part_layers"), 0.0);
+    QCOMPARE(counter(*early, "early_part_layers"), double(config.num_layers));
+    QCOMPARE(counter(*early, "stage_flags"), 1.0);
+    QCOMPARE(counter(*early, "stage_flag_fallbacks"), 0.0);
+    QVERIFY(with_whole_waits == expected);
+    QVERIFY(with_part == expected);
+  }
+
   // Going back one position rewrites it: the same logits as the first time.
   void rewrite_last_position() {
     auto w = load_fixture("tiny-gemma3-a", DType::F32);

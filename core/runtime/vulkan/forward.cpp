@@ -14,7 +14,7 @@ class Recorder {
   Recorder(ModelGpu& m, CommandSequence& seq) : m_(m), seq_(seq), c_(m.config) {}
 
   void matrix(BoundMatrix& bm, bool glu, int n, uint32_t x_offset, uint32_t x_stride, uint32_t y_stride,
-              const char* op, int layer, std::optional<uint32_t> norm_after = std::nullopt) {
+              const char* op, int layer, std::optional<uint32_t> norm_after = std::nullopt, EarlyPart part = {}) {
     const bool batched = n > m_.tuning.matvec_max_tokens;
     const MatmulTile tile = batched ? m_.tuning.matmul_tile(bm.m.type) : kMatmulTile;
     // One token: a matrix whose producer rounds its input to int8 reads it so (matvec_qin_*),
@@ -25,12 +25,17 @@ class Recorder {
     // them (norm_after: its w_post).
     const bool sums = one && norm_after && m_.wide_norm;
     const bool qin = one && bm.qact_in, staged = one && bm.staged && !qin;
-    const Kernel& k = sums     ? m_.sums_kernel(bm)
-                      : qin    ? m_.qin_kernel(bm, glu)
+    const bool early = qin && !glu && part.groups > 0;  // down, on gate_up's early part
+    const Kernel& k = sums     ? m_.sums_kernel(bm, early)
+                      : qin    ? m_.qin_kernel(bm, glu, early)
                       : staged ? m_.staged_kernel(bm, glu)
                                : m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile);
     MatrixCall call{glu, batched, n, x_offset, x_stride, y_stride, tile};
     if (sums) call.norm_post = *norm_after;
+    if (qin) {
+      call.part_groups = part.groups;
+      call.part_blocks = part.blocks;
+    }
     const std::vector<VkDescriptorSet>& sets = sums ? bm.sums_sets : one ? bm.token_sets : bm.sets;
     const MatvecShape& shape = qin ? bm.qin_shape : staged ? bm.staged_shape : bm.shape;
     if (batched && tile == kCoopTile && !glu && bm.split_output) {
@@ -121,6 +126,7 @@ class Recorder {
     const uint32_t hidden = c_.hidden_size, ffn = c_.intermediate_size;
     const uint32_t q_dim = c_.num_heads * c_.head_dim, qkv_stride = (c_.num_heads + 2 * c_.num_kv_heads) * c_.head_dim;
     one_token_ = n == 1;
+    if (one_token_) m_.early_part_layers = 0;
     embed(n);
     for (int i = 0; i < c_.num_layers; ++i) {
       LayerGpu& l = m_.layers[i];
@@ -128,8 +134,12 @@ class Recorder {
       attention(l, n, pos, i);
       matrix(l.o, false, n, 0, q_dim, hidden, "o_proj", i, l.post_attn_norm);
       add_norm(n, l.post_attn_norm, l.pre_ffn_norm, i, 0);
-      matrix(l.gate_up, true, n, 0, hidden, ffn, "gate_up_gelu", i);
-      matrix(l.down, false, n, 0, ffn, hidden, "down_proj", i, l.post_ffn_norm);
+      // One token: down starts on the first part of gate_up's output while gate_up's last
+      // workgroups still run (Tuning::early_part).
+      const EarlyPart part = one_token_ ? m_.early_part(l) : EarlyPart{};
+      if (part.groups) ++m_.early_part_layers;
+      matrix(l.gate_up, true, n, 0, hidden, ffn, "gate_up_gelu", i, std::nullopt, part);
+      matrix(l.down, false, n, 0, ffn, hidden, "down_proj", i, l.post_ffn_norm, part);
       const uint32_t next = i + 1 < c_.num_layers ? m_.layers[i + 1].input_norm : m_.final_norm;
       add_norm(n, l.post_ffn_norm, next, i, 1);
     }
@@ -162,6 +172,10 @@ void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatri
     const auto& ch = m.chunks[i];
     MatrixPush p{uint32_t(ch.rows), uint32_t(m.cols / 32), uint32_t(call.n), call.x_offset, call.x_stride,
                  uint32_t(call.glu ? ch.row_begin / 2 : ch.row_begin), call.y_stride, 0, call.norm_post};
+    if (m.chunks.size() == 1 && !call.batched) {
+      p.part_groups = call.part_groups;
+      p.part_blocks = call.part_blocks;
+    }
     if (call.batched) {
       const MatmulTile t = call.tile;
       p.groups_x = split_blocks;  // matmul_coop: blocks a split (0: no split)

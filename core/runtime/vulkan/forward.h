@@ -19,6 +19,10 @@ struct MatrixCall {
   uint32_t splits = 1;
   const Kernel* split_sum = nullptr;
   uint32_t norm_post = 0;  // gathering the add_norm's sums (ModelGpu::sums_kernel): its w_post
+  // One token with stage flags (matvec_qin_*, one chunk): gate_up's first part_groups workgroups
+  // are an early part, and down reads its blocks below part_blocks once that part is done
+  // (Tuning::early_part). Set on both calls; 0: none.
+  uint32_t part_groups = 0, part_blocks = 0;
 };
 
 // y[t][chunk.row_begin + r] (or [.. / 2] with GLU) = W x[t] over every chunk of m, then a barrier.

@@ -102,6 +102,7 @@ Tuning tuning_for(const Device& device) {
   }
   const char* flags = std::getenv("KILN_VK_STAGE_FLAGS");
   t.stage_flags = !(flags && std::string(flags) == "0");  // every usable device has device addresses
+  if (const char* v = std::getenv("KILN_VK_EARLY_PART")) t.forced_early_part = std::clamp(std::atof(v), 0.0, 1.0);
   const char* wide = std::getenv("KILN_VK_WIDE_NORM");
   t.wide_norm = t.quantized_act && !(wide && std::string(wide) == "0");
   if (t.cpu_device) t.wide_norm_wg = 64;
@@ -203,15 +204,31 @@ const Kernel& ModelGpu::staged_kernel(const BoundMatrix& bm, bool glu) {
                         {s.wg, s.rows, s.tpr, uint32_t(bm.m.cols / kBlockSize)});
 }
 
-const Kernel& ModelGpu::qin_kernel(const BoundMatrix& bm, bool glu) {
+const Kernel& ModelGpu::qin_kernel(const BoundMatrix& bm, bool glu, bool early) {
   const MatvecShape& s = bm.qin_shape;
-  return pipelines->get(std::string(glu ? "matvec_qin_glu_qout_" : "matvec_qin_") + type_suffix(bm.m.type), 4,
+  const char* kind = glu ? "glu_qout_" : early ? "early_" : "";
+  return pipelines->get(std::string("matvec_qin_") + kind + type_suffix(bm.m.type), 4, {s.wg, s.rows, s.tpr});
+}
+
+const Kernel& ModelGpu::sums_kernel(const BoundMatrix& bm, bool early) {
+  const MatvecShape& s = bm.qin_shape;
+  return pipelines->get(std::string(early ? "matvec_qin_sums_early_" : "matvec_qin_sums_") + type_suffix(bm.m.type), 7,
                         {s.wg, s.rows, s.tpr});
 }
 
-const Kernel& ModelGpu::sums_kernel(const BoundMatrix& bm) {
-  const MatvecShape& s = bm.qin_shape;
-  return pipelines->get(std::string("matvec_qin_sums_") + type_suffix(bm.m.type), 7, {s.wg, s.rows, s.tpr});
+// Both matrices must read and write int8 activations, in one chunk each; the part ends on a whole
+// 128-byte line of down's input (8 blocks of 48 bytes), so that nothing down reads early shares a
+// cache line with what it may read only after all of gate_up.
+EarlyPart ModelGpu::early_part(const LayerGpu& l) const {
+  const BoundMatrix &g = l.gate_up, &d = l.down;
+  const double fraction = tuning.early_part(d.m.type);
+  if (fraction <= 0 || !g.qact_in || !d.qact_in || g.m.chunks.size() != 1 || d.m.chunks.size() != 1) return {};
+  const uint32_t nb = uint32_t(d.m.cols / kBlockSize), per_group = g.qin_shape.rows_per_workgroup();
+  const uint32_t blocks = uint32_t(fraction * nb) / 8 * 8;
+  const uint32_t groups = blocks * kBlockSize * 2 / per_group;  // two rows (gate, up) an output
+  const uint32_t all_groups = uint32_t((g.m.rows + per_group - 1) / per_group);
+  if (blocks == 0 || blocks * kBlockSize * 2 % per_group != 0 || groups >= all_groups) return {};
+  return {groups, blocks};
 }
 
 const Kernel& ModelGpu::embed_kernel(DType type) {
@@ -420,6 +437,8 @@ void ModelGpu::build_pipelines() {
     }
     add_norm_slots_kernel = &pipelines->get("add_norm_slots_qout", 6, {tuning.wide_norm_wg});
   }
+  for (const LayerGpu& l : layers)
+    if (early_part(l).groups) wide_norm ? sums_kernel(l.down, true) : qin_kernel(l.down, false, true);
   if (tuning.coop_matmul) {
     split_sum_kernel = &pipelines->get("split_sum", 4);
     for (LayerGpu& l : layers) l.o.split_output = l.down.split_output = tuning.max_coop_splits > 1;

@@ -70,6 +70,15 @@ struct Tuning {
   // One token: dispatches ordered by stage flags instead of barriers (CommandSequence; on an H100
   // PERFORMANCE.md, "Stage flags instead of barriers"). KILN_VK_STAGE_FLAGS=0 turns it off.
   bool stage_flags = false;
+  // One token with stage flags and int8 activations: down starts on the first fraction of its
+  // row blocks as soon as the gate_up workgroups that wrote them are done, so that it streams
+  // while gate_up's last, partial wave of workgroups runs (PERFORMANCE.md, "Ninth session"). On
+  // an H100 (27B): Q4_0 0.55-0.7 gained 3 %, Q8_0 lost 0.5 % at 0.6 and 0.85, so it is off there.
+  // KILN_VK_EARLY_PART=f sets it for both (0: off).
+  double forced_early_part = -1;
+  double early_part(DType type) const {
+    return forced_early_part >= 0 ? forced_early_part : type == DType::Q4_0 ? 0.6 : 0.0;
+  }
   // One token: the add_norm spread over many workgroups, its sums gathered by the matrix before
   // (ModelGpu::wide_norm); KILN_VK_WIDE_NORM=0 turns it off. wide_norm_wg: invocations a workgroup
   // (KILN_VK_WIDE_NORM_WG; H100, 27B Q4_0: 110.0-110.8 tok/s against 110.2, 109.1 and 108.3 for
@@ -109,6 +118,12 @@ struct BoundMatrix {
   std::vector<VkDescriptorSet> token_sets;  // one token: the layer's own buffers (LayerGpu::token)
   std::vector<VkDescriptorSet> sums_sets;   // o, down with ModelGpu::wide_norm: token_sets + the sums'
   bool split_output = false;  // its output holds Tuning::max_coop_splits slices: split-K allowed
+};
+
+// One token with stage flags: gate_up's first `groups` workgroups wrote down's input blocks below
+// `blocks`, and down reads those as soon as they are done (Tuning::early_part). 0: no early part.
+struct EarlyPart {
+  uint32_t groups = 0, blocks = 0;
 };
 
 struct LayerGpu {
@@ -179,7 +194,8 @@ struct ModelGpu {
   const Kernel& matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape,
                               MatmulTile tile = kMatmulTile);
   const Kernel& staged_kernel(const BoundMatrix& bm, bool glu);
-  const Kernel& qin_kernel(const BoundMatrix& bm, bool glu);
+  // early: down's variant that starts on gate_up's early part (EarlyPart).
+  const Kernel& qin_kernel(const BoundMatrix& bm, bool glu, bool early = false);
   const Kernel& embed_kernel(DType type);
   const Kernel *rope_kernel = nullptr, *attention_kernel = nullptr, *decode_attention_kernel = nullptr,
                *add_norm_kernel = nullptr, *split_sum_kernel = nullptr, *argmax_kernel = nullptr;
@@ -193,8 +209,11 @@ struct ModelGpu {
   // workgroups of one round of loads each instead of one workgroup of three passes. Where o and
   // down read int8 and add_norm writes it (Tuning::wide_norm).
   bool wide_norm = false;
+  uint32_t early_part_layers = 0;  // the last one-token recording: layers whose down started early
   uint32_t norm_slots = 0;
-  const Kernel& sums_kernel(const BoundMatrix& bm);
+  const Kernel& sums_kernel(const BoundMatrix& bm, bool early = false);
+  // One token: where down may start on the first part of gate_up's output (Tuning::early_part).
+  EarlyPart early_part(const LayerGpu& l) const;
   const Kernel* add_norm_slots_kernel = nullptr;
 
  private:

@@ -9,6 +9,7 @@ namespace kiln::vk {
 struct MatrixPush {  // matvec.comp, matmul.comp, matvec_staged.comp
   uint32_t rows, nb, n_tokens, x_offset, x_stride, y_offset, y_stride, groups_x;
   uint32_t norm_post = 0;  // matvec_staged.comp with NORM_SUMS: offset of the add_norm's w_post
+  uint32_t part_groups = 0, part_blocks = 0;  // matvec_staged.comp: gate_up's early part (MatrixCall)
 };
 struct SplitSumPush {  // split_sum.comp
   uint32_t count, splits;

@@ -74,6 +74,7 @@ class VulkanBackend final : public Backend {
         {"stage_flags", stage_flags_ ? 1.0 : 0.0},
         {"stage_flag_fallbacks", double(stage_flag_fallbacks_)},
         {"wide_norm", model_->wide_norm ? 1.0 : 0.0},
+        {"early_part_layers", double(model_->early_part_layers)},
     };
   }
 
