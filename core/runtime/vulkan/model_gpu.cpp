@@ -146,16 +146,14 @@ MatvecShape Tuning::qin_shape(bool glu) const {
   // groups of 64 led or came within 4 % on every matrix in both formats. GLU rows take 8 (a
   // workgroup writes whole groups of 8 outputs of the int8 form), in workgroups of 256: 123.8-124.0
   // tok/s Q4_0 against 123.3-123.4 for 128, Q8_0 84.5 against 84.2 (PERFORMANCE.md, "Eighth
-  // session"). KILN_VK_MATVEC_GLU="wg,rows,tpr" tries another (tuning runs).
-  if (glu) {
-    unsigned wg = 0, rows = 0, tpr = 0;
-    const char* v = std::getenv("KILN_VK_MATVEC_GLU");
-    if (v && std::sscanf(v, "%u,%u,%u", &wg, &rows, &tpr) == 3 && wg >= 32 && wg <= 256 && tpr && wg % tpr == 0 &&
-        rows % 2 == 0)
-      return {wg, rows, tpr};
-    return {256, 8, 64};
-  }
-  return {128, 4, 64};
+  // session"). KILN_VK_MATVEC_GLU and KILN_VK_MATVEC_QIN (the others) = "wg,rows,tpr" try another
+  // (tuning runs).
+  unsigned wg = 0, rows = 0, tpr = 0;
+  const char* v = std::getenv(glu ? "KILN_VK_MATVEC_GLU" : "KILN_VK_MATVEC_QIN");
+  if (v && std::sscanf(v, "%u,%u,%u", &wg, &rows, &tpr) == 3 && wg >= 32 && wg <= 256 && tpr && wg % tpr == 0 &&
+      rows && (!glu || rows % 2 == 0))
+    return {wg, rows, tpr};
+  return glu ? MatvecShape{256, 8, 64} : MatvecShape{128, 4, 64};
 }
 
 uint32_t staged_shared_bytes(const MatvecShape& s, int64_t cols) {  // matvec_staged.comp's arrays
