@@ -9,7 +9,9 @@
 // With QACT_OUT (GLU only), the output is written in that int8 form for the down matrix. A
 // workgroup's outputs must come in whole groups of 8 (GROUPS * ROWS / 2, a multiple of 8), and
 // subgroups must hold at least 8 invocations. With NORM_SUMS (o and down), each workgroup also
-// adds up, over its rows, the sums the add_norm after the matrix needs (norm_sums.glsl).
+// adds up, over its rows, the sums the add_norm after the matrix needs (norm_sums.glsl). With
+// EARLY_PART (down), the first blocks of the row are taken as soon as the gate_up workgroups that
+// wrote them are done, the rest after all of gate_up (Push: part_groups, part_blocks).
 // Same layout constants as matvec.comp; MAX_BLOCKS (>= cols / 32) sizes the staging memory.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
