@@ -14,6 +14,22 @@
 using namespace kiln;
 using namespace kiln::test;
 
+namespace {
+
+// Greedy decode steps after `prompt` up to position `until`, every step's logits one after another.
+std::vector<float> greedy_step_logits(Backend& b, const std::vector<int32_t>& prompt, int until, int vocab) {
+  std::vector<float> logits(static_cast<size_t>(vocab)), out;
+  b.forward(prompt, 0, false, logits.data());
+  for (int p = int(prompt.size()); p < until; ++p) {
+    const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    b.forward(std::span(&next, 1), p, false, logits.data());
+    out.insert(out.end(), logits.begin(), logits.end());
+  }
+  return out;
+}
+
+}  // namespace
+
 class VulkanModelBehaviour : public QObject {
   Q_OBJECT
  private slots:
@@ -178,14 +194,7 @@ class VulkanModelBehaviour : public QObject {
       b = vulkan(w);
       qunsetenv("KILN_VK_STAGE_FLAGS");
       qunsetenv("KILN_VK_INT8_DOT");
-      std::vector<float> logits(static_cast<size_t>(vocab)), out;
-      b->forward(prompt, 0, false, logits.data());
-      for (int p = int(prompt.size()); p < 16; ++p) {
-        const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
-        b->forward(std::span(&next, 1), p, false, logits.data());
-        out.insert(out.end(), logits.begin(), logits.end());
-      }
-      return out;
+      return greedy_step_logits(*b, prompt, 16, vocab);
     };
     std::unique_ptr<Backend> barriers, flags, gave_up;
     const std::vector<float> expected = decode("0", barriers);
@@ -225,15 +234,7 @@ class VulkanModelBehaviour : public QObject {
       qunsetenv("KILN_VK_STAGE_FLAGS");
       qunsetenv("KILN_VK_INT8_DOT");
       qunsetenv("KILN_VK_EARLY_PART");
-      const std::vector<int32_t> prompt{2, 10, 20, 30};
-      std::vector<float> logits(static_cast<size_t>(vocab)), out;
-      b->forward(prompt, 0, false, logits.data());
-      for (int p = int(prompt.size()); p < 10; ++p) {
-        const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
-        b->forward(std::span(&next, 1), p, false, logits.data());
-        out.insert(out.end(), logits.begin(), logits.end());
-      }
-      return out;
+      return greedy_step_logits(*b, {2, 10, 20, 30}, 10, vocab);
     };
     std::unique_ptr<Backend> barriers, whole, early;
     const std::vector<float> expected = decode("0", "0.85", barriers);
