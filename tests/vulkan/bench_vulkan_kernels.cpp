@@ -232,20 +232,27 @@ int prefill(Bench& b, int shrink) {
   return bad ? 1 : 0;
 }
 
+// 21504 activations in the int8 form their producers write (per 32: 8 words of int8, 4 fp32
+// scales), for matvec_qin_*.
+vk::BufferSlice int8_activations(Bench& b) {
+  std::vector<uint32_t> words(size_t(21504 / 32) * 12);
+  for (size_t i = 0; i < words.size(); ++i) {
+    const float scale = 0.01f;
+    std::memcpy(&words[i], &scale, 4);
+    if (i % 12 < 8) words[i] = uint32_t(i * 2654435761u);
+  }
+  vk::BufferSlice xq = b.arena->allocate(words.size() * 4);
+  b.uploader->write(xq, 0, words.data(), words.size() * 4);
+  b.uploader->finish();
+  return xq;
+}
+
 // --rows: the one-token int8 kernels on activations rounded by their producer (matvec_qin_*), Q4_0
 // and Q8_0, in the shapes decode uses, over a range of row counts at 27B's two row lengths. A
 // dispatch's fixed cost and a partial last wave of workgroups show as microseconds beyond the
 // bytes at the copy rate ("extra"), which a per-op rate alone cannot tell apart from a slow loop.
 void rows_sweep(Bench& b, double copy_gbs, int shrink) {
-  std::vector<uint32_t> xq_words(size_t(21504 / 32) * 12);
-  for (size_t i = 0; i < xq_words.size(); ++i) {
-    const float scale = 0.01f;
-    std::memcpy(&xq_words[i], &scale, 4);
-    if (i % 12 < 8) xq_words[i] = uint32_t(i * 2654435761u);
-  }
-  vk::BufferSlice xq = b.arena->allocate(xq_words.size() * 4), y = b.arena->allocate(262144 * 4);
-  b.uploader->write(xq, 0, xq_words.data(), xq_words.size() * 4);
-  b.uploader->finish();
+  const vk::BufferSlice xq = int8_activations(b), y = b.arena->allocate(262144 * 4);
   vk::Tuning tuning;
   std::printf("\n== matvec_qin by rows (1 token): us, GB/s, us beyond the bytes at %.0f GB/s, workgroups\n", copy_gbs);
   std::printf("%-5s %-4s %6s %7s %9s %8s %8s %7s %6s\n", "type", "glu", "cols", "rows", "MB", "us", "GB/s", "extra",
@@ -320,15 +327,7 @@ int main(int argc, char** argv) {
     // shared memory once per workgroup (matvec_staged_*, checked against matvec_i8_*).
     // ... and int8 dots on activations their producer rounded (matvec_qin_*; GLU rows also write
     // their output rounded, and need whole groups of 8 outputs a workgroup: 0 where a layout has not).
-    std::vector<uint32_t> xq_words(size_t(21504 / 32) * 12);
-    for (size_t i = 0; i < xq_words.size(); ++i) {
-      const float scale = 0.01f;
-      std::memcpy(&xq_words[i], &scale, 4);
-      if (i % 12 < 8) xq_words[i] = uint32_t(i * 2654435761u);
-    }
-    vk::BufferSlice xq = b.arena->allocate(xq_words.size() * 4);
-    b.uploader->write(xq, 0, xq_words.data(), xq_words.size() * 4);
-    b.uploader->finish();
+    const vk::BufferSlice xq = int8_activations(b);
     for (DType t : {DType::Q4_0, DType::Q8_0})
     for (int kind : {0, 1, 2, 3}) {
       if (kind > 0 && !b.device->info().int8_dot) continue;

@@ -171,11 +171,8 @@ void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatri
   for (size_t i = 0; i < m.chunks.size(); ++i) {
     const auto& ch = m.chunks[i];
     MatrixPush p{uint32_t(ch.rows), uint32_t(m.cols / 32), uint32_t(call.n), call.x_offset, call.x_stride,
-                 uint32_t(call.glu ? ch.row_begin / 2 : ch.row_begin), call.y_stride, 0, call.norm_post};
-    if (m.chunks.size() == 1 && !call.batched) {
-      p.part_groups = call.part_groups;
-      p.part_blocks = call.part_blocks;
-    }
+                 uint32_t(call.glu ? ch.row_begin / 2 : ch.row_begin), call.y_stride, 0, call.norm_post,
+                 call.part_groups, call.part_blocks};
     if (call.batched) {
       const MatmulTile t = call.tile;
       p.groups_x = split_blocks;  // matmul_coop: blocks a split (0: no split)
