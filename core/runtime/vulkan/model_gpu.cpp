@@ -215,8 +215,9 @@ const Kernel& ModelGpu::sums_kernel(const BoundMatrix& bm, bool early) {
 }
 
 // Both matrices must read and write int8 activations, in one chunk each; the part ends on a whole
-// 128-byte line of down's input (8 blocks of 48 bytes), so that nothing down reads early shares a
-// cache line with what it may read only after all of gate_up.
+// 128-byte line of down's input (8 blocks of 48 bytes, from a binding offset the arena aligns to
+// 256), so that nothing down reads early shares a cache line with what it may read only after all
+// of gate_up.
 EarlyPart ModelGpu::early_part(const LayerGpu& l) const {
   const BoundMatrix &g = l.gate_up, &d = l.down;
   const double fraction = tuning.early_part(d.m.type);
