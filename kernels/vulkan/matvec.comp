@@ -44,7 +44,7 @@ void body() {
   const uint wg_row0 = flat_group_index(pc.groups_x) * GROUPS * ROWS;
   if (wg_row0 >= pc.rows) return;
   const uint row0 = wg_row0 + group * ROWS;
-  const bool whole_subgroups = TPR >= gl_SubgroupSize;
+  const bool whole_subgroups = TPR % gl_SubgroupSize == 0;  // row groups of whole subgroups
 
   // Rows past the end (a partial last group) are read at the last row and never written: the
   // loop has no per-row branches, and all of an invocation's loads can be in flight together.

@@ -63,7 +63,7 @@ void body() {
   const uint wg_row0 = flat_group_index(pc.groups_x) * GROUPS * ROWS;
   if (wg_row0 >= pc.rows) return;  // reads nothing: counts itself done without waiting
   const uint row0 = wg_row0 + group * ROWS;
-  const bool whole_subgroups = TPR >= gl_SubgroupSize;
+  const bool whole_subgroups = TPR % gl_SubgroupSize == 0;  // row groups of whole subgroups
   uint row_base[ROWS];
   for (uint r = 0; r < ROWS; ++r) row_base[r] = min(row0 + r, pc.rows - 1u) * pc.nb;
 

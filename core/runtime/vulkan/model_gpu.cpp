@@ -102,6 +102,12 @@ Tuning tuning_for(const Device& device) {
   }
   const char* flags = std::getenv("KILN_VK_STAGE_FLAGS");
   t.stage_flags = !(flags && std::string(flags) == "0");  // every usable device has device addresses
+  t.subgroup_size = device.info().subgroup_size;
+  if (const char* v = std::getenv("KILN_VK_MATVEC_DOWN")) {
+    unsigned wg = 0, rows = 0, tpr = 0;
+    if (std::sscanf(v, "%u,%u,%u", &wg, &rows, &tpr) == 3 && wg >= 32 && wg <= 256 && tpr && wg % tpr == 0 && rows)
+      t.forced_down = {wg, rows, tpr};
+  }
   if (const char* v = std::getenv("KILN_VK_EARLY_PART")) t.forced_early_part = std::clamp(std::atof(v), 0.0, 1.0);
   const char* wide = std::getenv("KILN_VK_WIDE_NORM");
   t.wide_norm = t.quantized_act && !(wide && std::string(wide) == "0");
@@ -154,6 +160,13 @@ MatvecShape Tuning::qin_shape(bool glu) const {
       rows && (!glu || rows % 2 == 0))
     return {wg, rows, tpr};
   return glu ? MatvecShape{256, 8, 64} : MatvecShape{128, 4, 64};
+}
+
+MatvecShape Tuning::down_shape(DType type) const {
+  if (forced_down.wg) return forced_down;
+  if (forced.wg || cpu_device || type != DType::Q4_0 || subgroup_size == 0 || 96 % subgroup_size != 0)
+    return qin_shape(false);
+  return {192, 4, 96};
 }
 
 uint32_t staged_shared_bytes(const MatvecShape& s, int64_t cols) {  // matvec_staged.comp's arrays
@@ -464,6 +477,7 @@ bool ModelGpu::plan_int8_activations() {
       continue;
     l.gate_up.qact_out = true;
     reads_int8(l.down, false);
+    l.down.qin_shape = tuning.down_shape(l.down.m.type);
   }
   // add_norm -> q/k/v (layers 1..; layer 0's reads the embedding's fp32 output), gate_up, logits.
   add_norm_int8 = int8(embed_logits) && std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) {

@@ -61,6 +61,14 @@ struct Tuning {
   }
   MatvecShape staged_shape(DType type, bool glu) const;
   MatvecShape qin_shape(bool glu) const;  // matvec_qin_*: whole groups of 8 outputs with GLU
+  // down's one-token int8 kernel: Q4_0 on GPUs whose subgroups divide 96 takes groups of 96
+  // invocations (7 steps a lane over 27B's 672 blocks instead of 11): on an H100 129.2-129.3 tok/s
+  // against 127.4-127.5 for qin_shape; Q8_0 lost (81.6 against 84.5) and keeps qin_shape
+  // (PERFORMANCE.md, "Ninth session"). 8 rows a workgroup, as o's, for the wide add_norm's slots.
+  // KILN_VK_MATVEC_DOWN="wg,rows,tpr" tries another (tuning runs).
+  MatvecShape down_shape(DType type) const;
+  MatvecShape forced_down{0, 0, 0};
+  uint32_t subgroup_size = 0;
   // One token: gate_up, the decode attention and add_norm write their outputs rounded to int8 (a
   // scale for each 8), and the matrices reading them use matvec_qin_*, which has no rounding and
   // no prologue (ModelGpu::plan_int8_activations). KILN_VK_QACT=0: off.
