@@ -23,6 +23,7 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : devi
   const bool timestamps = device.info().timestamp_valid_bits > 0 && device.limits().timestampPeriod > 0;
   max_queries_ = max_dispatches + 1;
   if (const char* v = std::getenv("KILN_VK_STAGE_SKIP_WAITS")) skip_waits_ = v;
+  if (const char* v = std::getenv("KILN_VK_STAGE_BARRIER_BEFORE")) barrier_before_ = v;
   if (const char* v = std::getenv("KILN_VK_FENCE_POLL")) fence_poll_ = std::string(v) != "0";
   max_stages_ = max_dispatches + 2;
   counters_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::DeviceLocal, 64 * 1024, "stage flags", true);
@@ -54,7 +55,7 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : devi
 CommandSequence::~CommandSequence() {
 #ifdef KILN_VK_STAGE_TRACE
   if (traced_steps_) {
-    std::fprintf(stderr, "stage trace: %llu steps, %.1f us a step; per op, us: hop in, wait pass to last end, lead\n",
+    std::fprintf(stderr, "stage trace: %llu steps, %.1f us a step; per op, us: hop in, wait pass to last end, lead, passes over, first end\n",
                  (unsigned long long)traced_steps_, traced_step_ns_ / 1000.0 / double(traced_steps_));
     std::fprintf(stderr, "attention phases, us a token (head 0; last split / first split): ");
     for (int k = 1; k < 7; ++k)
@@ -63,9 +64,10 @@ CommandSequence::~CommandSequence() {
     std::fprintf(stderr, "merges: %.1f / %.1f a token\n", attention_phases_[15] / double(traced_steps_),
                  attention_phases_[31] / double(traced_steps_));
     for (const auto& [op, s] : trace_)
-      std::fprintf(stderr, "  %-14s n %6llu  hop %7.2f  run %7.2f  lead %8.2f  (a step: hop %7.1f, run %7.1f)\n",
+      std::fprintf(stderr, "  %-14s n %6llu  hop %7.2f  run %7.2f  lead %8.2f  passes over %6.2f  first end %6.2f"
+                   "  (a step: hop %7.1f, run %7.1f)\n",
                    op.c_str(), (unsigned long long)s.n, s.hop / 1000.0 / double(s.n), s.run / 1000.0 / double(s.n),
-                   s.lead / 1000.0 / double(s.n), s.hop / 1000.0 / double(traced_steps_),
+                   s.lead / 1000.0 / double(s.n), s.spread / 1000.0 / double(s.n), s.first_end / 1000.0 / double(s.n), s.hop / 1000.0 / double(traced_steps_),
                    s.run / 1000.0 / double(traced_steps_));
   }
 #endif
@@ -125,6 +127,13 @@ void CommandSequence::dispatch(const Kernel& kernel, VkDescriptorSet set, const 
                                uint32_t groups_x, uint32_t groups_y, uint32_t groups_z, const char* op, int layer) {
   if (groups_x == 0 || groups_y == 0 || groups_z == 0) return;
   Frame& f = rec();
+  if (f.stage_flags && listed(barrier_before_, op)) {  // measurement: this op's workgroups start only after the rest
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    vkCmdPipelineBarrier(f.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
+                         0, nullptr, 0, nullptr);
+  }
   vkCmdBindPipeline(f.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline);
   vkCmdBindDescriptorSets(f.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.layout, 0, 1, &set, 0, nullptr);
   if (push_bytes) vkCmdPushConstants(f.cmd, kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
@@ -147,9 +156,11 @@ void CommandSequence::dispatch(const Kernel& kernel, VkDescriptorSet set, const 
   }
 }
 
-bool CommandSequence::skips_wait(const char* op) const {
-  return !skip_waits_.empty() && ("," + skip_waits_ + ",").find("," + std::string(op) + ",") != std::string::npos;
+bool CommandSequence::listed(const std::string& list, const char* op) {
+  return !list.empty() && ("," + list + ",").find("," + std::string(op) + ",") != std::string::npos;
 }
+
+bool CommandSequence::skips_wait(const char* op) const { return listed(skip_waits_, op); }
 
 void CommandSequence::barrier() {
   if (rec().stage_flags) {  // the next dispatches wait for this stage's workgroups instead
@@ -307,12 +318,14 @@ void CommandSequence::read_trace(int frame) {
   for (uint32_t s = 1; s < stage_ops_[frame].size() && stage_ops_[frame][s]; ++s) {
     const uint32_t* l = w + size_t(s) * words;
     if (l[4] == 0) break;  // no workgroup of this stage finished: not a stage of this frame
-    const uint32_t start = ~l[0], pass = ~l[1], end = l[4];
+    const uint32_t start = ~l[0], pass = ~l[1], last_pass = l[2], first_end = ~l[3], end = l[4];
     TraceSums& t = trace_[stage_ops_[frame][s]];
     if (have_prev) t.hop += double(int32_t(pass - prev_end));
     else first_start = start;
     t.run += double(int32_t(end - pass));
     t.lead += double(int32_t(pass - start));
+    t.spread += double(int32_t(last_pass - pass));     // the last workgroup to pass its wait, after the first
+    t.first_end += double(int32_t(first_end - pass));  // the first workgroup to finish
     ++t.n;
     prev_end = last_end = end;
     have_prev = true;

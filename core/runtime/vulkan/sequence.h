@@ -124,6 +124,10 @@ class CommandSequence {
   // wait for the stage before, so results are wrong; shows what each dependency costs.
   std::string skip_waits_;
   bool skips_wait(const char* op) const;
+  // Measurement only (KILN_VK_STAGE_BARRIER_BEFORE=o_proj,...): a pipeline barrier before those ops'
+  // dispatches as well, so that their workgroups are not resident (waiting) while the op before runs.
+  std::string barrier_before_;
+  static bool listed(const std::string& list, const char* op);
 #ifdef KILN_VK_STAGE_TRACE
   // Measurement builds: each frame's stage times (stage_flags.glsl, STAGE_TRACE) copied back, the op
   // of each stage, and per op the sums of: the hop from the stage before's last end to this stage's
@@ -133,7 +137,7 @@ class CommandSequence {
   BufferSlice trace_host_[kFrames];
   std::vector<const char*> stage_ops_[kFrames];
   struct TraceSums {
-    double hop = 0, run = 0, lead = 0;
+    double hop = 0, run = 0, lead = 0, spread = 0, first_end = 0;
     uint64_t n = 0;
   };
   std::map<std::string, TraceSums> trace_;
