@@ -5,7 +5,8 @@
 # loader debs in .gl/ and Release binaries (kiln, bench_vulkan_kernels, their .so files in lib/) in
 # $BIN (default .vkbench/); results go to $OUT (or ./vk-results). KERNEL_ARGS go to
 # bench_vulkan_kernels (--prefill: only the prefill part); CHECK_FIXTURES=1 first checks the forward
-# pass against the fixtures' reference logits (check_fixtures.py).
+# pass against the fixtures' reference logits (check_fixtures.py). PROMPT sets the prompt's length
+# (default 512); decode is timed after it, so it also sets the context decode attends over.
 set -uo pipefail
 OUT=${OUT:-vk-results}
 mkdir -p "$OUT"
@@ -31,7 +32,8 @@ fi
 for v in ${VARIANTS:-q4_0 q8_0}; do
   IFS=: read -r p tag envs <<< "$v"
   name="27b-$p${tag:+-$tag}"
-  env ${envs//+/ } "$BIN"/kiln bench --synthetic gemma3-27b --precision "$p" --backend vulkan --prompt 512 \
+  [ "${PROMPT:-512}" != 512 ] && name="$name-prompt${PROMPT}"
+  env ${envs//+/ } "$BIN"/kiln bench --synthetic gemma3-27b --precision "$p" --backend vulkan --prompt "${PROMPT:-512}" \
     --gen "${GEN:-128}" --json ${PROFILE:+--profile} > "$OUT/$name.json" 2>> "$OUT/bench.err"
   python3 - "$OUT/$name.json" "$name" <<'PY'
 import json, sys
