@@ -2,9 +2,11 @@
 
 #include "runtime/vulkan/vk_check.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace kiln::vk {
 
@@ -123,17 +125,22 @@ int CommandSequence::begin(bool profile, bool stage_flags) {
   return recording_;
 }
 
+namespace {
+// Every shader write before it is visible to every shader read and write after it.
+void compute_barrier(VkCommandBuffer cmd) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
+                       nullptr, 0, nullptr);
+}
+}  // namespace
+
 void CommandSequence::dispatch(const Kernel& kernel, VkDescriptorSet set, const void* push, uint32_t push_bytes,
                                uint32_t groups_x, uint32_t groups_y, uint32_t groups_z, const char* op, int layer) {
   if (groups_x == 0 || groups_y == 0 || groups_z == 0) return;
   Frame& f = rec();
-  if (f.stage_flags && listed(barrier_before_, op)) {  // measurement: this op's workgroups start only after the rest
-    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    vkCmdPipelineBarrier(f.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
-                         0, nullptr, 0, nullptr);
-  }
+  if (f.stage_flags && listed(barrier_before_, op)) compute_barrier(f.cmd);  // measurement: starts after the rest
   vkCmdBindPipeline(f.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline);
   vkCmdBindDescriptorSets(f.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.layout, 0, 1, &set, 0, nullptr);
   if (push_bytes) vkCmdPushConstants(f.cmd, kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
@@ -157,7 +164,13 @@ void CommandSequence::dispatch(const Kernel& kernel, VkDescriptorSet set, const 
 }
 
 bool CommandSequence::listed(const std::string& list, const char* op) {
-  return !list.empty() && ("," + list + ",").find("," + std::string(op) + ",") != std::string::npos;
+  const std::string_view names(list), name(op);
+  for (size_t begin = 0; begin < names.size();) {
+    const size_t end = std::min(names.find(',', begin), names.size());
+    if (names.substr(begin, end - begin) == name) return true;
+    begin = end + 1;
+  }
+  return false;
 }
 
 bool CommandSequence::skips_wait(const char* op) const { return listed(skip_waits_, op); }
@@ -174,11 +187,7 @@ void CommandSequence::barrier() {
     if (++stage_ >= max_stages_) throw Error("Vulkan: more stages than the frame's counters hold (internal error)");
     return;
   }
-  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-  vkCmdPipelineBarrier(rec().cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
-                       0, nullptr, 0, nullptr);
+  compute_barrier(rec().cmd);
 }
 
 void CommandSequence::copy_to_host(const BufferSlice& src, VkDeviceSize src_offset, const BufferSlice& dst,
