@@ -57,7 +57,9 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : devi
 CommandSequence::~CommandSequence() {
 #ifdef KILN_VK_STAGE_TRACE
   if (traced_steps_) {
-    std::fprintf(stderr, "stage trace: %llu steps, %.1f us a step; per op, us: hop in, wait pass to last end, lead, passes over, first end\n",
+    std::fprintf(stderr,
+                 "stage trace: %llu steps, %.1f us a step; per op, us: hop in, wait pass to last end, lead, "
+                 "passes over, first end\n",
                  (unsigned long long)traced_steps_, traced_step_ns_ / 1000.0 / double(traced_steps_));
     std::fprintf(stderr, "attention phases, us a token (head 0; last split / first split): ");
     for (int k = 1; k < 7; ++k)
@@ -69,8 +71,8 @@ CommandSequence::~CommandSequence() {
       std::fprintf(stderr, "  %-14s n %6llu  hop %7.2f  run %7.2f  lead %8.2f  passes over %6.2f  first end %6.2f"
                    "  (a step: hop %7.1f, run %7.1f)\n",
                    op.c_str(), (unsigned long long)s.n, s.hop / 1000.0 / double(s.n), s.run / 1000.0 / double(s.n),
-                   s.lead / 1000.0 / double(s.n), s.spread / 1000.0 / double(s.n), s.first_end / 1000.0 / double(s.n), s.hop / 1000.0 / double(traced_steps_),
-                   s.run / 1000.0 / double(traced_steps_));
+                   s.lead / 1000.0 / double(s.n), s.spread / 1000.0 / double(s.n), s.first_end / 1000.0 / double(s.n),
+                   s.hop / 1000.0 / double(traced_steps_), s.run / 1000.0 / double(traced_steps_));
   }
 #endif
   VkDevice dev = device_.handle();
