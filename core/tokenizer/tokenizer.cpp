@@ -4,9 +4,12 @@
 
 #include <sentencepiece_processor.h>
 
+#include <algorithm>
+#include <bitset>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <unordered_map>
 
 #include "kiln/types.h"
 
@@ -14,7 +17,7 @@ namespace kiln {
 
 namespace {
 
-// Gemma 3's tokenizer.model is about 4.5 MiB; anything far larger is not a tokenizer and reading
+// Gemma 3's tokenizer.model is about 4.5 MiB and its tokenizer.json 33 MiB; anything far larger is not a tokenizer and reading
 // it whole would be a pointless huge allocation.
 constexpr std::uintmax_t kMaxTokenizerFileBytes = 256ull << 20;
 
@@ -43,6 +46,24 @@ int parse_byte_piece(std::string_view piece) {
   return value;
 }
 
+std::string read_tokenizer_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) throw Error(path + ": tokenizer file not found");
+  if (!fs::is_regular_file(status)) throw Error(path + ": tokenizer path is not a file");
+  const auto size = fs::file_size(path, ec);
+  if (ec) throw Error(path + ": cannot read tokenizer file: " + ec.message());
+  if (size > kMaxTokenizerFileBytes)
+    throw Error(path + ": not a tokenizer (file is " + std::to_string(size >> 20) +
+                " MiB, far larger than any tokenizer)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open tokenizer file");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) throw Error(path + ": cannot read tokenizer file");
+  return bytes;
+}
+
 }  // namespace
 
 struct Tokenizer::Impl {
@@ -54,6 +75,30 @@ struct Tokenizer::Impl {
   // Text of special pieces that SentencePiece would match inside plain text (user-defined turn
   // markers). encode() keeps such text literal so user input cannot open or close a turn.
   std::vector<std::string> guarded_markers;
+  // Text -> id of every special token that SpecialText::Parse turns into its id.
+  std::unordered_map<std::string, int32_t> special_texts;
+  std::vector<size_t> special_lengths;   // distinct lengths of special_texts' keys, longest first
+  std::bitset<256> special_first_bytes;  // first bytes of special_texts' keys
+
+  void add_special_text(const std::string& text, int32_t id) {
+    if (text.empty() || !special_texts.emplace(text, id).second) return;
+    special_first_bytes.set(static_cast<unsigned char>(text[0]));
+    if (std::find(special_lengths.begin(), special_lengths.end(), text.size()) == special_lengths.end()) {
+      special_lengths.push_back(text.size());
+      std::sort(special_lengths.rbegin(), special_lengths.rend());
+    }
+  }
+
+  // The longest special token whose text starts at `at`; {0, -1} when none.
+  std::pair<size_t, int32_t> special_at(std::string_view text, size_t at) const {
+    if (!special_first_bytes.test(static_cast<unsigned char>(text[at]))) return {0, -1};
+    for (size_t length : special_lengths) {
+      if (length > text.size() - at) continue;
+      auto it = special_texts.find(std::string(text.substr(at, length)));
+      if (it != special_texts.end()) return {length, it->second};
+    }
+    return {0, -1};
+  }
 
   int32_t lookup(std::string_view piece) const {
     const int id = processor.PieceToId(piece);
@@ -80,22 +125,7 @@ Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::from_file(const std::string& tokenizer_model_path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const auto status = fs::status(tokenizer_model_path, ec);
-  if (ec || !fs::exists(status)) throw Error(tokenizer_model_path + ": tokenizer file not found");
-  if (!fs::is_regular_file(status)) throw Error(tokenizer_model_path + ": tokenizer path is not a file");
-  const auto size = fs::file_size(tokenizer_model_path, ec);
-  if (ec) throw Error(tokenizer_model_path + ": cannot read tokenizer file: " + ec.message());
-  if (size > kMaxTokenizerFileBytes)
-    throw Error(tokenizer_model_path + ": not a SentencePiece model (file is " +
-                std::to_string(size >> 20) + " MiB, far larger than any tokenizer)");
-  std::ifstream in(tokenizer_model_path, std::ios::binary);
-  if (!in) throw Error(tokenizer_model_path + ": cannot open tokenizer file");
-  std::string bytes(static_cast<size_t>(size), '\0');
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
-    throw Error(tokenizer_model_path + ": cannot read tokenizer file");
-  return from_serialized_proto(bytes, tokenizer_model_path);
+  return from_serialized_proto(read_tokenizer_file(tokenizer_model_path), tokenizer_model_path);
 }
 
 Tokenizer Tokenizer::from_serialized_proto(const std::string& bytes, const std::string& origin) {
@@ -119,13 +149,41 @@ Tokenizer Tokenizer::from_serialized_proto(const std::string& bytes, const std::
     if (piece.size() > utf8_char_length(static_cast<unsigned char>(piece[0])))
       impl->guarded_markers.push_back(piece);
   }
+  for (int id = 0; id < sp.GetPieceSize(); ++id)
+    if (sp.IsControl(id) || sp.IsUnknown(id)) impl->add_special_text(sp.IdToPiece(id), id);
+  for (int32_t id : {impl->start_of_turn, impl->end_of_turn})
+    if (id >= 0) impl->add_special_text(sp.IdToPiece(id), id);
   std::string unknown;
   if (sp.Decode(std::vector<int>{sp.unk_id()}, &unknown).ok()) impl->unknown_surface = unknown;
   return Tokenizer(std::move(impl));
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
+Tokenizer Tokenizer::from_vocabulary(const SentencePieceVocabulary& vocabulary, const std::string& origin) {
+  return from_serialized_proto(serialize_sentencepiece_model(vocabulary, origin), origin);
+}
+
+Tokenizer Tokenizer::from_tokenizer_json(const std::string& path, const SpecialTokenIds& ids) {
+  return from_vocabulary(read_tokenizer_json(read_tokenizer_file(path), path, ids), path);
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, SpecialText special) const {
   std::vector<int32_t> ids;
+  if (special == SpecialText::Parse) {
+    size_t start = 0;
+    for (size_t at = 0; at < text.size();) {
+      const auto [length, id] = impl_->special_at(text, at);
+      if (length == 0) {
+        ++at;
+        continue;
+      }
+      impl_->encode_plain(text.substr(start, at - start), ids);
+      ids.push_back(id);
+      at += length;
+      start = at;
+    }
+    impl_->encode_plain(text.substr(start), ids);
+    return ids;
+  }
   size_t start = 0;
   while (start < text.size()) {
     // The earliest guarded marker in the rest of the text.
