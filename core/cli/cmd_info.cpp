@@ -26,6 +26,10 @@ void print_model(const ModelInfo& i) {
   std::printf("context        %d tokens\n", i.max_context);
   std::printf("memory         f32 %s, f16 %s, q8_0 %s, q4_0 %s\n", gib(i.bytes_f32).c_str(), gib(i.bytes_f16).c_str(),
               gib(i.bytes_q8_0).c_str(), gib(i.bytes_q4_0).c_str());
+  std::printf("\nsetting                  value              from\n");
+  for (const SettingOrigin& s : i.settings)
+    std::printf("%-24s %-18s %s\n", s.name.c_str(), s.value.c_str(), s.origin.c_str());
+  for (const std::string& note : i.notes) std::printf("note: %s\n", note.c_str());
 }
 
 void print_hardware(const HardwareInfo& h) {

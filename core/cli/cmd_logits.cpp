@@ -60,16 +60,17 @@ void add_tokenize_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("tokenize", "Print {\"ids\": [...]} for a text (no BOS added)");
   auto model = std::make_shared<ModelFlags>();
   auto text = std::make_shared<std::string>();
+  auto literal = std::make_shared<bool>(false);
   cmd->add_option("-m,--model", model->model, "Model folder or .gguf file");
   cmd->add_option("--text", *text, "The text")->required();
+  cmd->add_flag("--no-parse-special", *literal, "Take special-token text (<start_of_turn>, <bos>) as plain text");
   cmd->callback([=] {
     // Only the tokenizer is needed: no weights are read.
     const std::string path = model->model.empty() ? default_model_path() : model->model;
     if (path.empty()) throw Error("no model given and no bundled default model is installed");
     Checkpoint ck = open_checkpoint_header(path);
-    const Tokenizer tokenizer = ck.tokenizer_proto.empty() ? Tokenizer::from_file(ck.tokenizer_model_path)
-                                                           : Tokenizer::from_serialized_proto(ck.tokenizer_proto, path);
-    const auto ids = tokenizer.encode(*text);
+    const Tokenizer tokenizer = open_tokenizer(ck);
+    const auto ids = tokenizer.encode(*text, *literal ? SpecialText::Literal : SpecialText::Parse);
     std::string out = "{\"ids\": [";
     for (size_t i = 0; i < ids.size(); ++i) out += (i ? ", " : "") + std::to_string(ids[i]);
     out += "]}\n";

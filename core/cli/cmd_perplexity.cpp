@@ -127,7 +127,7 @@ void run_perplexity(PerplexityArgs args) {
 
   const std::vector<int32_t> bos = engine->tokenize("", true);
   if (bos.size() != 1) throw Error(args.model.model + ": the tokenizer has no BOS token");
-  const std::vector<int32_t> tokens = engine->tokenize(text, false);
+  const std::vector<int32_t> tokens = engine->tokenize(text, false, /*parse_special=*/false);  // as llama.cpp scores text
   const std::vector<Window> windows = plan_windows(tokens.size(), ctx);
   if (windows.empty())
     throw Error(args.file + ": " + std::to_string(tokens.size()) + " tokens are too few for windows of " +

@@ -13,16 +13,20 @@ void add_run_command(CLI::App& app) {
   auto prompt = std::make_shared<std::string>();
   auto raw = std::make_shared<bool>(false);
   auto stats = std::make_shared<bool>(false);
+  auto literal = std::make_shared<bool>(false);
   add_model_flags(*cmd, *model);
   add_sampling_flags(*cmd, *sampling);
   cmd->add_option("prompt,--prompt", *prompt, "The prompt")->required();
   cmd->add_flag("--raw", *raw, "Continue the text as is, without the chat turn format");
   cmd->add_flag("--stats", *stats, "Print timing statistics to stderr");
+  cmd->add_flag("--no-parse-special", *literal,
+                "Take special-token text (<start_of_turn>, <bos>) in a --raw prompt as plain text");
   cmd->callback([=] {
     auto engine = load_engine(*model);
     InterruptScope interrupt;
     GenerateOptions options = generate_options(*sampling);
     options.cancel = interrupt.token();
+    options.parse_special = !*literal;
     auto print = [](std::string_view text) {
       std::fwrite(text.data(), 1, text.size(), stdout);
       std::fflush(stdout);

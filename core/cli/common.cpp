@@ -22,13 +22,16 @@ void add_model_flags(CLI::App& cmd, ModelFlags& f, const std::string& default_pr
 }
 
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
-  cmd.add_option("--temperature,--temp", f.params.temperature, "0 = greedy")->capture_default_str();
-  cmd.add_option("--top-k", f.params.top_k, "0 = off")->capture_default_str();
-  cmd.add_option("--top-p", f.params.top_p, "1 = off")->capture_default_str();
-  cmd.add_option("--min-p", f.params.min_p, "0 = off")->capture_default_str();
-  cmd.add_option("--repeat-penalty", f.params.repeat_penalty, "1 = off")->capture_default_str();
-  cmd.add_option("--repeat-last-n", f.params.repeat_last_n)->capture_default_str();
-  cmd.add_option("--seed", f.params.seed, "0 = random")->capture_default_str();
+  // Unset flags take the model's generation_config.json, then Kiln's defaults (kiln info --model).
+  const SamplingParams kiln;
+  auto fallback = [](auto value) { return "model default, else " + CLI::detail::to_string(value); };
+  cmd.add_option("--temperature,--temp", f.choice.temperature, "0 = greedy")->default_str(fallback(kiln.temperature));
+  cmd.add_option("--top-k", f.choice.top_k, "0 = off")->default_str(fallback(kiln.top_k));
+  cmd.add_option("--top-p", f.choice.top_p, "1 = off")->default_str(fallback(kiln.top_p));
+  cmd.add_option("--min-p", f.choice.min_p, "0 = off")->default_str(fallback(kiln.min_p));
+  cmd.add_option("--repeat-penalty", f.choice.repeat_penalty, "1 = off")->default_str(fallback(kiln.repeat_penalty));
+  cmd.add_option("--repeat-last-n", f.choice.repeat_last_n)->default_str(std::to_string(kiln.repeat_last_n));
+  cmd.add_option("--seed", f.choice.seed, "0 = random")->default_str("0");
   cmd.add_option("-n,--max-tokens", f.max_tokens)->capture_default_str();
   cmd.add_option("--stop", f.stop, "Stop string (repeatable)");
 }
@@ -67,7 +70,7 @@ std::unique_ptr<Engine> load_engine(const ModelFlags& f, bool quiet) {
 
 GenerateOptions generate_options(const SamplingFlags& f) {
   GenerateOptions g;
-  g.sampling = f.params;
+  g.sampling = f.choice;
   g.max_tokens = f.max_tokens;
   g.stop = f.stop;
   return g;

@@ -20,7 +20,7 @@ struct ModelFlags {
 };
 
 struct SamplingFlags {
-  SamplingParams params;
+  SamplingChoice choice;  // only what the user passed; the rest is the model's default
   int max_tokens = 512;
   std::vector<std::string> stop;
 };

@@ -1,5 +1,6 @@
 // Engine::load: checkpoint -> weights in the chosen precision -> a backend -> a ready engine.
 #include <algorithm>
+#include <cstdio>
 #include <thread>
 
 #include "engine/backend_factory.h"
@@ -15,6 +16,60 @@ namespace kiln {
 namespace {
 
 constexpr int kDefaultContext = 8192;
+
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+// Every setting that shapes the model's output, with its value and where it came from.
+std::vector<SettingOrigin> setting_origins(const Checkpoint& ck) {
+  const Gemma3Config& c = ck.config;
+  std::vector<SettingOrigin> out;
+  auto add = [&](const char* name, std::string value) {
+    auto it = c.origins.find(name);
+    out.push_back({name, std::move(value), it == c.origins.end() ? "default" : it->second});
+  };
+  std::string eos;
+  for (int id : c.eos_token_ids) eos += (eos.empty() ? "" : ", ") + std::to_string(id);
+  const int global = int(std::count(c.layer_is_global.begin(), c.layer_is_global.end(), true));
+  add("vocab_size", std::to_string(c.vocab_size));
+  add("hidden_size", std::to_string(c.hidden_size));
+  add("intermediate_size", std::to_string(c.intermediate_size));
+  add("num_layers", std::to_string(c.num_layers));
+  add("num_heads", std::to_string(c.num_heads));
+  add("num_kv_heads", std::to_string(c.num_kv_heads));
+  add("head_dim", std::to_string(c.head_dim));
+  add("layer_types", std::to_string(global) + " global, " + std::to_string(c.num_layers - global) + " sliding");
+  add("sliding_window", std::to_string(c.sliding_window));
+  add("max_position_embeddings", std::to_string(c.max_position_embeddings));
+  add("query_pre_attn_scalar", number_text(c.query_pre_attn_scalar));
+  add("rms_norm_eps", number_text(c.rms_norm_eps));
+  add("rope_theta", number_text(c.rope_theta));
+  add("rope_local_base_freq", number_text(c.rope_local_base_freq));
+  add("rope_scaling_factor", number_text(c.rope_scaling_factor));
+  add("bos_token_id", std::to_string(c.bos_token_id));
+  add("eos_token_ids", "[" + eos + "]");
+  if (!c.dtype.empty()) add("dtype", c.dtype);
+
+  // Sampling: the model's generation_config.json over Kiln's own defaults.
+  const SamplingParams d = ck.generation.sampling.over(SamplingParams{});
+  const auto& keys = ck.generation.set_keys;
+  auto given = [&keys](const char* key) { return std::find(keys.begin(), keys.end(), key) != keys.end(); };
+  auto sampling = [&](const char* name, const char* key, std::string value) {
+    out.push_back({name, std::move(value),
+                   given(key)           ? std::string("generation_config.json: ") + key
+                   : given("do_sample") ? "generation_config.json: do_sample (transformers' default)"
+                                        : "Kiln default"});
+  };
+  sampling("temperature", "temperature", number_text(d.temperature));
+  sampling("top_k", "top_k", std::to_string(d.top_k));
+  sampling("top_p", "top_p", number_text(d.top_p));
+  sampling("min_p", "min_p", number_text(d.min_p));
+  sampling("repeat_penalty", "repetition_penalty", number_text(d.repeat_penalty));
+  return out;
+}
 
 ModelInfo describe(const Checkpoint& ck) {
   const Gemma3Config& c = ck.config;
@@ -37,6 +92,9 @@ ModelInfo describe(const Checkpoint& ck) {
   info.bytes_f16 = weight_bytes_for(c, DType::F16);
   info.bytes_q8_0 = weight_bytes_for(c, DType::Q8_0);
   info.bytes_q4_0 = weight_bytes_for(c, DType::Q4_0);
+  info.notes = c.notes;
+  info.sampling_defaults = ck.generation.sampling.over(SamplingParams{});
+  info.settings = setting_origins(ck);
   return info;
 }
 
@@ -98,8 +156,7 @@ std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
   };
   report("reading", 0.0);
   Checkpoint ck = open_checkpoint(path);
-  Tokenizer tokenizer = ck.tokenizer_proto.empty() ? Tokenizer::from_file(ck.tokenizer_model_path)
-                                                   : Tokenizer::from_serialized_proto(ck.tokenizer_proto, ck.path);
+  Tokenizer tokenizer = open_tokenizer(ck);
   if (tokenizer.vocab_size() > ck.config.vocab_size)
     throw Error(ck.path + ": the tokenizer has " + std::to_string(tokenizer.vocab_size()) +
                 " pieces but the model's vocabulary is " + std::to_string(ck.config.vocab_size));
@@ -113,7 +170,7 @@ std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
   ModelInfo info = describe(ck);
   info.precision = options.precision;
   info.weight_bytes = weights->bytes();
-  info.notes = weights->notes;
+  info.notes.insert(info.notes.end(), weights->notes.begin(), weights->notes.end());
   const int context = std::max(16, options.context_length > 0
                                        ? options.context_length
                                        : std::min(ck.config.max_position_embeddings, kDefaultContext));

@@ -23,9 +23,13 @@ LocalEngine::LocalEngine(ModelInfo info, Gemma3Config config, Tokenizer tokenize
       backend_(std::move(backend)),
       logits_(config_.vocab_size) {}
 
-std::vector<int32_t> LocalEngine::tokenize(const std::string& text, bool add_bos) const {
-  std::vector<int32_t> ids = tokenizer_.encode(text);
-  if (add_bos) ids.insert(ids.begin(), tokenizer_.bos_id());
+std::vector<int32_t> LocalEngine::tokenize(const std::string& text, bool add_bos, bool parse_special) const {
+  std::vector<int32_t> ids = tokenizer_.encode(text, parse_special ? SpecialText::Parse : SpecialText::Literal);
+  if (add_bos && (ids.empty() || ids.front() != tokenizer_.bos_id())) ids.insert(ids.begin(), tokenizer_.bos_id());
+  for (int32_t id : ids)
+    if (id < 0 || id >= config_.vocab_size)
+      throw Error(tokenizer_.origin() + ": token " + std::to_string(id) + " of the prompt is outside the model's "
+                  "vocabulary of " + std::to_string(config_.vocab_size));
   return ids;
 }
 
@@ -42,7 +46,7 @@ void LocalEngine::set_profiling(bool enabled) {
 
 GenerationStats LocalEngine::generate(const std::string& prompt, const GenerateOptions& options,
                                       const TokenCallback& on_text) {
-  return run(tokenize(prompt, true), options, on_text);
+  return run(tokenize(prompt, true, options.parse_special), options, on_text);
 }
 
 GenerationStats LocalEngine::chat(const std::vector<ChatMessage>& messages, const GenerateOptions& options,
@@ -94,7 +98,7 @@ GenerationStats LocalEngine::run(const std::vector<int32_t>& prompt, const Gener
   const int fed = stats.prompt_tokens - stats.cached_prompt_tokens;
   stats.prefill_tokens_per_s = prefill_ms > 0 ? fed / (prefill_ms / 1000.0) : 0;
 
-  Sampler sampler(options.sampling);
+  Sampler sampler(options.sampling.over(info_.sampling_defaults));
   // Greedy decoding where the backend picks on its device: forward_argmax returns the next token
   // and logits_ is not read back (PERFORMANCE.md, "Greedy decoding's pick on the GPU").
   const bool device_pick = sampler.is_plain_argmax();

@@ -21,7 +21,7 @@ class LocalEngine final : public Engine {
   GenerationStats chat(const std::vector<ChatMessage>& messages, const GenerateOptions& options,
                        const TokenCallback& on_text) override;
   std::vector<std::vector<float>> logits(std::span<const int32_t> tokens, int prefill, int first_row) override;
-  std::vector<int32_t> tokenize(const std::string& text, bool add_bos) const override;
+  std::vector<int32_t> tokenize(const std::string& text, bool add_bos, bool parse_special) const override;
   std::string detokenize(std::span<const int32_t> ids) const override;
   std::vector<int32_t> chat_tokens(const std::vector<ChatMessage>& messages) const override;
   void set_profiling(bool enabled) override;

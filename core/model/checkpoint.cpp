@@ -2,6 +2,7 @@
 // model.safetensors or shards listed in model.safetensors.index.json. Weights stay mapped.
 #include "model/checkpoint.h"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -14,6 +15,7 @@
 #include "model/gguf_checkpoint.h"
 #include "model/mapped_file.h"
 #include "model/safetensors.h"
+#include "tokenizer/tokenizer_json.h"
 
 namespace kiln {
 namespace {
@@ -23,8 +25,10 @@ using nlohmann::json;
 
 constexpr const char* kConfigName = "config.json";
 constexpr const char* kTokenizerName = "tokenizer.model";
+constexpr const char* kTokenizerJsonName = "tokenizer.json";  // used when there is no tokenizer.model
 constexpr const char* kWeightsName = "model.safetensors";
 constexpr const char* kIndexName = "model.safetensors.index.json";
+constexpr const char* kGenerationConfigName = "generation_config.json";  // optional
 constexpr size_t kMaxJsonFileBytes = 64u << 20;  // configs and indexes are kilobytes; refuse junk
 
 // The one place where a .gguf path leaves this file: the GGUF reader (model/gguf_checkpoint.h).
@@ -137,7 +141,9 @@ ModelFolder locate_model_folder(const std::string& path) {
     }
   }
   model.tokenizer = model.folder / kTokenizerName;
-  if (!is_file(model.tokenizer)) throw Error(folder + ": no " + kTokenizerName);
+  if (!is_file(model.tokenizer)) model.tokenizer = model.folder / kTokenizerJsonName;
+  if (!is_file(model.tokenizer))
+    throw Error(folder + ": no " + kTokenizerName + " or " + kTokenizerJsonName + " (no tokenizer)");
   return model;
 }
 
@@ -184,13 +190,34 @@ void add_sharded_weights(const ModelFolder& model, SafetensorsSource& source) {
   }
 }
 
+// generation_config.json's end-of-sequence ids join config.json's (transformers stops at either);
+// its sampling settings become the model's defaults.
+void read_generation_config(const fs::path& path, Checkpoint& checkpoint) {
+  if (!is_file(path)) return;
+  checkpoint.generation = parse_generation_config(read_text_file(path), path.string());
+  Gemma3Config& c = checkpoint.config;
+  bool added = false;
+  for (int id : checkpoint.generation.eos_token_ids) {
+    if (id >= c.vocab_size)
+      throw Error(path.string() + ": eos_token_id " + std::to_string(id) + " is outside the vocabulary of " +
+                  std::to_string(c.vocab_size));
+    if (std::find(c.eos_token_ids.begin(), c.eos_token_ids.end(), id) == c.eos_token_ids.end()) {
+      c.eos_token_ids.push_back(id);
+      added = true;
+    }
+  }
+  if (added) c.origins["eos_token_ids"] += std::string(c.origins.count("eos_token_ids") ? " and " : "") +
+                                          kGenerationConfigName + ": eos_token_id";
+}
+
 Checkpoint open_folder(const std::string& path, bool header_only) {
   const ModelFolder model = locate_model_folder(path);
   Checkpoint checkpoint;
   checkpoint.path = path;
   checkpoint.format = "safetensors";
   checkpoint.config = parse_gemma3_config(read_text_file(model.config), model.config.string());
-  checkpoint.tokenizer_model_path = model.tokenizer.string();
+  checkpoint.tokenizer_path = model.tokenizer.string();
+  read_generation_config(model.folder / kGenerationConfigName, checkpoint);
   if (header_only) return checkpoint;
 
   auto source = std::make_unique<SafetensorsSource>();
@@ -217,6 +244,29 @@ Checkpoint open_checkpoint(const std::string& path) {
 Checkpoint open_checkpoint_header(const std::string& path) {
   if (is_gguf_path(path)) return open_gguf(path, /*header_only=*/true);
   return open_folder(path, /*header_only=*/true);
+}
+
+Tokenizer open_tokenizer(const Checkpoint& checkpoint) {
+  if (!checkpoint.tokenizer_proto.empty()) return Tokenizer::from_serialized_proto(checkpoint.tokenizer_proto, checkpoint.path);
+  if (fs::path(checkpoint.tokenizer_path).filename() == kTokenizerJsonName) {
+    // tokenizer.json carries no BOS/EOS of its own that the model agrees with; config.json does.
+    const Gemma3Config& c = checkpoint.config;
+    const std::string& path = checkpoint.tokenizer_path;
+    SentencePieceVocabulary vocabulary =
+        read_tokenizer_json(read_text_file(path), path, {c.bos_token_id, c.eos_token_ids.front(), c.pad_token_id});
+    // Added tokens past the embedding (transformers adds "<bos>", "<eos>", "<mask>" to vocabularies
+    // that name them otherwise) could never be fed to the model: such text stays text.
+    if (vocabulary.pieces.size() > static_cast<size_t>(c.vocab_size)) {
+      for (size_t id = c.vocab_size; id < vocabulary.pieces.size(); ++id)
+        if (vocabulary.pieces[id].type != PieceType::Control && vocabulary.pieces[id].type != PieceType::UserDefined &&
+            vocabulary.pieces[id].type != PieceType::Unused)
+          throw Error(path + ": token " + std::to_string(id) + " '" + vocabulary.pieces[id].text +
+                      "' is past the model's vocabulary of " + std::to_string(c.vocab_size));
+      vocabulary.pieces.resize(c.vocab_size);
+    }
+    return Tokenizer::from_vocabulary(vocabulary, path);
+  }
+  return Tokenizer::from_file(checkpoint.tokenizer_path);
 }
 
 }  // namespace kiln

@@ -6,17 +6,21 @@
 #include <string>
 
 #include "model/config.h"
+#include "model/generation_config.h"
 #include "model/tensor_source.h"
+#include "tokenizer/tokenizer.h"
 
 namespace kiln {
 
 struct Checkpoint {
   std::string path;            // what the user gave
   std::string format;          // "safetensors" or "gguf"
-  Gemma3Config config;
+  Gemma3Config config;          // eos_token_ids include generation_config.json's
+  GenerationConfig generation;  // generation_config.json, when the folder has one
   std::unique_ptr<TensorSource> tensors;
-  std::string tokenizer_model_path;  // SentencePiece tokenizer.model ("" when the tokens come embedded)
-  std::string tokenizer_proto;       // serialized SentencePiece ModelProto when embedded (GGUF)
+  // tokenizer.model, or tokenizer.json when the folder has no tokenizer.model ("" for GGUF)
+  std::string tokenizer_path;
+  std::string tokenizer_proto;  // serialized SentencePiece ModelProto when embedded (GGUF)
 };
 
 // Reads config and tensor headers, maps the weight files (no copy). Throws kiln::Error.
@@ -24,5 +28,8 @@ Checkpoint open_checkpoint(const std::string& path);
 
 // Only the config and tokenizer location: cheap, for `kiln info` and the app's model page.
 Checkpoint open_checkpoint_header(const std::string& path);
+
+// The checkpoint's tokenizer, whichever form it came in. Throws kiln::Error naming the file.
+Tokenizer open_tokenizer(const Checkpoint& checkpoint);
 
 }  // namespace kiln

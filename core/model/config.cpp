@@ -1,13 +1,18 @@
 // config.json -> Gemma3Config. The released multimodal checkpoints leave most text settings out
 // and rely on transformers' defaults, so a missing key keeps the struct's default (those defaults).
+// Nothing that changes the math is ignored: a key Kiln reads has its value checked, a key known to
+// be harmless is listed in config_keys.cpp, and any other key becomes a note.
 #include "model/config.h"
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "kiln/types.h"
+#include "model/config_keys.h"
 
 namespace kiln {
 namespace {
@@ -17,8 +22,17 @@ using nlohmann::json;
 // One JSON object of settings, with the prefix its keys get in error messages ("text_config.").
 class Settings {
  public:
-  Settings(const json& object, std::string key_prefix, const std::string& file)
-      : object_(object), key_prefix_(std::move(key_prefix)), file_(file) {}
+  Settings(const json& object, std::string key_prefix, const std::string& file, Gemma3Config& config)
+      : object_(object), key_prefix_(std::move(key_prefix)), file_(file), config_(config) {}
+
+  const json& object() const { return object_; }
+  const std::string& prefix() const { return key_prefix_; }
+  const std::string& file() const { return file_; }
+
+  // Records that `setting` came from `key` of this object.
+  void note_origin(const std::string& setting, const std::string& key) const {
+    config_.origins[setting] = std::filesystem::path(file_).filename().string() + ": " + key_prefix_ + key;
+  }
 
   // nullptr when the key is missing or null: both mean "use the default".
   const json* find(const char* key) const {
@@ -27,25 +41,35 @@ class Settings {
     return &*it;
   }
 
-  [[noreturn]] void fail(const char* key, const std::string& problem) const {
+  [[noreturn]] void fail(const std::string& key, const std::string& problem) const {
     throw Error(file_ + ": " + key_prefix_ + key + " " + problem);
   }
 
-  void read_int(const char* key, int& out) const {
-    if (const json* value = find(key)) out = to_int(key, *value);
-  }
-
-  void read_float(const char* key, float& out) const {
+  // `setting` names the Gemma3Config field in origins; by default the key itself.
+  void read_int(const char* key, int& out, const char* setting = nullptr) const {
     const json* value = find(key);
     if (value == nullptr) return;
-    if (!value->is_number()) fail(key, std::string("must be a number, got ") + value->type_name());
-    out = value->get<float>();
+    out = to_int(key, *value);
+    note_origin(setting ? setting : key, key);
+  }
+
+  void read_float(const char* key, float& out, const char* setting = nullptr) const {
+    const json* value = find(key);
+    if (value == nullptr) return;
+    out = to_float(key, *value);
+    note_origin(setting ? setting : key, key);
+  }
+
+  float to_float(const std::string& key, const json& value) const {
+    if (!value.is_number()) fail(key, std::string("must be a number, got ") + value.type_name());
+    return value.get<float>();
   }
 
   // Accepts an int or a list of ints (eos_token_id is a list in the released configs).
-  bool read_int_list(const char* key, std::vector<int>& out) const {
+  bool read_int_list(const char* key, std::vector<int>& out, const char* setting) const {
     const json* value = find(key);
     if (value == nullptr) return false;
+    note_origin(setting, key);
     if (value->is_array()) {
       std::vector<int> ids;
       for (const json& item : *value) ids.push_back(to_int(key, item));
@@ -77,6 +101,7 @@ class Settings {
   const json& object_;
   std::string key_prefix_;
   const std::string& file_;
+  Gemma3Config& config_;
 };
 
 bool is_gemma3_architecture(const json& root) {
@@ -99,28 +124,88 @@ std::string architecture_name(const json& root) {
   return "unknown";
 }
 
-void read_rope_scaling(const Settings& settings, Gemma3Config& config) {
+// One RoPE description: {"rope_type": "default" | "linear", "factor": F, "rope_theta": T}.
+// `key` is its place in the file for messages ("rope_scaling", "rope_parameters.full_attention").
+// Linear scaling divides positions by `factor`; every other type computes a different model.
+struct Rope {
+  float factor = 1.0f;
+  std::optional<float> theta;
+};
+Rope read_rope(const Settings& settings, const std::string& key, const json& rope, bool legacy) {
+  if (!rope.is_object()) settings.fail(key, std::string("must be an object, got ") + rope.type_name());
+  // transformers wrote "type" before 4.45 and "rope_type" since.
+  auto type = rope.find("rope_type");
+  if (type == rope.end() && legacy) type = rope.find("type");
+  if (type == rope.end() || !type->is_string()) settings.fail(key, "has no rope_type string");
+  const std::string kind = type->get<std::string>();
+  if (kind != "default" && kind != "linear")
+    settings.fail(key, "type '" + kind + "' is not supported (Kiln runs default and linear RoPE only)");
+  Rope out;
+  for (const auto& [name, value] : rope.items()) {
+    if (name == "rope_type" || name == "type" || value.is_null()) continue;
+    if (name == "rope_theta" && !legacy) {
+      out.theta = settings.to_float(key + ".rope_theta", value);
+    } else if (name == "factor" && kind == "linear") {
+      out.factor = settings.to_float(key + ".factor", value);
+    } else if (!(name == "factor" && value.is_number() && value.get<double>() == 1.0)) {
+      settings.fail(key, "has '" + name + "', which " + kind + " RoPE does not take (Kiln would compute another model)");
+    }
+  }
+  if (kind == "linear" && rope.find("factor") == rope.end()) settings.fail(key, "linear scaling needs a numeric factor");
+  return out;
+}
+
+// transformers 4.x: rope_theta and rope_scaling (global layers), rope_local_base_freq (local layers).
+void read_legacy_rope(const Settings& settings, Gemma3Config& config) {
+  settings.read_float("rope_theta", config.rope_theta);
+  settings.read_float("rope_local_base_freq", config.rope_local_base_freq);
   const json* scaling = settings.find("rope_scaling");
   if (scaling == nullptr) return;
-  if (!scaling->is_object()) {
+  if (!scaling->is_object())
     settings.fail("rope_scaling", std::string("must be an object or null, got ") + scaling->type_name());
-  }
-  // transformers wrote "type" before 4.45 and "rope_type" since.
-  auto type = scaling->find("rope_type");
-  if (type == scaling->end()) type = scaling->find("type");
-  if (type == scaling->end() || !type->is_string()) {
-    settings.fail("rope_scaling", "has no rope_type string");
-  }
-  const std::string kind = type->get<std::string>();
-  if (kind == "default") return;
-  if (kind != "linear") {
-    settings.fail("rope_scaling", "type '" + kind + "' is not supported (Kiln runs linear scaling only)");
-  }
-  auto factor = scaling->find("factor");
-  if (factor == scaling->end() || !factor->is_number()) {
-    settings.fail("rope_scaling", "linear scaling needs a numeric factor");
-  }
-  config.rope_scaling_factor = factor->get<float>();
+  config.rope_scaling_factor = read_rope(settings, "rope_scaling", *scaling, /*legacy=*/true).factor;
+  settings.note_origin("rope_scaling_factor", "rope_scaling");
+}
+
+// transformers 5: rope_parameters, one entry per layer type. When it is present it decides; a
+// 4.x key beside it must say the same, since we cannot know which one the file's author meant.
+void read_rope_parameters(const Settings& settings, Gemma3Config& config) {
+  const json* parameters = settings.find("rope_parameters");
+  if (parameters == nullptr) return read_legacy_rope(settings, config);
+  if (!parameters->is_object())
+    settings.fail("rope_parameters", std::string("must be an object, got ") + parameters->type_name());
+  for (const auto& [name, value] : parameters->items())
+    if (name != "full_attention" && name != "sliding_attention")
+      settings.fail("rope_parameters", "has '" + name + "'; Gemma 3 has one entry per layer type (full_attention, "
+                                       "sliding_attention)");
+  auto entry = [&](const char* type) -> Rope {
+    auto it = parameters->find(type);
+    if (it == parameters->end() || it->is_null()) settings.fail("rope_parameters", std::string("has no ") + type + " entry");
+    const std::string key = std::string("rope_parameters.") + type;
+    Rope rope = read_rope(settings, key, *it, /*legacy=*/false);
+    if (rope.theta) settings.note_origin(type == std::string("full_attention") ? "rope_theta" : "rope_local_base_freq", key + ".rope_theta");
+    return rope;
+  };
+  const Rope global = entry("full_attention");
+  const Rope local = entry("sliding_attention");
+  if (local.factor != 1.0f)
+    settings.fail("rope_parameters.sliding_attention", "scales local layers' positions, which Gemma 3 never does");
+
+  Gemma3Config legacy = config;  // what the 4.x keys alone would say, to compare
+  read_legacy_rope(Settings(settings.object(), settings.prefix(), settings.file(), legacy), legacy);
+  config.rope_theta = global.theta.value_or(legacy.rope_theta);
+  config.rope_local_base_freq = local.theta.value_or(legacy.rope_local_base_freq);
+  config.rope_scaling_factor = global.factor;
+  config.origins["rope_scaling_factor"] = std::filesystem::path(settings.file()).filename().string() + ": " +
+                                         settings.prefix() + "rope_parameters.full_attention";
+  auto agree = [&](const char* key, float legacy_value, float value) {
+    if (settings.find(key) != nullptr && legacy_value != value)
+      settings.fail(key, "is " + std::to_string(legacy_value) + " but rope_parameters says " + std::to_string(value) +
+                             " (the file holds two RoPE settings that disagree)");
+  };
+  agree("rope_theta", legacy.rope_theta, config.rope_theta);
+  agree("rope_local_base_freq", legacy.rope_local_base_freq, config.rope_local_base_freq);
+  agree("rope_scaling", legacy.rope_scaling_factor, config.rope_scaling_factor);
 }
 
 void read_layer_types(const Settings& settings, Gemma3Config& config) {
@@ -145,6 +230,19 @@ void read_layer_types(const Settings& settings, Gemma3Config& config) {
     }
   }
   config.layer_is_global = std::move(is_global);
+  settings.note_origin("layer_types", "layer_types");
+}
+
+// transformers 5 writes "dtype", 4.x "torch_dtype": the type the weights were saved in.
+void read_dtype(const Settings& settings, Gemma3Config& config) {
+  for (const char* key : {"dtype", "torch_dtype"}) {
+    const json* value = settings.find(key);
+    if (value == nullptr) continue;
+    if (!value->is_string()) settings.fail(key, std::string("must be a string, got ") + value->type_name());
+    config.dtype = value->get<std::string>();
+    settings.note_origin("dtype", key);
+    return;
+  }
 }
 
 void read_activation(const Settings& settings) {
@@ -182,6 +280,8 @@ Gemma3Config parse_gemma3_config(const std::string& json_text, const std::string
     root = json::parse(json_text);
   } catch (const json::parse_error& error) {
     throw Error(file + ": not valid JSON (at byte " + std::to_string(error.byte) + ")");
+  } catch (const json::exception& error) {  // a number past double range, say
+    throw Error(file + ": not valid JSON (" + std::string(error.what()) + ")");
   }
   if (!root.is_object()) throw Error(file + ": not a JSON object");
 
@@ -203,37 +303,37 @@ Gemma3Config parse_gemma3_config(const std::string& json_text, const std::string
     }
     text_settings = has_text_config ? &*text_config : &empty_object;
   }
-  const Settings text(*text_settings, config.nested_layout ? "text_config." : "", file);
+  const Settings text(*text_settings, config.nested_layout ? "text_config." : "", file, config);
+  check_config_keys(*text_settings, text.prefix(), file, config.notes);
+  if (config.nested_layout) check_config_keys(root, "", file, config.notes);
 
   text.read_int("vocab_size", config.vocab_size);
   text.read_int("hidden_size", config.hidden_size);
   text.read_int("intermediate_size", config.intermediate_size);
-  text.read_int("num_hidden_layers", config.num_layers);
-  text.read_int("num_attention_heads", config.num_heads);
-  text.read_int("num_key_value_heads", config.num_kv_heads);
+  text.read_int("num_hidden_layers", config.num_layers, "num_layers");
+  text.read_int("num_attention_heads", config.num_heads, "num_heads");
+  text.read_int("num_key_value_heads", config.num_kv_heads, "num_kv_heads");
   text.read_int("head_dim", config.head_dim);
   text.read_int("sliding_window", config.sliding_window);
-  text.read_int("_sliding_window_pattern", config.sliding_window_pattern);  // newer transformers
+  text.read_int("_sliding_window_pattern", config.sliding_window_pattern, "sliding_window_pattern");  // newer
   text.read_int("sliding_window_pattern", config.sliding_window_pattern);
   text.read_int("max_position_embeddings", config.max_position_embeddings);
   text.read_float("query_pre_attn_scalar", config.query_pre_attn_scalar);
   text.read_float("rms_norm_eps", config.rms_norm_eps);
-  text.read_float("rope_theta", config.rope_theta);
-  text.read_float("rope_local_base_freq", config.rope_local_base_freq);
-  text.read_float("final_logit_softcapping", config.final_logit_softcapping);
-  text.read_float("attn_logit_softcapping", config.attn_logit_softcapping);
-  read_rope_scaling(text, config);
+  read_rope_parameters(text, config);
   read_activation(text);
+  read_dtype(text, config);
+  if (config.nested_layout && config.dtype.empty()) read_dtype(Settings(root, "", file, config), config);
 
   // Token ids: the multimodal configs state them at the top level (eos [1, 106]) and leave
   // text_config's at the text model's defaults, so the top level wins there.
   auto read_token_ids = [&config](const Settings& settings) {
     settings.read_int("bos_token_id", config.bos_token_id);
     settings.read_int("pad_token_id", config.pad_token_id);
-    settings.read_int_list("eos_token_id", config.eos_token_ids);
+    settings.read_int_list("eos_token_id", config.eos_token_ids, "eos_token_ids");
   };
   read_token_ids(text);
-  if (config.nested_layout) read_token_ids(Settings(root, "", file));
+  if (config.nested_layout) read_token_ids(Settings(root, "", file, config));
 
   if (config.num_layers > 0) read_layer_types(text, config);
   finalize_config(config, file);
@@ -280,6 +380,8 @@ void finalize_config(Gemma3Config& config, const std::string& file) {
 
   if (config.layer_is_global.empty()) {
     // transformers' rule: every sliding_window_pattern-th layer (1-based) attends globally.
+    if (auto it = config.origins.find("sliding_window_pattern"); it != config.origins.end())
+      config.origins["layer_types"] = it->second;
     for (int layer = 0; layer < config.num_layers; ++layer) {
       config.layer_is_global.push_back((layer + 1) % config.sliding_window_pattern == 0);
     }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,13 @@ struct Gemma3Config {
   std::vector<int> eos_token_ids{1};
   std::vector<bool> layer_is_global;    // one per layer, from layer_types or the pattern
   bool nested_layout = false;           // multimodal checkpoint: weights under language_model.
+  std::string dtype;                    // the checkpoint's stored type ("bfloat16"); informational
+
+  // Where each setting came from, by the setting's name above: "config.json: text_config.rope_theta",
+  // "GGUF: gemma3.rope.freq_base", "generation_config.json: eos_token_id". A setting not listed
+  // kept its default (transformers' Gemma3TextConfig defaults).
+  std::map<std::string, std::string> origins;
+  std::vector<std::string> notes;       // keys Kiln does not know, one line each (not errors)
 
   bool is_global(int layer) const { return layer_is_global[layer]; }
   // Positions a layer's KV cache must hold for a context of ctx tokens.
@@ -39,8 +47,12 @@ struct Gemma3Config {
   uint64_t parameter_count() const;  // text model, tied embedding counted once
 };
 
-// Parses config.json text. `file` names the file in error messages. Applies the library's defaults
-// for missing keys; throws kiln::Error on a wrong type, an impossible value or an unknown architecture.
+// Parses config.json text, in transformers 4.x's layout (rope_theta, rope_local_base_freq,
+// rope_scaling) or 5's (rope_parameters per layer type). `file` names the file in error messages.
+// Applies the library's defaults for missing keys; throws kiln::Error on a wrong type, an
+// impossible value, an unknown architecture, or any setting that would change the forward pass in
+// a way Kiln does not compute (another RoPE type, soft-capping, bidirectional attention, ...).
+// Keys it does not know become notes.
 Gemma3Config parse_gemma3_config(const std::string& json_text, const std::string& file);
 
 // Fills layer_is_global from the pattern when it is empty, then checks every value is sane.

@@ -239,6 +239,21 @@ Gemma3Config gemma3_config_from_gguf(const GgufFile& file) {
     c.eos_token_ids.push_back(static_cast<int>(*eot));
   c.nested_layout = false;
   finalize_config(c, path);
+
+  // Where each setting came from (kiln info); what is not stored follows llama.cpp's gemma3 rules.
+  const std::pair<const char*, const char*> stored[] = {
+      {"num_layers", "block_count"}, {"hidden_size", "embedding_length"}, {"intermediate_size", "feed_forward_length"},
+      {"num_heads", "attention.head_count"}, {"num_kv_heads", "attention.head_count_kv"},
+      {"head_dim", "attention.key_length"}, {"sliding_window", "attention.sliding_window"},
+      {"max_position_embeddings", "context_length"}, {"rms_norm_eps", "attention.layer_norm_rms_epsilon"},
+      {"rope_theta", "rope.freq_base"}, {"rope_local_base_freq", "rope.freq_base_swa"},
+      {"rope_scaling_factor", "rope.scaling.factor"}, {"layer_types", "attention.sliding_window_pattern"}};
+  for (const auto& [setting, key] : stored)
+    if (file.find(keys.prefix() + key)) c.origins[setting] = "GGUF: " + keys.prefix() + key;
+  c.origins["query_pre_attn_scalar"] = "llama.cpp's rule for gemma3 (GGUF does not store it)";
+  c.origins["vocab_size"] = "GGUF: token_embd.weight rows";
+  c.origins["eos_token_ids"] = "GGUF: tokenizer.ggml.eos_token_id and eot_token_id";
+  c.origins["bos_token_id"] = "GGUF: tokenizer.ggml.bos_token_id";
   return c;
 }
 

@@ -54,15 +54,16 @@ const json* field(const json& doc, const char* name) {
   return &*it;
 }
 
-double number_in(const json& doc, const char* name, double lo, double hi, double fallback) {
+// A float field within [lo, hi]; nullopt when the request leaves it out.
+std::optional<float> number_in(const json& doc, const char* name, double lo, double hi) {
   const json* v = field(doc, name);
-  if (!v) return fallback;
+  if (!v) return std::nullopt;
   if (!v->is_number()) throw invalid(name, std::string("'") + name + "' must be a number.");
   double x = v->get<double>();
   if (!(x >= lo && x <= hi))
     throw invalid(name, std::string("'") + name + "' must be between " + json(lo).dump() + " and " +
                             json(hi).dump() + "; got " + v->dump() + ".");
-  return x;
+  return static_cast<float>(x);
 }
 
 // Integers may arrive as 5 or 5.0; anything else with a fraction is refused.
@@ -240,11 +241,11 @@ CompletionRequest parse_completion_request(Endpoint endpoint, std::string_view b
     request.max_tokens = 16;  // OpenAI's default for the legacy completions endpoint
   }
 
-  SamplingParams& s = request.options.sampling;  // fields not given keep the engine's defaults
-  s.temperature = static_cast<float>(number_in(doc, "temperature", 0.0, 2.0, s.temperature));
-  s.top_p = static_cast<float>(number_in(doc, "top_p", 0.0, 1.0, s.top_p));
-  s.min_p = static_cast<float>(number_in(doc, "min_p", 0.0, 1.0, s.min_p));
-  s.repeat_penalty = static_cast<float>(number_in(doc, "repeat_penalty", 0.01, 10.0, s.repeat_penalty));
+  SamplingChoice& s = request.options.sampling;  // fields not given take the model's defaults
+  s.temperature = number_in(doc, "temperature", 0.0, 2.0);
+  s.top_p = number_in(doc, "top_p", 0.0, 1.0);
+  s.min_p = number_in(doc, "min_p", 0.0, 1.0);
+  s.repeat_penalty = number_in(doc, "repeat_penalty", 0.01, 10.0);
   if (auto top_k = integer(doc, "top_k")) {
     if (*top_k < 0 || *top_k > 1'000'000) throw invalid("top_k", "'top_k' must be between 0 and 1000000.");
     s.top_k = static_cast<int>(*top_k);

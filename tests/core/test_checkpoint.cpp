@@ -141,7 +141,7 @@ class CheckpointTest : public QObject {
     QCOMPARE(checkpoint.path, folder.toStdString());
     QCOMPARE(checkpoint.config.num_layers, layers);
     QCOMPARE(checkpoint.config.nested_layout, nested);
-    QCOMPARE(QString::fromStdString(checkpoint.tokenizer_model_path), folder + "/tokenizer.model");
+    QCOMPARE(QString::fromStdString(checkpoint.tokenizer_path), folder + "/tokenizer.model");
     QVERIFY(checkpoint.tensors != nullptr);
     QVERIFY(!checkpoint.tensors->norms_include_one());
     QCOMPARE(sorted_names(*checkpoint.tensors), expected_names(layers));
@@ -303,7 +303,7 @@ class CheckpointTest : public QObject {
     const QString folder = fixture("tiny-gemma3-b");
     for (const char* file : {"/config.json", "/model.safetensors", "/tokenizer.model"}) {
       const kiln::Checkpoint checkpoint = kiln::open_checkpoint((folder + file).toStdString());
-      QCOMPARE(QString::fromStdString(checkpoint.tokenizer_model_path), folder + "/tokenizer.model");
+      QCOMPARE(QString::fromStdString(checkpoint.tokenizer_path), folder + "/tokenizer.model");
       QVERIFY(checkpoint.tensors->find("layers.6.mlp.down_proj.weight") != nullptr);
     }
   }
@@ -314,7 +314,7 @@ class CheckpointTest : public QObject {
     QVERIFY(checkpoint.tensors == nullptr);
     QCOMPARE(checkpoint.format, std::string("safetensors"));
     QCOMPARE(checkpoint.config.hidden_size, 96);
-    QCOMPARE(QString::fromStdString(checkpoint.tokenizer_model_path), folder + "/tokenizer.model");
+    QCOMPARE(QString::fromStdString(checkpoint.tokenizer_path), folder + "/tokenizer.model");
   }
 
   void missingPieces() {
@@ -326,8 +326,8 @@ class CheckpointTest : public QObject {
     QCOMPARE(error_of([&] { kiln::open_checkpoint(folder); }),
              dir.path() + ": no model.safetensors or model.safetensors.index.json (no weights)");
     QVERIFY(QFile::copy(source + "/model.safetensors", dir.filePath("model.safetensors")));
-    QCOMPARE(error_of([&] { kiln::open_checkpoint(folder); }), dir.path() + ": no tokenizer.model");
-    QCOMPARE(error_of([&] { kiln::open_checkpoint_header(folder); }), dir.path() + ": no tokenizer.model");
+    QCOMPARE(error_of([&] { kiln::open_checkpoint(folder); }), dir.path() + ": no tokenizer.model or tokenizer.json (no tokenizer)");
+    QCOMPARE(error_of([&] { kiln::open_checkpoint_header(folder); }), dir.path() + ": no tokenizer.model or tokenizer.json (no tokenizer)");
     QVERIFY(QFile::copy(source + "/tokenizer.model", dir.filePath("tokenizer.model")));
     QCOMPARE(kiln::open_checkpoint(folder).config.num_layers, 6);
 

@@ -77,10 +77,29 @@ class Cli : public QObject {
     QCOMPARE(again.out, r.out);
   }
 
+  // Special-token text in a raw text is the token, as llama.cpp and transformers read it;
+  // --no-parse-special keeps it text. (Fixture a: <s> is BOS 2, <start_of_turn> is 4.)
+  void tokenize_parses_special_tokens() {
+    const QString text = "<s><start_of_turn>user";
+    const QJsonArray parsed = QJsonDocument::fromJson(kiln_cli({"tokenize", "--model", fixture("tiny-gemma3-a"), "--text", text}).out)
+                                  .object()["ids"].toArray();
+    QVERIFY(parsed.size() >= 3);
+    QCOMPARE(parsed[0].toInt(), 2);
+    QCOMPARE(parsed[1].toInt(), 4);
+    const Run literal = kiln_cli({"tokenize", "--model", fixture("tiny-gemma3-a"), "--text", text, "--no-parse-special"});
+    QCOMPARE(literal.code, 0);
+    const QJsonArray ids = QJsonDocument::fromJson(literal.out).object()["ids"].toArray();
+    QVERIFY(ids.size() > parsed.size());
+    for (const QJsonValue& id : ids) QVERIFY(id.toInt() != 2 && id.toInt() != 4);
+  }
+
   void info_describes_the_model() {
     const Run r = kiln_cli({"info", "--model", fixture("tiny-gemma3-b")});
     QCOMPARE(r.code, 0);
     QVERIFY(r.out.contains("layers         7 (1 global, 6 sliding-window of 16)"));
+    // Where each setting came from.
+    QVERIFY(r.out.contains("rope_scaling_factor      8                  config.json: text_config.rope_scaling\n"));
+    QVERIFY(r.out.contains("temperature              0.8                Kiln default\n"));
   }
 
   void errors_are_one_line_and_name_the_problem() {

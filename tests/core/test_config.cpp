@@ -201,6 +201,58 @@ class ConfigTest : public QObject {
     QCOMPARE(config.layer_is_global, pattern(8, 4));
   }
 
+  // transformers 5 writes rope_parameters per layer type and dtype; the same model as the 4.x file.
+  void transformers5Layout_data() {
+    QTest::addColumn<QString>("name");
+    QTest::newRow("a (text-only)") << "tiny-gemma3-a";
+    QTest::newRow("b (multimodal, linear x8)") << "tiny-gemma3-b";
+  }
+  void transformers5Layout() {
+    QFETCH(QString, name);
+    const Gemma3Config v4 = parse(read_file(fixture(qPrintable(name + "/config.json"))));
+    const Gemma3Config v5 = parse(read_file(fixture(qPrintable("hf5/" + name + "-config-v5.json"))));
+    QCOMPARE(v5.rope_theta, v4.rope_theta);
+    QCOMPARE(v5.rope_local_base_freq, v4.rope_local_base_freq);
+    QCOMPARE(v5.rope_scaling_factor, v4.rope_scaling_factor);
+    QCOMPARE(v5.layer_is_global, v4.layer_is_global);
+    QCOMPARE(v5.query_pre_attn_scalar, v4.query_pre_attn_scalar);
+    QCOMPARE(v5.eos_token_ids, v4.eos_token_ids);
+    QCOMPARE(v5.nested_layout, v4.nested_layout);
+    QCOMPARE(v5.dtype, std::string("bfloat16"));
+    const std::string prefix = v5.nested_layout ? "config.json: text_config." : "config.json: ";
+    QCOMPARE(v5.origins.at("rope_theta"), prefix + "rope_parameters.full_attention.rope_theta");
+    QCOMPARE(v5.origins.at("rope_local_base_freq"), prefix + "rope_parameters.sliding_attention.rope_theta");
+    QCOMPARE(v4.origins.at("rope_theta"), prefix + "rope_theta");
+    // Every key transformers writes is known: nothing to note.
+    QVERIFY2(v5.notes.empty(), v5.notes.empty() ? "" : v5.notes.front().c_str());
+    QVERIFY(v4.notes.empty());
+  }
+
+  // Both layouts in one file: allowed when they say the same.
+  void bothLayoutsAgreeing() {
+    const Gemma3Config config = parse(R"({"model_type": "gemma3_text", "rope_theta": 1000000.0,
+      "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "rope_local_base_freq": 10000.0,
+      "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+                          "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}})");
+    QCOMPARE(config.rope_scaling_factor, 8.0f);
+    QCOMPARE(config.rope_theta, 1e6f);
+    // rope_parameters without rope_theta keeps the default, as transformers does.
+    const Gemma3Config bare = parse(R"({"model_type": "gemma3_text", "rope_parameters": {
+      "full_attention": {"rope_type": "default"}, "sliding_attention": {"rope_type": "default"}}})");
+    QCOMPARE(bare.rope_theta, 1e6f);
+    QCOMPARE(bare.rope_local_base_freq, 1e4f);
+  }
+
+  // A key Kiln does not know is a note, not an error; a known harmless one is neither.
+  void unknownKeysAreNotes() {
+    const Gemma3Config config = parse(R"({"model_type": "gemma3", "some_new_setting": 3, "initializer_range": 0.02,
+      "text_config": {"another_new_one": true, "attention_dropout": 0.0, "use_bidirectional_attention": false,
+                      "attn_logit_softcapping": null}})");
+    QCOMPARE(config.notes.size(), size_t(2));
+    QCOMPARE(config.notes[0], std::string("config.json: text_config.another_new_one is not a setting Kiln knows; it was ignored"));
+    QCOMPARE(config.notes[1], std::string("config.json: some_new_setting is not a setting Kiln knows; it was ignored"));
+  }
+
   void architectureWithoutModelType() {
     const Gemma3Config config = parse(R"({"architectures": ["Gemma3ForCausalLM"], "num_hidden_layers": 2})");
     QVERIFY(!config.nested_layout);
@@ -246,6 +298,45 @@ class ConfigTest : public QObject {
     QTest::newRow("activation") << flat(R"("hidden_activation": "silu")") << "hidden_activation 'silu' is not supported";
     QTest::newRow("text_config list") << QByteArray(R"({"model_type": "gemma3", "text_config": []})")
                                       << "text_config must be an object";
+    // transformers 5: rope_parameters per layer type; every RoPE but default and linear is refused.
+    auto rope5 = [&flat](const std::string& full, const std::string& sliding = "{\"rope_type\": \"default\"}") {
+      const std::string settings = "\"rope_parameters\": {\"full_attention\": " + full + ", \"sliding_attention\": " + sliding + "}";
+      return flat(settings.c_str());
+    };
+    for (const std::string type : {"yarn", "dynamic", "llama3", "longrope"})
+      QTest::newRow(("rope_parameters " + type).c_str())
+          << rope5("{\"rope_type\": \"" + type + "\", \"factor\": 8.0, \"rope_theta\": 1e6}")
+          << QString("rope_parameters.full_attention type '%1' is not supported").arg(QString::fromStdString(type));
+    QTest::newRow("rope_parameters flat") << flat(R"("rope_parameters": {"rope_type": "default", "rope_theta": 1e6})")
+                                          << "Gemma 3 has one entry per layer type";
+    QTest::newRow("rope_parameters one type") << flat(R"("rope_parameters": {"full_attention": {"rope_type": "default"}})")
+                                              << "rope_parameters has no sliding_attention entry";
+    QTest::newRow("local layers scaled") << rope5("{\"rope_type\": \"default\"}", "{\"rope_type\": \"linear\", \"factor\": 2}")
+                                         << "sliding_attention scales local layers' positions";
+    QTest::newRow("rope extra key") << rope5("{\"rope_type\": \"linear\", \"factor\": 8, \"original_max_position_embeddings\": 8192}")
+                                    << "has 'original_max_position_embeddings', which linear RoPE does not take";
+    QTest::newRow("rope_theta disagrees") << QByteArray(R"({"model_type": "gemma3_text", "rope_theta": 10000.0,
+        "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e6},
+                            "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}})")
+                                          << "rope_theta is 10000.000000 but rope_parameters says 1000000.000000";
+    QTest::newRow("rope_scaling disagrees") << QByteArray(R"({"model_type": "gemma3_text",
+        "rope_scaling": {"rope_type": "linear", "factor": 4},
+        "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 8.0},
+                            "sliding_attention": {"rope_type": "default"}}})")
+                                            << "rope_scaling is 4.000000 but rope_parameters says 8.000000";
+    // Settings that change the math and that Kiln does not compute.
+    QTest::newRow("attention softcap") << flat(R"("attn_logit_softcapping": 50.0)") << "attn_logit_softcapping is 50.0: it soft-caps";
+    QTest::newRow("final softcap") << flat(R"("final_logit_softcapping": 30.0)") << "final_logit_softcapping is 30.0";
+    QTest::newRow("bidirectional") << flat(R"("use_bidirectional_attention": true)") << "use_bidirectional_attention is true";
+    QTest::newRow("biases") << flat(R"("attention_bias": true)") << "attention_bias is true";
+    QTest::newRow("untied") << flat(R"("tie_word_embeddings": false)") << "tie_word_embeddings is false";
+    QTest::newRow("partial rotary") << flat(R"("partial_rotary_factor": 0.5)") << "partial_rotary_factor is 0.5";
+    QTest::newRow("quantized storage") << flat(R"("quantization_config": {"quant_method": "bitsandbytes"})")
+                                       << "quantization_config is {";
+    QTest::newRow("top-level softcap") << QByteArray(R"({"model_type": "gemma3", "final_logit_softcapping": 30.0, "text_config": {}})")
+                                       << "config.json: final_logit_softcapping is 30.0";
+    QTest::newRow("number past double") << QByteArray(R"({"model_type": "gemma3_text", "rope_theta": 1e999})")
+                                        << "not valid JSON";
     QTest::newRow("bad json") << QByteArray(R"({"model_type": "gemma3_text",)") << "not valid JSON";
     QTest::newRow("empty") << QByteArray() << "not valid JSON";
     QTest::newRow("not an object") << QByteArray("[1, 2]") << "not a JSON object";

@@ -17,8 +17,12 @@ LoadOptions tiny_load_options(int context_length) {
 }
 
 std::unique_ptr<RunningServer> start_tiny_server(server::ServerOptions options, int context_length) {
+  return start_server(tiny_load_options(context_length), std::move(options));
+}
+
+std::unique_ptr<RunningServer> start_server(const LoadOptions& load, server::ServerOptions options) {
   auto running = std::make_unique<RunningServer>();
-  running->engine_thread = std::make_shared<server::EngineThread>(Engine::load(tiny_load_options(context_length)));
+  running->engine_thread = std::make_shared<server::EngineThread>(Engine::load(load));
   options.host = "127.0.0.1";
   options.port = 0;
   running->server = std::make_unique<server::Server>(options, running->engine_thread->model_info(),

@@ -24,6 +24,8 @@ struct RunningServer {
 };
 // Starts `kiln serve`'s own arrangement (EngineThread + Server) on 127.0.0.1 and a free port.
 std::unique_ptr<RunningServer> start_tiny_server(server::ServerOptions options, int context_length = 0);
+// The same over any model load.
+std::unique_ptr<RunningServer> start_server(const LoadOptions& load, server::ServerOptions options);
 
 // The tiny model's random weights favour a few tokens (greedy chat is all newlines). These settings,
 // sent as OpenAI fields plus Kiln's top_k/min_p/repeat_penalty, make its text varied enough that

@@ -2,7 +2,9 @@
 // non-streaming, the answers against the engine itself, and every error status a client can meet.
 #include <curl/curl.h>
 
+#include <QFile>
 #include <QJsonDocument>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "server_fixture.h"
@@ -32,7 +34,7 @@ class ServerApiTest : public QObject {
   Reference reference_chat(const std::string& prompt, const SamplingParams& sampling, int max_tokens,
                            std::vector<std::string> stop = {}) {
     GenerateOptions o;
-    o.sampling = sampling;
+    o.sampling = SamplingChoice::exactly(sampling);
     o.max_tokens = max_tokens;
     o.stop = std::move(stop);
     Reference r;
@@ -41,7 +43,7 @@ class ServerApiTest : public QObject {
   }
   Reference reference_completion(const std::string& prompt, const SamplingParams& sampling, int max_tokens) {
     GenerateOptions o;
-    o.sampling = sampling;
+    o.sampling = SamplingChoice::exactly(sampling);
     o.max_tokens = max_tokens;
     Reference r;
     r.stats = reference_->generate(prompt, o, [&](std::string_view t) { r.text += t; return true; });
@@ -284,6 +286,47 @@ class ServerApiTest : public QObject {
     std::string raw = body.toStdString();
     if (QByteArray(QTest::currentDataTag()) == "invalid utf-8") raw = body.toLatin1().toStdString();
     check_error(client().post(path.toStdString(), raw), 400, "invalid_request_error", {}, param);
+  }
+
+  // A model's generation_config.json sets the sampling a request leaves out; the request's own
+  // fields still win. The file here holds the varied settings, so a request with only a seed must
+  // answer what the engine answers with those settings, and not what Kiln's defaults give.
+  void model_defaults_come_from_generation_config() {
+    QTemporaryDir dir;
+    for (const char* file : {"config.json", "model.safetensors", "tokenizer.model"})
+      QVERIFY(QFile::copy(QString::fromStdString(tiny_model_path() + "/" + file), dir.filePath(file)));
+    QFile generation(dir.filePath("generation_config.json"));
+    QVERIFY(generation.open(QIODevice::WriteOnly));
+    generation.write(R"({"do_sample": true, "temperature": 1.5, "top_p": 1.0, "top_k": 0, "min_p": 0.0,
+                         "repetition_penalty": 1.5})");
+    generation.close();
+    LoadOptions load = tiny_load_options(kContext);
+    load.path = dir.path().toStdString();
+    auto running = start_server(load, {});
+
+    const std::string prompt = "Name three licenses.";
+    const QJsonObject seed_only{{"seed", 7}, {"max_tokens", 24}};
+    const std::string text = response_text(json_object(running->client->post("/v1/chat/completions", chat_body(prompt, seed_only)).body));
+    QCOMPARE(text, reference_chat(prompt, varied_sampling_params(7), 24).text);
+    QVERIFY(text != reference_chat(prompt, seeded(SamplingParams{}.temperature, 7), 24).text);  // Kiln's defaults
+    // A request's own temperature wins over the model's.
+    const QJsonObject greedy_request{{"temperature", 0}, {"max_tokens", 24}};
+    const std::string greedy_text =
+        response_text(json_object(running->client->post("/v1/chat/completions", chat_body(prompt, greedy_request)).body));
+    SamplingParams model_greedy = varied_sampling_params(0);
+    model_greedy.temperature = 0;
+    QCOMPARE(greedy_text, reference_chat(prompt, model_greedy, 24).text);
+  }
+
+  // /v1/completions parses special-token text in the prompt, as llama.cpp's server does.
+  void completions_parse_special_tokens() {
+    const std::string prompt = "<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n";
+    const HttpResponse r = client().post("/v1/completions", completion_body(prompt, {{"temperature", 0}, {"max_tokens", 8}}));
+    QCOMPARE(r.status, 200L);
+    const QJsonObject body = json_object(r.body);
+    QCOMPARE(body["usage"].toObject()["prompt_tokens"].toInt(), int(reference_->tokenize(prompt, true).size()));
+    QVERIFY(reference_->tokenize(prompt, true).size() < reference_->tokenize(prompt, true, false).size());
+    QCOMPARE(response_text(body), reference_completion(prompt, greedy(), 8).text);
   }
 
   void unknown_fields_are_ignored() {

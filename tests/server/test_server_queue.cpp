@@ -79,7 +79,7 @@ std::unique_ptr<ServerWithOwner> start_with_owner(server::ServerOptions options)
 
 std::string chat_reference(Engine& engine, const std::string& prompt, const SamplingParams& sampling, int max_tokens) {
   GenerateOptions o;
-  o.sampling = sampling;
+  o.sampling = SamplingChoice::exactly(sampling);
   o.max_tokens = max_tokens;
   std::string text;
   engine.chat({{Role::User, prompt}}, o, [&](std::string_view t) { text += t; return true; });

@@ -40,7 +40,9 @@ class Engine {
   virtual std::vector<std::vector<float>> logits(std::span<const int32_t> tokens, int prefill = 0,
                                                  int first_row = 0) = 0;
 
-  virtual std::vector<int32_t> tokenize(const std::string& text, bool add_bos) const = 0;
+  // parse_special: special-token text becomes the token (raw prompts); false keeps it as text.
+  // BOS is not added twice when the text starts with one.
+  virtual std::vector<int32_t> tokenize(const std::string& text, bool add_bos, bool parse_special = true) const = 0;
   virtual std::string detokenize(std::span<const int32_t> ids) const = 0;
   // Chat messages as the token ids the model sees (with BOS and the open model turn).
   virtual std::vector<int32_t> chat_tokens(const std::vector<ChatMessage>& messages) const = 0;

@@ -49,6 +49,46 @@ struct LoadOptions {
   std::stop_token cancel;              // stops a long load between tensors
 };
 
+// The settings a generation samples with. The values here are Kiln's own defaults.
+struct SamplingParams {
+  float temperature = 0.8f;   // <= 0: greedy
+  int top_k = 40;             // <= 0: off
+  float top_p = 0.95f;        // >= 1: off
+  float min_p = 0.05f;        // <= 0: off
+  float repeat_penalty = 1.0f;  // 1: off
+  int repeat_last_n = 64;
+  uint64_t seed = 0;          // 0: random seed
+};
+
+// What a caller chose: a user's flags, a request's fields, the app's settings. Anything left
+// unset takes the model's default (its generation_config.json), and failing that Kiln's.
+struct SamplingChoice {
+  std::optional<float> temperature, top_p, min_p, repeat_penalty;
+  std::optional<int> top_k, repeat_last_n;
+  std::optional<uint64_t> seed;
+
+  // Every field chosen, as `params` has it.
+  static SamplingChoice exactly(const SamplingParams& p) {
+    return {p.temperature, p.top_p, p.min_p, p.repeat_penalty, p.top_k, p.repeat_last_n, p.seed};
+  }
+
+  // These choices over `defaults`.
+  SamplingParams over(const SamplingParams& defaults) const {
+    return {temperature.value_or(defaults.temperature), top_k.value_or(defaults.top_k),
+            top_p.value_or(defaults.top_p),             min_p.value_or(defaults.min_p),
+            repeat_penalty.value_or(defaults.repeat_penalty), repeat_last_n.value_or(defaults.repeat_last_n),
+            seed.value_or(defaults.seed)};
+  }
+};
+
+// Where one of a model's settings came from, for `kiln info` and the app's model page.
+struct SettingOrigin {
+  std::string name;    // "rope_theta", "eos_token_ids", "temperature"
+  std::string value;   // as text: "1000000", "[1, 106]"
+  std::string origin;  // "config.json: text_config.rope_parameters.full_attention.rope_theta",
+                       // "generation_config.json: top_k", "default"
+};
+
 struct ModelInfo {
   std::string path;
   std::string architecture;            // "gemma3"
@@ -64,26 +104,24 @@ struct ModelInfo {
   uint64_t kv_cache_bytes = 0;
   uint64_t bytes_f32 = 0, bytes_f16 = 0, bytes_q8_0 = 0, bytes_q4_0 = 0;  // what each precision would take
   std::vector<std::string> notes;      // e.g. tensors kept in F16 because rows are not a block multiple
+  // Kiln's sampling defaults with the model's own (generation_config.json) over them: what a
+  // generation uses for every setting its caller leaves unset.
+  SamplingParams sampling_defaults;
+  std::vector<SettingOrigin> settings;  // where each setting came from
 };
 
-struct SamplingParams {
-  float temperature = 0.8f;   // <= 0: greedy
-  int top_k = 40;             // <= 0: off
-  float top_p = 0.95f;        // >= 1: off
-  float min_p = 0.05f;        // <= 0: off
-  float repeat_penalty = 1.0f;  // 1: off
-  int repeat_last_n = 64;
-  uint64_t seed = 0;          // 0: random seed
-};
 
 enum class StopReason { None, EndOfSequence, EndOfTurn, MaxTokens, StopString, Cancelled, ContextFull };
 std::string to_string(StopReason r);
 
 struct GenerateOptions {
-  SamplingParams sampling;
+  SamplingChoice sampling;             // unset fields: ModelInfo::sampling_defaults
   int max_tokens = 512;
   std::vector<std::string> stop;       // stop strings: never part of the returned text
   std::stop_token cancel;              // request_stop() from any thread ends the generation
+  // generate() only: special-token text in the raw prompt ("<start_of_turn>", "<bos>") becomes
+  // the token, as in llama.cpp and transformers. Chat message content never does.
+  bool parse_special = true;
 };
 
 enum class Role { System, User, Assistant };
