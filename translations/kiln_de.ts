@@ -910,6 +910,13 @@
     </message>
 </context>
 <context>
+    <name>SettingOrigins</name>
+    <message>
+        <source>Where these settings come from (%1)</source>
+        <translation>Woher diese Einstellungen stammen (%1)</translation>
+    </message>
+</context>
+<context>
     <name>SettingsPage</name>
     <message>
         <source>Settings</source>
@@ -1002,10 +1009,6 @@
     <message>
         <source>Answers</source>
         <translation>Antworten</translation>
-    </message>
-    <message>
-        <source>Default sampling for new answers.</source>
-        <translation>Standard-Sampling für neue Antworten.</translation>
     </message>
     <message>
         <source>Temperature</source>
@@ -1138,6 +1141,41 @@
     <message>
         <source>Makes words used in the last 64 tokens less likely, so long answers do not loop (1: off).</source>
         <translation>Macht Wörter aus den letzten 64 Tokens unwahrscheinlicher, damit lange Antworten sich nicht wiederholen (1: aus).</translation>
+    </message>
+    <message>
+        <source>model default</source>
+        <translation>Modellstandard</translation>
+    </message>
+    <message>
+        <source>%1 (model default)</source>
+        <translation>%1 (Modellstandard)</translation>
+    </message>
+    <message>
+        <source>Sampling for new answers.</source>
+        <translation>Sampling für neue Antworten.</translation>
+    </message>
+    <message>
+        <source>Model defaults</source>
+        <translation>Standardwerte des Modells</translation>
+    </message>
+    <message>
+        <source>Settings you have not changed follow the loaded model&apos;s own recommendation (its generation_config.json).</source>
+        <translation>Einstellungen, die Sie nicht geändert haben, folgen der Empfehlung des geladenen Modells (seiner generation_config.json).</translation>
+    </message>
+    <message>
+        <source>Use the model&apos;s defaults</source>
+        <translation>Standardwerte des Modells verwenden</translation>
+    </message>
+    <message>
+        <source>Use the model&apos;s default</source>
+        <translation>Standardwert des Modells verwenden</translation>
+    </message>
+</context>
+<context>
+    <name>SliderRow</name>
+    <message>
+        <source>Back to the default</source>
+        <translation>Zurück zum Standardwert</translation>
     </message>
 </context>
 <context>

@@ -910,6 +910,13 @@
     </message>
 </context>
 <context>
+    <name>SettingOrigins</name>
+    <message>
+        <source>Where these settings come from (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>SettingsPage</name>
     <message>
         <source>Settings</source>
@@ -1001,10 +1008,6 @@
     </message>
     <message>
         <source>Answers</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Default sampling for new answers.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1137,6 +1140,41 @@
     </message>
     <message>
         <source>Makes words used in the last 64 tokens less likely, so long answers do not loop (1: off).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>model default</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (model default)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sampling for new answers.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model defaults</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Settings you have not changed follow the loaded model&apos;s own recommendation (its generation_config.json).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Use the model&apos;s defaults</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Use the model&apos;s default</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>SliderRow</name>
+    <message>
+        <source>Back to the default</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

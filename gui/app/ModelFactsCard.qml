@@ -35,4 +35,9 @@ Card {
             { label: qsTr("Notes"), value: (card.info.notes || []).join("\n") }
         ]
     }
+    SettingOrigins {
+        Layout.fillWidth: true
+        visible: origins.length > 0
+        origins: card.info.settingOrigins || []
+    }
 }

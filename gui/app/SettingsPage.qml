@@ -17,6 +17,23 @@ Item {
     readonly property bool hasGpu: (hardware.info.gpus || []).length > 0
     readonly property bool needsReload: engine.modelLoaded && engine.loadedSignature !== settings.loadSignature
 
+    // Sampling settings the user has not set (undefined) take the loaded model's defaults.
+    readonly property var modelDefaults: engine.modelInfo.samplingDefaults || ({})
+    readonly property var samplingNames: ["temperature", "topK", "topP", "minP", "repeatPenalty"]
+    readonly property bool samplingCustomized: samplingNames.some(name => settings[name] !== undefined)
+    function isDefault(name) { return settings[name] === undefined }
+    // What the control shows: the user's value, else the model's, else `fallback` (no model loaded).
+    function shown(name, fallback) {
+        if (settings[name] !== undefined)
+            return settings[name]
+        return modelDefaults[name] !== undefined ? modelDefaults[name] : fallback
+    }
+    function defaultText(name, decimals) {
+        const v = modelDefaults[name]
+        return v === undefined ? qsTr("model default")
+                               : qsTr("%1 (model default)").arg(decimals > 0 ? Format.number(v, decimals) : v)
+    }
+
     ScrollView {
         anchors.fill: parent
         contentWidth: availableWidth
@@ -121,48 +138,99 @@ Item {
 
             Card {
                 title: qsTr("Answers")
-                subtitle: qsTr("Default sampling for new answers.")
+                subtitle: qsTr("Sampling for new answers.")
                 Layout.fillWidth: true
                 Layout.leftMargin: Theme.pagePadding
                 Layout.rightMargin: Theme.pagePadding
 
+                SettingRow {
+                    label: qsTr("Model defaults")
+                    description: qsTr("Settings you have not changed follow the loaded model's own recommendation (its generation_config.json).")
+                    PlainButton {
+                        objectName: "useModelDefaults"
+                        text: qsTr("Use the model's defaults")
+                        enabled: page.samplingCustomized
+                        onClicked: page.settings.useModelDefaults()
+                    }
+                }
                 SliderRow {
+                    objectName: "settingsTemperature"
                     label: qsTr("Temperature")
                     description: qsTr("0 always picks the likeliest word; higher is more varied.")
                     from: 0; to: 2; stepSize: 0.05
-                    value: page.settings.temperature
+                    value: page.shown("temperature", 1)
+                    resettable: true
+                    isDefault: page.isDefault("temperature")
+                    defaultText: page.defaultText("temperature", 2)
+                    resetTip: qsTr("Use the model's default")
                     onMoved: v => page.settings.temperature = v
+                    onResetRequested: page.settings.temperature = undefined
                 }
                 SliderRow {
+                    objectName: "settingsTopP"
                     label: qsTr("Top-p")
                     description: qsTr("Sample only from the likeliest words that together hold this probability.")
                     from: 0; to: 1; stepSize: 0.01
-                    value: page.settings.topP
+                    value: page.shown("topP", 1)
+                    resettable: true
+                    isDefault: page.isDefault("topP")
+                    defaultText: page.defaultText("topP", 2)
+                    resetTip: qsTr("Use the model's default")
                     onMoved: v => page.settings.topP = v
+                    onResetRequested: page.settings.topP = undefined
                 }
                 SliderRow {
+                    objectName: "settingsMinP"
                     label: qsTr("Min-p")
                     description: qsTr("Drop words less likely than this fraction of the likeliest one.")
                     from: 0; to: 0.5; stepSize: 0.01
-                    value: page.settings.minP
+                    value: page.shown("minP", 0)
+                    resettable: true
+                    isDefault: page.isDefault("minP")
+                    defaultText: page.defaultText("minP", 2)
+                    resetTip: qsTr("Use the model's default")
                     onMoved: v => page.settings.minP = v
+                    onResetRequested: page.settings.minP = undefined
                 }
                 SliderRow {
+                    objectName: "settingsRepeatPenalty"
                     label: qsTr("Repeat penalty")
                     description: qsTr("Makes words used in the last 64 tokens less likely, so long answers do not loop (1: off).")
                     from: 1; to: 2; stepSize: 0.05
-                    value: page.settings.repeatPenalty
+                    value: page.shown("repeatPenalty", 1)
+                    resettable: true
+                    isDefault: page.isDefault("repeatPenalty")
+                    defaultText: page.defaultText("repeatPenalty", 2)
+                    resetTip: qsTr("Use the model's default")
                     onMoved: v => page.settings.repeatPenalty = v
+                    onResetRequested: page.settings.repeatPenalty = undefined
                 }
                 SettingRow {
                     label: qsTr("Top-k")
                     description: qsTr("Sample from at most this many words (0: no limit).")
-                    SpinBox {
-                        from: 0
-                        to: 1000
-                        editable: true
-                        value: page.settings.topK
-                        onValueModified: page.settings.topK = value
+                    RowLayout {
+                        spacing: 10
+                        SpinBox {
+                            objectName: "settingsTopK"
+                            from: 0
+                            to: 1000
+                            editable: true
+                            value: page.shown("topK", 0)
+                            onValueModified: page.settings.topK = value
+                        }
+                        Label {
+                            text: page.isDefault("topK") ? qsTr("model default") : ""
+                            color: Theme.textMuted
+                            Layout.preferredWidth: 110
+                            elide: Text.ElideRight
+                        }
+                        IconButton {
+                            opacity: page.isDefault("topK") ? 0 : 1
+                            enabled: !page.isDefault("topK")
+                            iconName: "regenerate"
+                            tip: qsTr("Use the model's default")
+                            onClicked: page.settings.topK = undefined
+                        }
                     }
                 }
                 SettingRow {

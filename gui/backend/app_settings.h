@@ -7,6 +7,8 @@
 #include <QSettings>
 #include <QStringList>
 
+#include "kiln/types.h"
+
 namespace kiln::gui {
 
 class AppSettings : public QObject {
@@ -19,12 +21,14 @@ class AppSettings : public QObject {
   Q_PROPERTY(int contextLength READ contextLength WRITE setContextLength NOTIFY changed)  // 0: model default
   Q_PROPERTY(int threads READ threads WRITE setThreads NOTIFY changed)                    // 0: all cores
   Q_PROPERTY(QString loadSignature READ loadSignature NOTIFY changed)
-  // Sampling defaults for new answers.
-  Q_PROPERTY(double temperature READ temperature WRITE setTemperature NOTIFY changed)
-  Q_PROPERTY(int topK READ topK WRITE setTopK NOTIFY changed)
-  Q_PROPERTY(double topP READ topP WRITE setTopP NOTIFY changed)
-  Q_PROPERTY(double minP READ minP WRITE setMinP NOTIFY changed)
-  Q_PROPERTY(double repeatPenalty READ repeatPenalty WRITE setRepeatPenalty NOTIFY changed)  // 1: off
+  // Sampling for new answers. Each is undefined in QML until the user sets it: the answer then
+  // takes the loaded model's own default (its generation_config.json), as LM Studio does.
+  // Assigning undefined (or useModelDefaults()) goes back to the model's value.
+  Q_PROPERTY(QVariant temperature READ temperature WRITE setTemperature RESET resetTemperature NOTIFY changed)
+  Q_PROPERTY(QVariant topK READ topK WRITE setTopK RESET resetTopK NOTIFY changed)
+  Q_PROPERTY(QVariant topP READ topP WRITE setTopP RESET resetTopP NOTIFY changed)
+  Q_PROPERTY(QVariant minP READ minP WRITE setMinP RESET resetMinP NOTIFY changed)
+  Q_PROPERTY(QVariant repeatPenalty READ repeatPenalty WRITE setRepeatPenalty RESET resetRepeatPenalty NOTIFY changed)
   Q_PROPERTY(int maxTokens READ maxTokens WRITE setMaxTokens NOTIFY changed)
   // The local API server.
   Q_PROPERTY(bool serverEnabled READ serverEnabled WRITE setServerEnabled NOTIFY changed)
@@ -58,17 +62,26 @@ class AppSettings : public QObject {
   void setThreads(int v) { store("load/threads", qMax(0, v)); }
   QString loadSignature() const;
 
-  double temperature() const { return value("sampling/temperature", 0.8).toDouble(); }
-  void setTemperature(double v) { store("sampling/temperature", qBound(0.0, v, 2.0)); }
-  int topK() const { return value("sampling/top_k", 40).toInt(); }
-  void setTopK(int v) { store("sampling/top_k", qMax(0, v)); }
-  double topP() const { return value("sampling/top_p", 0.95).toDouble(); }
-  void setTopP(double v) { store("sampling/top_p", qBound(0.0, v, 1.0)); }
-  double minP() const { return value("sampling/min_p", 0.05).toDouble(); }
-  void setMinP(double v) { store("sampling/min_p", qBound(0.0, v, 1.0)); }
-  // On by default: without it small models loop in long answers ("and the wine, and the wine...").
-  double repeatPenalty() const { return value("sampling/repeat_penalty", 1.1).toDouble(); }
-  void setRepeatPenalty(double v) { store("sampling/repeat_penalty", qBound(1.0, v, 2.0)); }
+  // Sampling: an invalid QVariant is "model default"; setting an invalid or null one resets.
+  QVariant temperature() const { return sampling(kTemperature); }
+  void setTemperature(const QVariant& v) { setSampling(kTemperature, v); }
+  void resetTemperature() { setSampling(kTemperature, {}); }
+  QVariant topK() const { return sampling(kTopK); }
+  void setTopK(const QVariant& v) { setSampling(kTopK, v); }
+  void resetTopK() { setSampling(kTopK, {}); }
+  QVariant topP() const { return sampling(kTopP); }
+  void setTopP(const QVariant& v) { setSampling(kTopP, v); }
+  void resetTopP() { setSampling(kTopP, {}); }
+  QVariant minP() const { return sampling(kMinP); }
+  void setMinP(const QVariant& v) { setSampling(kMinP, v); }
+  void resetMinP() { setSampling(kMinP, {}); }
+  QVariant repeatPenalty() const { return sampling(kRepeatPenalty); }
+  void setRepeatPenalty(const QVariant& v) { setSampling(kRepeatPenalty, v); }
+  void resetRepeatPenalty() { setSampling(kRepeatPenalty, {}); }
+  // Every sampling setting back to the model's default.
+  Q_INVOKABLE void useModelDefaults();
+  // What the user set, for GenerateOptions::sampling; the rest stays unset (the model's default).
+  kiln::SamplingChoice samplingChoice() const;
   int maxTokens() const { return value("sampling/max_tokens", 1024).toInt(); }
   void setMaxTokens(int v) { store("sampling/max_tokens", qBound(1, v, 1 << 20)); }
 
@@ -103,7 +116,22 @@ class AppSettings : public QObject {
   void changed();
 
  private:
+  struct SamplingKey {
+    const char* key;
+    double low, high;
+    bool integer;
+    double oldDefault;  // the fixed default before "model default" existed (see migrateSampling)
+  };
+  static constexpr SamplingKey kTemperature{"sampling/temperature", 0.0, 2.0, false, 0.8};
+  static constexpr SamplingKey kTopK{"sampling/top_k", 0, 1 << 20, true, 40};
+  static constexpr SamplingKey kTopP{"sampling/top_p", 0.0, 1.0, false, 0.95};
+  static constexpr SamplingKey kMinP{"sampling/min_p", 0.0, 1.0, false, 0.05};
+  static constexpr SamplingKey kRepeatPenalty{"sampling/repeat_penalty", 1.0, 2.0, false, 1.1};  // 1: off
+
   QVariant value(const char* key, const QVariant& fallback) const { return settings_.value(key, fallback); }
+  QVariant sampling(const SamplingKey& k) const;
+  void setSampling(const SamplingKey& k, const QVariant& v);
+  void migrateSampling();
   void store(const char* key, const QVariant& v);
   void storeChoice(const char* key, const QString& v, std::initializer_list<const char*> allowed);
 

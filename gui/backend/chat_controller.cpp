@@ -196,22 +196,28 @@ bool ChatController::editAndResend(int row, const QString& text) {
   return startAnswer(c);
 }
 
-bool ChatController::startAnswer(Conversation& c) {
+std::vector<kiln::ChatMessage> ChatController::historyFor(const Conversation& c) {
   std::vector<kiln::ChatMessage> history;
   if (!c.systemPrompt.trimmed().isEmpty()) history.push_back({kiln::Role::System, c.systemPrompt.toStdString()});
-  for (const Message& m : c.messages)
-    history.push_back({m.role == Message::Role::User ? kiln::Role::User : kiln::Role::Assistant, m.text.toStdString()});
+  for (const Message& m : c.messages) {
+    const kiln::Role role = m.role == Message::Role::User ? kiln::Role::User : kiln::Role::Assistant;
+    // An answer that failed before writing anything is no turn of the model's.
+    if (role == kiln::Role::Assistant && m.text.isEmpty() && !m.error.isEmpty()) continue;
+    // Gemma's chat format needs user and model turns to alternate, but a conversation can hold two
+    // questions in a row (the model was busy, or the answer between them failed): one turn.
+    if (!history.empty() && history.back().role == role) history.back().content += "\n\n" + m.text.toStdString();
+    else history.push_back({role, m.text.toStdString()});
+  }
+  return history;
+}
 
+bool ChatController::startAnswer(Conversation& c) {
   kiln::GenerateOptions options;
   if (settings_) {
-    options.sampling.temperature = static_cast<float>(settings_->temperature());
-    options.sampling.top_k = settings_->topK();
-    options.sampling.top_p = static_cast<float>(settings_->topP());
-    options.sampling.min_p = static_cast<float>(settings_->minP());
-    options.sampling.repeat_penalty = static_cast<float>(settings_->repeatPenalty());  // repeat_last_n: engine default
+    options.sampling = settings_->samplingChoice();  // only what the user set; the rest: the model's
     options.max_tokens = settings_->maxTokens();
   }
-  const quint64 id = engine_->startChat(std::move(history), options);
+  const quint64 id = engine_->startChat(historyFor(c), options);
   if (id == 0) {
     setLastError(tr("The model is busy; try again in a moment."));
     touchAndSave(c);  // the question itself is kept

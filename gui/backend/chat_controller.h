@@ -85,6 +85,8 @@ class ChatController : public QObject {
   Conversation* find(const QString& id) const;
   Conversation* current() const { return messages_->conversation(); }
   bool startAnswer(Conversation& conversation);
+  // The conversation as the engine takes it: system prompt, then alternating user / model turns.
+  static std::vector<kiln::ChatMessage> historyFor(const Conversation& conversation);
   void onText(const QString& text);
   void flushPendingText();
   void finishAnswer(quint64 id, const kiln::GenerationStats* stats, const QString& error);

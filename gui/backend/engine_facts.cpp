@@ -10,6 +10,8 @@ namespace {
 QString str(const std::string& s) { return QString::fromStdString(s); }
 // QML numbers are doubles: byte counts up to 2^53 stay exact.
 double num(uint64_t v) { return static_cast<double>(v); }
+// A float setting as the double it was written as (0.95f is 0.949999988... as a double).
+double setting(float v) { return QString::number(v).toDouble(); }
 
 QString precisionName(kiln::Precision p) {
   switch (p) {
@@ -31,6 +33,15 @@ QString displayName(const std::string& path) {
 QVariantMap modelInfoToMap(const kiln::ModelInfo& info) {
   QStringList notes;
   for (const auto& note : info.notes) notes << str(note);
+  const kiln::SamplingParams& d = info.sampling_defaults;
+  const QVariantMap samplingDefaults{
+      {"temperature", setting(d.temperature)}, {"topK", d.top_k},
+      {"topP", setting(d.top_p)},              {"minP", setting(d.min_p)},
+      {"repeatPenalty", setting(d.repeat_penalty)},
+  };
+  QVariantList origins;
+  for (const kiln::SettingOrigin& s : info.settings)
+    origins << QVariantMap{{"name", str(s.name)}, {"value", str(s.value)}, {"origin", str(s.origin)}};
   return {
       {"path", str(info.path)},
       {"name", displayName(info.path)},
@@ -57,6 +68,8 @@ QVariantMap modelInfoToMap(const kiln::ModelInfo& info) {
       {"bytesInt8", num(info.bytes_q8_0)},
       {"bytesInt4", num(info.bytes_q4_0)},
       {"notes", notes},
+      {"samplingDefaults", samplingDefaults},  // what an answer uses for a setting left unset
+      {"settingOrigins", origins},             // [{name, value, origin}]: where each setting came from
   };
 }
 

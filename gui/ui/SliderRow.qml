@@ -1,4 +1,6 @@
-// A setting with a slider and its value.
+// A setting with a slider and its value. A resettable one can stand at someone else's default
+// (isDefault): it then shows defaultText instead of the bare number, and otherwise a button that
+// goes back to that default.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -11,7 +13,12 @@ SettingRow {
     property real stepSize: 0.01
     property real value: 0
     property int decimals: 2
+    property bool resettable: false
+    property bool isDefault: false
+    property string defaultText     // e.g. "0.95 (model default)"
+    property string resetTip: qsTr("Back to the default")
     signal moved(real value)
+    signal resetRequested()
 
     RowLayout {
         spacing: 10
@@ -49,10 +56,23 @@ SettingRow {
             }
         }
         Label {
-            text: Format.number(slider.value, row.decimals)
-            color: Theme.text
+            objectName: "sliderValue"
+            readonly property bool atDefault: row.resettable && row.isDefault
+            text: atDefault && row.defaultText.length > 0 ? row.defaultText : Format.number(slider.value, row.decimals)
+            color: atDefault ? Theme.textMuted : Theme.text
             horizontalAlignment: Text.AlignRight
-            Layout.preferredWidth: 40
+            Layout.preferredWidth: row.resettable ? 150 : 40
+            elide: Text.ElideRight
+        }
+        IconButton {
+            objectName: "sliderReset"
+            visible: row.resettable
+            // Kept in place while hidden, so the slider does not jump when it appears.
+            opacity: row.isDefault ? 0 : 1
+            enabled: !row.isDefault
+            iconName: "regenerate"
+            tip: row.resetTip
+            onClicked: row.resetRequested()
         }
     }
 }

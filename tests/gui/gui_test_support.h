@@ -21,16 +21,22 @@ inline void useScratchHome(const QTemporaryDir& dir) {
 
 // Loads the fixture and waits; returns false (after QFAIL-style messages) when it did not load.
 // context 4096 is the fixture's maximum: room for answers long enough to be stopped midway.
-inline bool loadFixture(EngineController& engine, int context = 256, const QString& precision = QStringLiteral("fp16")) {
+// loadModel: the same for another model folder (e.g. a copy of the fixture with other files).
+inline bool loadModel(EngineController& engine, const QString& path, int context = 256,
+                      const QString& precision = QStringLiteral("fp16")) {
   QSignalSpy loaded(&engine, &EngineController::loaded);
   QSignalSpy failed(&engine, &EngineController::loadFailed);
-  engine.load(fixtureModel(), precision, QStringLiteral("cpu"), QStringLiteral("auto"), context, 1);
+  engine.load(path, precision, QStringLiteral("cpu"), QStringLiteral("auto"), context, 1);
   if (!QTest::qWaitFor([&] { return !loaded.isEmpty() || !failed.isEmpty(); }, 30000)) {
     qWarning("the fixture did not load within 30 s");
     return false;
   }
   if (!failed.isEmpty()) qWarning("load failed: %s", qPrintable(failed.first().first().toString()));
   return !loaded.isEmpty();
+}
+
+inline bool loadFixture(EngineController& engine, int context = 256, const QString& precision = QStringLiteral("fp16")) {
+  return loadModel(engine, fixtureModel(), context, precision);
 }
 
 }  // namespace kiln::gui::test

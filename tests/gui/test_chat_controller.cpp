@@ -1,5 +1,6 @@
 // ChatController on the real engine: sending, streaming into the right conversation, stop,
-// regenerate, edit-and-resend, saving and reloading, and damaged conversation files.
+// regenerate, edit-and-resend, saving and reloading, damaged conversation files, sampling that
+// follows the model unless the user sets it, and turns that alternate as Gemma's format needs.
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -29,6 +30,23 @@ QJsonObject readSaved(const QString& directory, const QString& id) {
 
 bool waitForAnswer(ChatController& chat) { return QTest::qWaitFor([&] { return !chat.generating(); }, 30000); }
 
+// A copy of the fixture model with `generationConfig` as its generation_config.json.
+bool copyFixtureWith(const QString& folder, const QByteArray& generationConfig) {
+  if (!QDir().mkpath(folder)) return false;
+  for (const QString& name : QDir(fixtureModel()).entryList(QDir::Files))
+    if (!QFile::copy(fixtureModel() + "/" + name, folder + "/" + name)) return false;
+  QFile file(folder + "/generation_config.json");
+  return file.open(QIODevice::WriteOnly) && file.write(generationConfig) == generationConfig.size();
+}
+
+kiln::GenerateOptions greedyWithPenalty(float repeatPenalty, int maxTokens) {
+  kiln::GenerateOptions options;
+  options.sampling.temperature = 0;
+  options.sampling.repeat_penalty = repeatPenalty;
+  options.max_tokens = maxTokens;
+  return options;
+}
+
 }  // namespace
 
 class TestChatController : public QObject {
@@ -38,7 +56,43 @@ class TestChatController : public QObject {
   std::unique_ptr<EngineController> engine_;
   std::unique_ptr<AppSettings> settings_;
 
+  std::unique_ptr<kiln::Engine> direct_;  // the fixture without the app, to compare answers with
+
   QString conversationsDir() const { return home_.path() + "/conversations"; }
+
+  // What the engine itself answers to `messages`, without the app in between.
+  QString directAnswer(const std::vector<kiln::ChatMessage>& messages, const kiln::GenerateOptions& options) {
+    if (!direct_) {
+      kiln::LoadOptions load;
+      load.path = fixtureModel().toStdString();
+      load.precision = kiln::Precision::F16;
+      load.backend = kiln::BackendKind::Cpu;
+      load.context_length = 256;
+      load.threads = 1;
+      direct_ = kiln::Engine::load(load);
+    }
+    std::string text;
+    try {
+      direct_->chat(messages, options, [&](std::string_view piece) {
+        text += piece;
+        return true;
+      });
+    } catch (const kiln::Error& error) {
+      return QStringLiteral("<error: %1>").arg(error.what());
+    }
+    return QString::fromStdString(text);
+  }
+
+  // Asks the same question in `count` new conversations; returns the answers.
+  QStringList askRepeatedly(ChatController& chat, const QString& question, int count) {
+    QStringList answers;
+    for (int i = 0; i < count; ++i) {
+      chat.newConversation();
+      if (!chat.send(question) || !waitForAnswer(chat)) return answers;
+      answers << chat.messages()->textAt(1);
+    }
+    return answers;
+  }
 
   std::unique_ptr<ChatController> makeChat() {
     auto chat = std::make_unique<ChatController>(conversationsDir(), nullptr);
@@ -59,6 +113,13 @@ class TestChatController : public QObject {
   }
 
   void init() { QDir(conversationsDir()).removeRecursively(); }
+
+  // Every test starts from the same sampling: greedy, everything else the model's.
+  void cleanup() {
+    settings_->useModelDefaults();
+    settings_->setTemperature(0);
+    settings_->setMaxTokens(16);
+  }
 
   void sendStreamsTheAnswerAndSavesIt() {
     auto chat = makeChat();
@@ -250,16 +311,16 @@ class TestChatController : public QObject {
     QCOMPARE(chat->conversations()->rowCount(), 2);
   }
 
-  // Settings > Answers > Repeat penalty: on (1.1) out of the box, kept within 1..2, and it reaches
-  // the engine: the app's answer is what the engine itself writes with the same sampling.
+  // Settings > Answers > Repeat penalty: the model's default out of the box, kept within 1..2 once
+  // set, and it reaches the engine: the app's answer is what the engine itself writes with it.
   void repeatPenaltySettingReachesTheEngine() {
-    QCOMPARE(settings_->repeatPenalty(), 1.1);  // a first start: nothing saved yet
+    QVERIFY(!settings_->repeatPenalty().isValid());  // a first start: the model's default
     settings_->setRepeatPenalty(0.5);
-    QCOMPARE(settings_->repeatPenalty(), 1.0);
+    QCOMPARE(settings_->repeatPenalty().toDouble(), 1.0);
     settings_->setRepeatPenalty(7.0);
-    QCOMPARE(settings_->repeatPenalty(), 2.0);
+    QCOMPARE(settings_->repeatPenalty().toDouble(), 2.0);
     settings_->setRepeatPenalty(1.3);
-    QCOMPARE(AppSettings().repeatPenalty(), 1.3);  // saved, under the key the app documents
+    QCOMPARE(AppSettings().repeatPenalty().toDouble(), 1.3);  // saved, under the key the app documents
     QCOMPARE(QSettings().value("sampling/repeat_penalty").toDouble(), 1.3);
     // The fixture's random weights favour a blank line so strongly that only a firm penalty
     // changes its answer; the user's choice of 1.5 must reach the engine.
@@ -269,35 +330,159 @@ class TestChatController : public QObject {
     auto chat = makeChat();
     QVERIFY(chat->send("Tell me a long story."));
     QVERIFY(waitForAnswer(*chat));
-    settings_->setMaxTokens(16);
     const QString answer = chat->messages()->textAt(1);
 
-    // The same request straight to the engine, with every sampling option the app has.
-    kiln::LoadOptions load;
-    load.path = fixtureModel().toStdString();
-    load.precision = kiln::Precision::F16;
-    load.backend = kiln::BackendKind::Cpu;
-    load.context_length = 256;
-    load.threads = 1;
-    auto direct = kiln::Engine::load(load);
-    const auto write = [&](float repeatPenalty) {
-      kiln::GenerateOptions options;
-      options.sampling.temperature = static_cast<float>(settings_->temperature());
-      options.sampling.top_k = settings_->topK();
-      options.sampling.top_p = static_cast<float>(settings_->topP());
-      options.sampling.min_p = static_cast<float>(settings_->minP());
-      options.sampling.repeat_penalty = repeatPenalty;
-      options.max_tokens = kTokens;
-      std::string text;
-      direct->chat({{kiln::Role::User, "Tell me a long story."}}, options, [&](std::string_view piece) {
-        text += piece;
-        return true;
-      });
-      return QString::fromStdString(text);
-    };
-    settings_->setRepeatPenalty(1.1);
-    QCOMPARE(answer, write(1.5f));
-    QVERIFY2(answer != write(1.0f), "the fixture answers differently without the penalty, so the check above means something");
+    const std::vector<kiln::ChatMessage> story{{kiln::Role::User, "Tell me a long story."}};
+    QCOMPARE(answer, directAnswer(story, greedyWithPenalty(1.5f, kTokens)));
+    QVERIFY2(answer != directAnswer(story, greedyWithPenalty(1.0f, kTokens)),
+             "the fixture answers differently without the penalty, so the check above means something");
+  }
+
+  // A first start: every sampling setting is "model default" (undefined in QML), nothing of them
+  // goes into the options, and answers follow the model's generation_config.json. This copy of
+  // the fixture asks for greedy decoding with a firm repeat penalty (which changes its answer).
+  void freshSettingsFollowTheModelsDefaults() {
+    QSettings().remove("sampling");
+    AppSettings fresh;
+    for (const char* name : {"temperature", "topK", "topP", "minP", "repeatPenalty"})
+      QVERIFY2(!fresh.property(name).isValid(), name);
+    const kiln::SamplingChoice choice = fresh.samplingChoice();
+    QVERIFY(!choice.temperature && !choice.top_k && !choice.top_p && !choice.min_p && !choice.repeat_penalty);
+    QVERIFY(!choice.repeat_last_n && !choice.seed);
+
+    QTemporaryDir models;
+    const QString folder = models.path() + "/greedy";
+    QVERIFY(copyFixtureWith(folder, R"({"do_sample": false, "repetition_penalty": 1.5})"));
+    EngineController engine;
+    QVERIFY(loadModel(engine, folder));
+    // What the Settings page shows as "model default", and the Models page's origins.
+    const QVariantMap defaults = engine.modelInfo().value("samplingDefaults").toMap();
+    QCOMPARE(defaults.value("temperature").toDouble(), 0.0);
+    QCOMPARE(defaults.value("repeatPenalty").toDouble(), 1.5);
+    QCOMPARE(defaults.value("topP").toDouble(), 0.95);  // Kiln's, exactly as written (not 0.949999988)
+    bool penaltyOrigin = false;
+    for (const QVariant& v : engine.modelInfo().value("settingOrigins").toList()) {
+      const QVariantMap o = v.toMap();
+      if (o.value("name") == "repeat_penalty")
+        penaltyOrigin = o.value("value") == "1.5" && o.value("origin").toString().startsWith("generation_config.json");
+    }
+    QVERIFY(penaltyOrigin);
+
+    constexpr int kTokens = 48;
+    settings_->setMaxTokens(kTokens);
+    ChatController chat(conversationsDir(), nullptr);
+    chat.setEngine(&engine);
+    chat.setSettings(&fresh);
+    const QStringList answers = askRepeatedly(chat, "Tell me a long story.", 2);
+    QCOMPARE(answers.size(), 2);
+    QCOMPARE(answers[0], answers[1]);  // greedy, as the model asks
+    const std::vector<kiln::ChatMessage> story{{kiln::Role::User, "Tell me a long story."}};
+    QCOMPARE(answers[0], directAnswer(story, greedyWithPenalty(1.5f, kTokens)));
+    QVERIFY2(answers[0] != directAnswer(story, greedyWithPenalty(1.0f, kTokens)),
+             "the model's own penalty shows in the answer, so the check above means something");
+  }
+
+  // A temperature the user sets goes into the options, over the model's default: this copy of
+  // the fixture samples at temperature 1; the user's 0 makes every answer the greedy one.
+  void anExplicitTemperatureOverridesTheModel() {
+    QTemporaryDir models;
+    const QString folder = models.path() + "/sampled";
+    QVERIFY(copyFixtureWith(folder, R"({"do_sample": true, "temperature": 1.0, "top_k": 0,
+                                         "repetition_penalty": 1.5})"));
+    EngineController engine;
+    QVERIFY(loadModel(engine, folder));
+    QCOMPARE(engine.modelInfo().value("samplingDefaults").toMap().value("temperature").toDouble(), 1.0);
+
+    settings_->useModelDefaults();
+    settings_->setTemperature(0);
+    const kiln::SamplingChoice choice = settings_->samplingChoice();
+    QVERIFY(choice.temperature && *choice.temperature == 0.0f);
+    QVERIFY(!choice.top_k && !choice.top_p && !choice.min_p && !choice.repeat_penalty);  // still the model's
+
+    constexpr int kTokens = 48;
+    settings_->setMaxTokens(kTokens);
+    ChatController chat(conversationsDir(), nullptr);
+    chat.setEngine(&engine);
+    chat.setSettings(settings_.get());
+    const std::vector<kiln::ChatMessage> story{{kiln::Role::User, "Tell me a long story."}};
+    const QString greedy = directAnswer(story, greedyWithPenalty(1.5f, kTokens));
+    QCOMPARE(askRepeatedly(chat, "Tell me a long story.", 2), QStringList({greedy, greedy}));
+
+    // Back to the model's temperature: it samples, so some answer differs from the greedy one.
+    settings_->resetTemperature();
+    QVERIFY(!AppSettings().temperature().isValid());  // saved as unset
+    const QStringList sampled = askRepeatedly(chat, "Tell me a long story.", 3);
+    QCOMPARE(sampled.size(), 3);
+    QVERIFY2(sampled.count(greedy) < 3, "at the model's temperature 1 the answers vary");
+  }
+
+  // Gemma's format needs alternating turns, but a question asked while the model was busy stays
+  // in the conversation unanswered; the next one joins it as one turn instead of failing.
+  void twoQuestionsInARowBecomeOneTurn() {
+    settings_->setRepeatPenalty(1.5);  // without it the fixture answers every prompt alike
+    constexpr int kTokens = 24;
+    settings_->setMaxTokens(kTokens);
+    auto chat = makeChat();
+    kiln::GenerateOptions longAnswer;
+    longAnswer.max_tokens = 4000;
+    QVERIFY(engine_->startChat({{kiln::Role::User, "Keep going"}}, longAnswer) != 0);  // e.g. the API server
+    QVERIFY(!chat->send("First question"));
+    QCOMPARE(chat->messages()->rowCount(), 1);  // kept, unanswered
+    engine_->stop();
+    QVERIFY(QTest::qWaitFor([&] { return !engine_->generating(); }, 30000));
+
+    QSignalSpy failed(chat.get(), &ChatController::answerFailed);
+    QVERIFY(chat->send("Second question"));
+    QVERIFY(waitForAnswer(*chat));
+    QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(1).toString()));
+    QCOMPARE(chat->messages()->rowCount(), 3);
+    const QString answer = chat->messages()->textAt(2);
+    const auto options = greedyWithPenalty(1.5f, kTokens);
+    QCOMPARE(answer, directAnswer({{kiln::Role::User, "First question\n\nSecond question"}}, options));
+    QVERIFY2(answer != directAnswer({{kiln::Role::User, "Second question"}}, options),
+             "the fixture's answer depends on the question, so the check above means something");
+  }
+
+  // A failed answer is an assistant message with the error and no text; it is no turn of the
+  // model's, and the questions around it become one.
+  void aFailedAnswerIsLeftOutOfTheHistory() {
+    auto chat = makeChat();
+    QSignalSpy failed(chat.get(), &ChatController::answerFailed);
+    QVERIFY(chat->send(QString("license ").repeated(6000)));  // more than the 4096 tokens of context
+    QVERIFY(waitForAnswer(*chat));
+    QCOMPARE(failed.size(), 1);
+    const QModelIndex failure = chat->messages()->index(1);
+    QCOMPARE(failure.data(MessageListModel::RoleRole).toString(), QStringLiteral("assistant"));
+    QVERIFY(failure.data(MessageListModel::TextRole).toString().isEmpty());
+    QVERIFY(!failure.data(MessageListModel::ErrorRole).toString().isEmpty());
+
+    // The same shape between two short questions, as saved on disk.
+    const QString error = failure.data(MessageListModel::ErrorRole).toString();
+    QJsonArray messages{QJsonObject{{"role", "user"}, {"text", "First question"}},
+                        QJsonObject{{"role", "assistant"}, {"text", ""}, {"error", error}},
+                        QJsonObject{{"role", "user"}, {"text", "Second question"}}};
+    QFile file(conversationsDir() + "/with-failure.json");
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QJsonDocument(QJsonObject{{"format", "kiln-conversation"}, {"version", 1}, {"id", "with-failure"},
+                                         {"title", "With a failure"}, {"messages", messages}})
+                   .toJson());
+    file.close();
+
+    settings_->setRepeatPenalty(1.5);
+    constexpr int kTokens = 24;
+    settings_->setMaxTokens(kTokens);
+    auto reopened = makeChat();
+    reopened->select("with-failure");
+    QCOMPARE(reopened->messages()->rowCount(), 3);
+    QVERIFY(reopened->regenerate());  // answers the last question
+    QVERIFY(waitForAnswer(*reopened));
+    QCOMPARE(reopened->messages()->rowCount(), 4);
+    const QString answer = reopened->messages()->textAt(3);
+    const auto options = greedyWithPenalty(1.5f, kTokens);
+    QCOMPARE(answer, directAnswer({{kiln::Role::User, "First question\n\nSecond question"}}, options));
+    QVERIFY2(answer != directAnswer({{kiln::Role::User, "First question"}, {kiln::Role::Assistant, ""},
+                                     {kiln::Role::User, "Second question"}}, options),
+             "an empty model turn would change the answer, so the check above means something");
   }
 };
 

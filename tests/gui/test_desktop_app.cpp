@@ -23,15 +23,15 @@ struct Run {
   QString errors;     // stderr, for failure messages
 };
 
-// Short answers keep the test quick; everything else as a first start.
-void writeSettings(const QTemporaryDir& home) {
+// Short answers keep the test quick; everything else as a first start, unless `more` says.
+void writeSettings(const QTemporaryDir& home, const QByteArray& more) {
   QDir().mkpath(home.filePath("config/kiln"));
   QFile conf(home.filePath("config/kiln/kiln-desktop.conf"));
-  if (conf.open(QIODevice::WriteOnly)) conf.write("[sampling]\nmax_tokens=64\n");
+  if (conf.open(QIODevice::WriteOnly)) conf.write("[sampling]\nmax_tokens=64\n" + more);
 }
 
-Run runApp(const QTemporaryDir& home, const QStringList& arguments) {
-  writeSettings(home);
+Run runApp(const QTemporaryDir& home, const QStringList& arguments, const QByteArray& settings = {}) {
+  writeSettings(home, settings);
   QProcess app;
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   env.insert("QT_QPA_PLATFORM", "offscreen");
@@ -129,6 +129,28 @@ class TestDesktopApp : public QObject {
     bool rendered = false;
     for (const QString& text : reported(run, "visible-text")) rendered |= text.simplified().startsWith(start);
     QVERIFY2(rendered, qPrintable("answer: " + start + "\nvisible: " + reported(run, "visible-text").join(" | ")));
+  }
+
+  // Sampling the user never set shows the loaded model's value, labelled as its default (the
+  // fixture has no generation_config.json: Kiln's defaults), and the Models page offers where
+  // each setting came from.
+  void settingsShowTheModelsDefaultsAndTheirOrigins() {
+    QTemporaryDir home;
+    const QString fixture = QStringLiteral(KILN_TEST_DATA "/fixtures/tiny-gemma3-a");
+    const Run settings = runApp(home, {"--model", fixture, "--page", "settings", "--screenshot",
+                                       home.filePath("settings.png"), "--quit"});
+    QVERIFY2(settings.exitCode == 0, qPrintable(settings.lines.join('\n') + settings.errors));
+    const QStringList onSettings = reported(settings, "visible-text");
+    for (const char* shown : {"0.80 (model default)", "0.95 (model default)", "0.05 (model default)"})
+      QVERIFY2(onSettings.contains(shown), qPrintable(QString(shown) + " not in: " + onSettings.join(" | ")));
+
+    // A tall window: the section is under the model's facts.
+    const Run models = runApp(home, {"--model", fixture, "--page", "models", "--screenshot",
+                                     home.filePath("models.png"), "--quit"}, "[window]\nheight=1400\n");
+    QVERIFY2(models.exitCode == 0, qPrintable(models.lines.join('\n') + models.errors));
+    const QStringList onModels = reported(models, "visible-text");
+    QVERIFY2(!onModels.filter(QRegularExpression("^Where these settings come from \\(\\d+\\)$")).isEmpty(),
+             qPrintable(onModels.join(" | ")));
   }
 
   void aMissingModelOpensTheModelsPageWithTheReason() {

@@ -47,6 +47,19 @@ Item {
         width: 400
     }
 
+    SliderRow {
+        id: sliderRow
+        x: 300
+        y: 280
+        width: 490
+        label: "Top-p"
+        value: 0.95
+        resettable: true
+        isDefault: true
+        defaultText: "0.95 (model default)"
+    }
+    SignalSpy { id: resetRequested; target: sliderRow; signalName: "resetRequested" }
+
     TestCase {
         name: "SmallComponents"
         when: windowShown
@@ -110,6 +123,21 @@ Item {
             compare(facts.implicitHeight, two)
             facts.facts = [{ label: "A", value: "1" }]
             tryVerify(() => facts.implicitHeight < two)
+        }
+
+        function test_sliderRowAtItsDefaultAndBack() {
+            const shown = findChild(sliderRow, "sliderValue")
+            const reset = findChild(sliderRow, "sliderReset")
+            compare(shown.text, "0.95 (model default)")
+            verify(!reset.enabled)  // already at the default: nothing to go back to
+            mouseClick(reset)
+            compare(resetRequested.count, 0)
+            sliderRow.isDefault = false  // the user chose a value
+            verify(shown.text.indexOf("default") < 0)
+            verify(reset.enabled && reset.opacity > 0)
+            mouseClick(reset)
+            compare(resetRequested.count, 1)
+            sliderRow.isDefault = true
         }
 
         function test_themesDiffer() {
