@@ -112,6 +112,8 @@ std::optional<DType> dtype_of(uint32_t ggml_type) {
     case GgmlType::BF16: return DType::BF16;
     case GgmlType::Q8_0: return DType::Q8_0;
     case GgmlType::Q4_0: return DType::Q4_0;
+    case GgmlType::Q2_K: return DType::Q2_K;
+    case GgmlType::Q3_K: return DType::Q3_K;
     case GgmlType::Q4_K: return DType::Q4_K;
     case GgmlType::Q5_K: return DType::Q5_K;
     case GgmlType::Q6_K: return DType::Q6_K;
@@ -129,7 +131,7 @@ class GgufTensorSource final : public TensorSource {
       if (!dtype) {
         const char* type = ggml_type_name(info.type);
         throw Error(file_->path() + ": tensor '" + info.name + "' is stored as " + (type ? type : "?") +
-                    ", which Kiln cannot load (it reads F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K)");
+                    ", which Kiln cannot load (it reads F32, F16, BF16, Q8_0, Q4_0 and Q2_K to Q6_K)");
       }
       TensorView view;
       view.name = name;

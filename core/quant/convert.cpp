@@ -68,8 +68,7 @@ uint16_t float_to_bf16(float f) {
 namespace {
 
 void require_whole_blocks(const char* what, DType type, int64_t n) {
-  const int64_t block = (type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K)
-                            ? kSuperBlockSize : kBlockSize;
+  const int64_t block = is_kquant(type) ? kSuperBlockSize : kBlockSize;
   if (n < 0 || (is_block_quantized(type) && n % block != 0)) {
     throw Error(std::string(what) + ": " + std::to_string(n) + " values are not a whole number of " +
                 std::to_string(block) + "-value blocks of " + to_string(type));
@@ -164,7 +163,9 @@ void quantize_row(DType type, const float* src, int64_t n, void* dst) {
     case DType::Q4_0: quantize_q4_0(src, n, static_cast<BlockQ4_0*>(dst)); return;
     case DType::Q4_K:
     case DType::Q5_K:
-    case DType::Q6_K: break;
+    case DType::Q6_K:
+    case DType::Q2_K:
+    case DType::Q3_K: break;
   }
   throw Error(std::string("quantize_row: ") + to_string(type) + " is a load-only format (GGUF K-quant)");
 }
@@ -191,7 +192,9 @@ void dequantize_row(DType type, const void* src, int64_t n, float* dst) {
     case DType::Q4_0: dequantize_q4_0(static_cast<const BlockQ4_0*>(src), n, dst); return;
     case DType::Q4_K:
     case DType::Q5_K:
-    case DType::Q6_K: dequantize_row_kquant(type, src, n, dst); return;
+    case DType::Q6_K:
+    case DType::Q2_K:
+    case DType::Q3_K: dequantize_row_kquant(type, src, n, dst); return;
   }
   throw Error("dequantize_row: unknown storage type " + std::to_string(static_cast<int>(type)));
 }
@@ -202,7 +205,9 @@ DType storage_type_for(DType wanted, int64_t cols) {
     case DType::Q4_0: return cols % kBlockSize == 0 ? wanted : DType::F16;
     case DType::Q4_K:
     case DType::Q5_K:
-    case DType::Q6_K: return cols % kSuperBlockSize == 0 ? wanted : DType::F16;
+    case DType::Q6_K:
+    case DType::Q2_K:
+    case DType::Q3_K: return cols % kSuperBlockSize == 0 ? wanted : DType::F16;
     default: return wanted;
   }
 }

@@ -18,6 +18,8 @@ const char* to_string(DType t) {
     case DType::Q4_K: return "Q4_K";
     case DType::Q5_K: return "Q5_K";
     case DType::Q6_K: return "Q6_K";
+    case DType::Q2_K: return "Q2_K";
+    case DType::Q3_K: return "Q3_K";
   }
   return "unknown";
 }
@@ -28,7 +30,9 @@ bool is_block_quantized(DType t) {
     case DType::Q4_0:
     case DType::Q4_K:
     case DType::Q5_K:
-    case DType::Q6_K: return true;
+    case DType::Q6_K:
+    case DType::Q2_K:
+    case DType::Q3_K: return true;
     default: return false;
   }
 }
@@ -59,6 +63,8 @@ size_t row_bytes(DType t, int64_t cols) {
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K:
+    case DType::Q2_K:
+    case DType::Q3_K:
       return static_cast<size_t>(whole_blocks(t, cols, kSuperBlockSize)) * kquant_block_bytes(t);
   }
   throw Error("unknown storage type " + std::to_string(static_cast<int>(t)));

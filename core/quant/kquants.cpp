@@ -1,49 +1,21 @@
 // Dequantization of GGUF's K-quants, written from the block layouts of the GGUF format.
 //
-// Kiln has no K-quant kernels: the weight loader dequantizes these rows to float at load and
+// Kiln has no K-quant kernels yet: the weight loader dequantizes these rows to float at load and
 // stores them in the precision the user asked for (Q8_0 by default). Q8_0 adds an error about
 // ten times smaller than the 4-6 bit K-quant error already in the file, so the file's quality is
 // kept; asking for Q4_0 instead would stack a second 4-bit rounding on the first.
 //
-// Every super-block holds 256 weights in 8 (Q4_K, Q5_K) or 16 (Q6_K) sub-blocks with their own
-// scale; the layouts below are the byte-exact ones of GGUF files.
+// The block layouts are documented in quant/kquant_blocks.h.
 #include "quant/kquants.h"
 
 #include <cstring>
 
 #include "kiln/types.h"
 #include "quant/convert.h"
+#include "quant/kquant_blocks.h"
 
 namespace kiln {
 namespace {
-
-// Q4_K: x = d * scale[s] * q - dmin * min[s], q 4-bit, 8 sub-blocks of 32 weights.
-struct BlockQ4K {
-  uint16_t d;            // fp16 multiplier of the 6-bit sub-block scales
-  uint16_t dmin;         // fp16 multiplier of the 6-bit sub-block mins
-  uint8_t scales[12];    // 8 scales and 8 mins, 6 bits each (packing: unpack_scale_min)
-  uint8_t qs[128];       // 4-bit quants: 64-weight chunk c uses qs[32c..32c+31], low nibbles first
-};
-static_assert(sizeof(BlockQ4K) == 144);
-
-// Q5_K: as Q4_K with a fifth bit per weight in qh.
-struct BlockQ5K {
-  uint16_t d;
-  uint16_t dmin;
-  uint8_t scales[12];
-  uint8_t qh[32];        // bit c of qh[l] is the high bit of weight l of sub-block c
-  uint8_t qs[128];
-};
-static_assert(sizeof(BlockQ5K) == 176);
-
-// Q6_K: x = d * scale[s] * (q - 32), q 6-bit, 16 sub-blocks of 16 weights, 8-bit signed scales.
-struct BlockQ6K {
-  uint8_t ql[128];       // low 4 bits
-  uint8_t qh[64];        // high 2 bits, four weights per byte
-  int8_t scales[16];
-  uint16_t d;
-};
-static_assert(sizeof(BlockQ6K) == 210);
 
 // The 12 scale bytes of Q4_K / Q5_K pack eight 6-bit scales and eight 6-bit mins: sub-blocks
 // 0-3 keep theirs in the low 6 bits of bytes 0-3 (scale) and 4-7 (min); sub-blocks 4-7 keep the
@@ -56,6 +28,31 @@ void unpack_scale_min(const uint8_t* s, int sub, uint8_t& scale, uint8_t& min) {
   } else {
     scale = static_cast<uint8_t>((s[sub + 4] & 0x0F) | ((s[sub - 4] >> 6) << 4));
     min = static_cast<uint8_t>((s[sub + 4] >> 4) | ((s[sub] >> 6) << 4));
+  }
+}
+
+void dequantize_q2k(const BlockQ2K& b, float* y) {
+  const float d = fp16_to_float(b.d), dmin = fp16_to_float(b.dmin);
+  for (int i = 0; i < kSuperBlockSize; ++i) {
+    const int h = i / 128, j = (i / 32) % 4, l = i % 32, s = i / 16;
+    const int q = (b.qs[32 * h + l] >> (2 * j)) & 3;
+    y[i] = d * float(b.scales[s] & 15) * float(q) - dmin * float(b.scales[s] >> 4);
+  }
+}
+
+void dequantize_q3k(const BlockQ3K& b, float* y) {
+  const float d = fp16_to_float(b.d);
+  int scale[16];
+  for (int s = 0; s < 16; ++s) {
+    const int low = s < 8 ? b.scales[s] & 15 : b.scales[s - 8] >> 4;
+    const int high = (b.scales[8 + s % 4] >> (2 * (s / 4))) & 3;
+    scale[s] = (low | (high << 4)) - 32;
+  }
+  for (int i = 0; i < kSuperBlockSize; ++i) {
+    const int h = i / 128, j = (i / 32) % 4, l = i % 32;
+    const int q = (b.qs[32 * h + l] >> (2 * j)) & 3;
+    const bool high_bit = (b.hmask[l] >> (i / 32)) & 1;
+    y[i] = d * float(scale[i / 16]) * float(q - (high_bit ? 0 : 4));
   }
 }
 
@@ -123,8 +120,14 @@ void dequantize_blocks(const void* src, int64_t n, float* dst, void (*one)(const
 
 }  // namespace
 
+bool is_kquant(DType t) {
+  return t == DType::Q2_K || t == DType::Q3_K || t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K;
+}
+
 size_t kquant_block_bytes(DType t) {
   switch (t) {
+    case DType::Q2_K: return sizeof(BlockQ2K);
+    case DType::Q3_K: return sizeof(BlockQ3K);
     case DType::Q4_K: return sizeof(BlockQ4K);
     case DType::Q5_K: return sizeof(BlockQ5K);
     case DType::Q6_K: return sizeof(BlockQ6K);
@@ -136,6 +139,8 @@ void dequantize_row_kquant(DType t, const void* src, int64_t n, float* dst) {
   if (n % kSuperBlockSize != 0)
     throw Error("dequantize_row_kquant: " + std::to_string(n) + " weights is not a whole number of 256-weight super-blocks");
   switch (t) {
+    case DType::Q2_K: dequantize_blocks<BlockQ2K>(src, n, dst, dequantize_q2k); break;
+    case DType::Q3_K: dequantize_blocks<BlockQ3K>(src, n, dst, dequantize_q3k); break;
     case DType::Q4_K: dequantize_blocks<BlockQ4K>(src, n, dst, dequantize_q4k); break;
     case DType::Q5_K: dequantize_blocks<BlockQ5K>(src, n, dst, dequantize_q5k); break;
     case DType::Q6_K: dequantize_blocks<BlockQ6K>(src, n, dst, dequantize_q6k); break;

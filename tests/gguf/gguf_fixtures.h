@@ -8,7 +8,7 @@
 namespace kiln::test {
 
 inline std::string fixtures() { return std::string(KILN_TEST_DATA) + "/fixtures"; }
-// name: "a" or "b"; kind: "f16", "q8_0", "q4_0"
+// name: "a" or "b" (kind "f16", "q8_0", "q4_0") or "k" (kind "q4_k_m", "q3_k_m")
 inline std::string gguf_path(const std::string& name, const std::string& kind) {
   return fixtures() + "/gguf/tiny-gemma3-" + name + "/tiny-gemma3-" + name + "-" + kind + ".gguf";
 }

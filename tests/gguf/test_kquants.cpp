@@ -1,6 +1,8 @@
-// K-quant dequantization against llama.cpp's own (gguf-py, numpy) on random super-blocks, both
+// K-quant block formats: their byte layout, blocks worked out by hand, and dequantization against
+// llama.cpp's own (gguf-py, numpy; tests/tools/kquants_reference.py) on random super-blocks, both
 // directly and through a GGUF file holding the blocks as tensors.
 #include <QtTest>
+#include <cstddef>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -8,6 +10,7 @@
 #include "kiln/types.h"
 #include "model/gguf_file.h"
 #include "quant/convert.h"
+#include "quant/kquant_blocks.h"
 #include "quant/kquants.h"
 
 using namespace kiln;
@@ -27,8 +30,13 @@ std::vector<ReferenceCase> read_reference() {
   for (const auto& c : root["cases"]) {
     ReferenceCase r;
     const std::string t = c["type"];
-    r.type = t == "Q4_K" ? DType::Q4_K : t == "Q5_K" ? DType::Q5_K : DType::Q6_K;
-    r.ggml = t == "Q4_K" ? GgmlType::Q4_K : t == "Q5_K" ? GgmlType::Q5_K : GgmlType::Q6_K;
+    const std::pair<DType, GgmlType> types[] = {{DType::Q2_K, GgmlType::Q2_K}, {DType::Q3_K, GgmlType::Q3_K},
+                                                {DType::Q4_K, GgmlType::Q4_K}, {DType::Q5_K, GgmlType::Q5_K},
+                                                {DType::Q6_K, GgmlType::Q6_K}};
+    const auto& [type, ggml] = *std::find_if(std::begin(types), std::end(types),
+                                             [&t](const auto& p) { return to_string(p.first) == t; });
+    r.type = type;
+    r.ggml = ggml;
     const std::string hex = c["blocks_hex"];
     for (size_t i = 0; i < hex.size(); i += 2) r.blocks.push_back(char(std::stoi(hex.substr(i, 2), nullptr, 16)));
     r.values = c["values"].get<std::vector<float>>();
@@ -74,14 +82,88 @@ class KQuantsTest : public QObject {
   Q_OBJECT
  private slots:
   void blockSizes() {
+    QCOMPARE(kquant_block_bytes(DType::Q2_K), size_t(84));
+    QCOMPARE(kquant_block_bytes(DType::Q3_K), size_t(110));
     QCOMPARE(kquant_block_bytes(DType::Q4_K), size_t(144));
     QCOMPARE(kquant_block_bytes(DType::Q5_K), size_t(176));
     QCOMPARE(kquant_block_bytes(DType::Q6_K), size_t(210));
+    QCOMPARE(row_bytes(DType::Q3_K, 512), size_t(220));
+  }
+
+  // Where each field sits, as GGUF files store it.
+  void blockLayouts() {
+    QCOMPARE(offsetof(BlockQ2K, qs), size_t(16));
+    QCOMPARE(offsetof(BlockQ2K, d), size_t(80));
+    QCOMPARE(offsetof(BlockQ2K, dmin), size_t(82));
+    QCOMPARE(offsetof(BlockQ3K, qs), size_t(32));
+    QCOMPARE(offsetof(BlockQ3K, scales), size_t(96));
+    QCOMPARE(offsetof(BlockQ3K, d), size_t(108));
+    QCOMPARE(offsetof(BlockQ4K, scales), size_t(4));
+    QCOMPARE(offsetof(BlockQ4K, qs), size_t(16));
+    QCOMPARE(offsetof(BlockQ5K, qh), size_t(16));
+    QCOMPARE(offsetof(BlockQ5K, qs), size_t(48));
+    QCOMPARE(offsetof(BlockQ6K, qh), size_t(128));
+    QCOMPARE(offsetof(BlockQ6K, scales), size_t(192));
+    QCOMPARE(offsetof(BlockQ6K, d), size_t(208));
+  }
+
+  // One super-block of each format with a few weights worked out by hand from the formulas in
+  // kquant_blocks.h (fp16: 1.0 = 0x3C00, 0.5 = 0x3800, 0.25 = 0x3400).
+  void handComputedBlocks() {
+    auto weights = [](DType type, const auto& block) {
+      std::vector<float> y(256);
+      dequantize_row_kquant(type, &block, 256, y.data());
+      return y;
+    };
+    BlockQ2K q2{};
+    q2.d = 0x3C00, q2.dmin = 0x3800;
+    q2.scales[0] = 0x23, q2.scales[2] = 0x15;  // sub-block 0: scale 3, min 2; sub-block 2: scale 5, min 1
+    q2.qs[0] = 0b11100100;                     // weights 0, 32, 64, 96: q = 0, 1, 2, 3
+    auto y = weights(DType::Q2_K, q2);
+    QCOMPARE(y[0], 1.0f * 3 * 0 - 0.5f * 2);
+    QCOMPARE(y[32], 1.0f * 5 * 1 - 0.5f * 1);
+    QCOMPARE(y[1], -1.0f);  // q 0 in sub-block 0
+
+    BlockQ3K q3{};
+    q3.d = 0x3C00;
+    q3.scales[0] = 0x05, q3.scales[8] = 0x02;  // scale[0] = 5 | 2 << 4 = 37, less 32: 5
+    q3.hmask[0] = 0x01, q3.qs[0] = 0x03;       // weight 0: high bit set, q 3
+    y = weights(DType::Q3_K, q3);
+    QCOMPARE(y[0], 5.0f * 3);
+    QCOMPARE(y[1], 5.0f * (0 - 4));   // no high bit: q - 4
+    QCOMPARE(y[16], -32.0f * (0 - 4));  // sub-block 1: scale 0 - 32
+
+    BlockQ4K q4{};
+    q4.d = 0x3C00, q4.dmin = 0x3400;
+    q4.scales[0] = 7, q4.scales[4] = 3;  // sub-block 0: scale 7, min 3
+    q4.scales[1] = 2, q4.scales[5] = 4;  // sub-block 1: scale 2, min 4
+    q4.qs[0] = 0xA2;                     // weight 0: 2, weight 32: 10
+    y = weights(DType::Q4_K, q4);
+    QCOMPARE(y[0], 7.0f * 2 - 0.25f * 3);
+    QCOMPARE(y[32], 2.0f * 10 - 0.25f * 4);
+
+    BlockQ5K q5{};
+    q5.d = q4.d, q5.dmin = q4.dmin;
+    std::memcpy(q5.scales, q4.scales, 12);
+    q5.qs[0] = 0xA2;
+    q5.qh[0] = 0x03;  // the fifth bit of weights 0 and 32
+    y = weights(DType::Q5_K, q5);
+    QCOMPARE(y[0], 7.0f * 18 - 0.25f * 3);
+    QCOMPARE(y[32], 2.0f * 26 - 0.25f * 4);
+
+    BlockQ6K q6{};
+    q6.d = 0x3800;
+    q6.scales[0] = 2, q6.scales[4] = -1;
+    q6.ql[0] = 0x31;  // weight 0 low bits 1, weight 64 low bits 3
+    q6.qh[0] = 0x02;  // weight 0 high bits 2
+    y = weights(DType::Q6_K, q6);
+    QCOMPARE(y[0], 0.5f * 2 * ((1 | 2 << 4) - 32));
+    QCOMPARE(y[64], 0.5f * -1 * (3 - 32));
   }
 
   void matchesLlamaCpp() {
     const auto cases = read_reference();
-    QCOMPARE(cases.size(), size_t(3));
+    QCOMPARE(cases.size(), size_t(5));
     for (const auto& c : cases) {
       const int64_t n = int64_t(c.values.size());
       QCOMPARE(c.blocks.size(), size_t(n / 256) * kquant_block_bytes(c.type));
