@@ -14,6 +14,10 @@ namespace kiln {
 // The storage format of the API's precision.
 DType dtype_of(Precision p);
 
+// Throws kiln::Error for options no backend can take (an unknown Vulkan tuning key, a bad value),
+// so that a caller can say so before reading any weights.
+void check_backend_options(const LoadOptions& options);
+
 // Vulkan when asked for (or Auto and a real GPU is there), else the CPU. Why a GPU was not used
 // goes into notes.
 std::unique_ptr<Backend> create_backend(std::shared_ptr<const Gemma3Weights> weights, const LoadOptions& options,

@@ -110,8 +110,18 @@ DType dtype_of(Precision p) {
   return DType::F32;
 }
 
+void check_backend_options(const LoadOptions& options) {
+#ifdef KILN_HAVE_VULKAN
+  check_vulkan_tuning(options.vulkan_tuning);
+#else
+  (void)options;
+#endif
+}
+
 std::unique_ptr<Backend> create_backend(std::shared_ptr<const Gemma3Weights> weights, const LoadOptions& options,
                                       int context, DType kv_element, std::vector<std::string>& notes) {
+  // A bad tuning key is the caller's mistake, not a reason to fall back to the CPU.
+  check_backend_options(options);
 #ifdef KILN_HAVE_VULKAN
   if (options.backend != BackendKind::Cpu) {
     VulkanOptions vk;
@@ -119,6 +129,7 @@ std::unique_ptr<Backend> create_backend(std::shared_ptr<const Gemma3Weights> wei
     vk.allow_cpu_device = options.backend == BackendKind::Vulkan;  // lavapipe only when asked for
     vk.context_length = context;
     vk.f16_kv = kv_element == DType::F16;
+    vk.tuning = options.vulkan_tuning;
     try {
       auto backend = make_vulkan_backend(weights, vk);
       if (options.attention != AttentionPlacement::Auto && options.attention != AttentionPlacement::Gpu)
@@ -132,6 +143,7 @@ std::unique_ptr<Backend> create_backend(std::shared_ptr<const Gemma3Weights> wei
 #else
   if (options.backend == BackendKind::Vulkan)
     notes.push_back("Kiln was built without Vulkan; running on the CPU");
+  if (!options.vulkan_tuning.empty()) notes.push_back("Kiln was built without Vulkan; the Vulkan tuning is ignored");
 #endif
   CpuOptions cpu;
   cpu.context_length = context;
@@ -151,6 +163,7 @@ ModelInfo Engine::inspect(const std::string& path) {
 std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
   const std::string path = options.path.empty() ? default_model_path() : options.path;
   if (path.empty()) throw Error("no model given and no bundled default model is installed");
+  check_backend_options(options);  // before minutes of reading weights
   auto report = [&](const char* stage, double fraction) {
     if (options.on_progress) options.on_progress({stage, fraction});
   };

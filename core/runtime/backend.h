@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/hardware.h"
 #include "kiln/types.h"
 
 namespace kiln {
@@ -39,6 +40,9 @@ class Backend {
   // What the caller should hear about since the last call (e.g. attention fell back from the NPU
   // to the CPU for a request). One line each.
   virtual std::vector<std::string> take_notes() { return {}; }
+
+  // The GPU plan this backend runs (Vulkan: kernels and synchronisation); none on the CPU.
+  virtual std::optional<GpuPlan> gpu_plan() const { return std::nullopt; }
 
   virtual void set_profiling(bool enabled) { (void)enabled; }
   // Timings since the last call, summed per op and layer.

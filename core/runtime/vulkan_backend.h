@@ -15,7 +15,11 @@ struct VulkanOptions {
   bool allow_cpu_device = false;  // allow lavapipe when no real GPU is there (tests set this)
   int context_length = 4096;
   bool f16_kv = true;          // KV cache in fp16 (F32 precision keeps it in fp32)
+  VulkanTuning tuning;         // overrides of the device's plan (runtime/vulkan/kernel_plan.h)
 };
+
+// Throws kiln::Error for an unknown tuning key or a bad value, naming it and listing the keys.
+void check_vulkan_tuning(const VulkanTuning& tuning);
 
 // Uploads the weights and builds every pipeline once. Throws kiln::Error (no device, out of device
 // memory, ...) so the engine can say why and fall back to the CPU.

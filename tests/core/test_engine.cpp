@@ -200,6 +200,17 @@ class EngineBehaviour : public QObject {
     } catch (const Error& err) {
       QVERIFY(std::string(err.what()).find("/nonexistent/model") != std::string::npos);
     }
+#ifdef KILN_HAVE_VULKAN
+    // A Vulkan tuning key the plan does not know is an error, not a quiet fall back to the CPU.
+    o.path = fixture_dir("tiny-gemma3-a");
+    o.vulkan_tuning = {{"stage_flags", "0"}, {"stageflags", "1"}};
+    try {
+      Engine::load(o);
+      QFAIL("no error for an unknown tuning key");
+    } catch (const Error& err) {
+      QVERIFY2(std::string(err.what()).find("unknown key 'stageflags'") != std::string::npos, err.what());
+    }
+#endif
   }
 
   void inspect_reads_the_config_only() {

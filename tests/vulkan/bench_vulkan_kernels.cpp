@@ -253,7 +253,7 @@ vk::BufferSlice int8_activations(Bench& b) {
 // bytes at the copy rate ("extra"), which a per-op rate alone cannot tell apart from a slow loop.
 void rows_sweep(Bench& b, double copy_gbs, int shrink) {
   const vk::BufferSlice xq = int8_activations(b), y = b.arena->allocate(262144 * 4);
-  vk::Tuning tuning;
+  vk::KernelPlan plan;
   std::printf("\n== matvec_qin by rows (1 token): us, GB/s, us beyond the bytes at %.0f GB/s, workgroups\n", copy_gbs);
   std::printf("%-5s %-4s %6s %7s %9s %8s %8s %7s %6s\n", "type", "glu", "cols", "rows", "MB", "us", "GB/s", "extra",
               "wgs");
@@ -261,7 +261,7 @@ void rows_sweep(Bench& b, double copy_gbs, int shrink) {
     for (int64_t cols : {int64_t(5376), int64_t(21504)})
       for (bool glu : {true, false}) {
         if (glu && cols != 5376) continue;
-        const vk::MatvecShape shape = tuning.qin_shape(glu);
+        const vk::MatvecShape shape = plan.qin_shape(glu);
         const std::string name = std::string(glu ? "matvec_qin_glu_qout_" : "matvec_qin_") +
                                  (t == DType::Q4_0 ? "q4_0" : "q8_0");
         const vk::Kernel& k = b.pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
@@ -425,9 +425,9 @@ int main(int argc, char** argv) {
           const uint32_t wg = 64;
           const vk::Kernel& att = b.pipelines->get("attention_decode_kv_f16", 10, {wg});
           VkDescriptorSet set = b.descriptors->allocate(att, std::vector{qkv, kc, vc, out, part, arrivals, norms, rope, kc, vc});
-          vk::Tuning tuning;
-          tuning.attention_keys_per_split = per_split;
-          const vk::AttentionSplit split = vk::decode_attention_split(keys, tuning);
+          vk::KernelPlan plan;
+          plan.attention_keys_per_split = per_split;
+          const vk::AttentionSplit split = vk::decode_attention_split(keys, plan);
           const vk::DecodeAttentionPush ap{keys - 1, H, KV, D, ctx, 0, split.splits, split.keys_per_split, 0, D, 0,
                                            0.088f, 0, 1e-6f};
           const double us = b.time(20, [&] {

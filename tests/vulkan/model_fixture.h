@@ -21,10 +21,13 @@ inline std::shared_ptr<const Gemma3Weights> load_fixture(const std::string& name
   return std::make_shared<Gemma3Weights>(load_weights(ck.config, *ck.tensors, precision, 2, nullptr));
 }
 
-inline std::unique_ptr<Backend> vulkan(std::shared_ptr<const Gemma3Weights> w, int context = 64) {
+// tuning: over the device's plan (on lavapipe: barriers, fp32 decode), e.g. {{"stage_flags", "1"}}.
+inline std::unique_ptr<Backend> vulkan(std::shared_ptr<const Gemma3Weights> w, const VulkanTuning& tuning = {},
+                                       int context = 64) {
   VulkanOptions o;
   o.allow_cpu_device = true;  // lavapipe in CI
   o.context_length = context;
+  o.tuning = tuning;
   return make_vulkan_backend(std::move(w), o);
 }
 

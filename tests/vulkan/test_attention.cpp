@@ -285,8 +285,8 @@ class VulkanAttention : public QObject {
     const std::vector<float> norms = random_floats(size_t(2) * D, 23, 0.5f, 1.5f);  // q_norm, then k_norm
     const vk::BufferSlice ns = h.upload(norms), rs = h.upload(vk::rope_table(c, context));
     const vk::BufferSlice arrivals = h.upload(std::vector<uint32_t>(size_t(heads), 0));
-    vk::Tuning tuning;
-    tuning.attention_keys_per_split = 16;
+    vk::KernelPlan plan;
+    plan.attention_keys_per_split = 16;
 
     std::vector<std::vector<float>> expected(2, std::vector<float>(size_t(heads) * D));
     std::vector<vk::BufferSlice> qkv_rows, outs;
@@ -316,7 +316,7 @@ class VulkanAttention : public QObject {
         }
         attend_reference(q.data(), keys, values, D, scale, softcap, &expected[step][size_t(hh) * D]);
       }
-      const vk::AttentionSplit split = vk::decode_attention_split(uint32_t(p - lo + 1), tuning);
+      const vk::AttentionSplit split = vk::decode_attention_split(uint32_t(p - lo + 1), plan);
       if (step == 0) QCOMPARE(int(split.splits), splits);
       partial_floats = std::max(partial_floats, size_t(heads) * split.splits * (D + 2));
       pushes.push_back({uint32_t(p), uint32_t(heads), uint32_t(kvh), uint32_t(D), uint32_t(cache_slots),

@@ -205,7 +205,7 @@ class VulkanKernels : public QObject {
       row("q4_0") << int(DType::Q4_0) << 96 << "128,8,64 64,2,64" << from_norm;
       row("q4_0, groups of 32") << int(DType::Q4_0) << 96 << "128,8,32 128,8,32" << from_norm;
       row("q4_0, 27B's hidden and a short ffn") << int(DType::Q4_0) << 512 << "128,8,64 128,8,64" << from_norm;
-      // down's shape on GPUs (Tuning::down_shape), and row groups that split subgroups (36 lanes).
+      // down's shape on GPUs (KernelPlan::down_shape), and row groups that split subgroups (36 lanes).
       row("q4_0, down in groups of 96") << int(DType::Q4_0) << 512 << "128,8,64 192,4,96" << from_norm;
       row("q4_0, groups of 36") << int(DType::Q4_0) << 2048 << "128,8,64 72,4,36" << from_norm;
     }

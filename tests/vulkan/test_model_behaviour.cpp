@@ -1,6 +1,6 @@
 // What the Vulkan backend promises beyond numbers: no allocation while decoding, one submit a token,
-// GPU timestamps per op and layer, stage flags that change no result, a rewritable last position,
-// and clear errors on bad input.
+// GPU timestamps per op and layer, barriers by default and stage flags (forced) that change no
+// result, a rewritable last position, and clear errors on bad input and bad tuning.
 #include <QtTest>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 
 #include "generate/sampler.h"
 #include "kiln/engine.h"
+#include "runtime/vulkan/device.h"
 #include "runtime/vulkan_probe.h"
 #include "model_fixture.h"
 
@@ -33,10 +34,17 @@ std::vector<float> greedy_step_logits(Backend& b, const std::vector<int32_t>& pr
 class VulkanModelBehaviour : public QObject {
   Q_OBJECT
  private slots:
+  void decode_is_allocation_free_data() {
+    QTest::addColumn<QString>("family");
+    QTest::newRow("this device's plan") << QString();
+    QTest::newRow("nvidia plan") << QString("nvidia");  // stage flags
+  }
+
   // Decoding allocates nothing, builds no pipeline or descriptor set, and submits once a token.
   void decode_is_allocation_free() {
+    QFETCH(QString, family);
     auto w = load_fixture("tiny-gemma3-b", DType::Q8_0);
-    auto b = vulkan(w);
+    auto b = family.isEmpty() ? vulkan(w) : vulkan(w, {{"family", family.toStdString()}});
     const int vocab = w->config.vocab_size;
     std::vector<int32_t> ids{2, 10, 20, 30, 40, 50, 60};
     std::vector<float> logits(size_t(ids.size()) * vocab);
@@ -54,12 +62,13 @@ class VulkanModelBehaviour : public QObject {
 
   // Greedy decoding's pick made on the GPU (forward_argmax) is the host's argmax of the logits,
   // from a batch and from each decode step, with each step queued behind the one before (running
-  // ahead); the cache it leaves gives the same logits afterwards, whether the caller then feeds the
-  // token the GPU already ran or another; and it decodes with one submit a token, no allocation.
+  // ahead, NVIDIA's plan forced here); the cache it leaves gives the same logits afterwards, whether
+  // the caller then feeds the token the GPU already ran or another; and it decodes with one submit
+  // a token, no allocation.
   void greedy_pick_on_the_device() {
     auto w = load_fixture("tiny-gemma3-b", DType::Q8_0);
     const int vocab = w->config.vocab_size;
-    auto host = vulkan(w), device = vulkan(w);
+    auto host = vulkan(w), device = vulkan(w, {{"family", "nvidia"}});
     const std::vector<int32_t> prompt{2, 10, 20, 30, 40};
     std::vector<float> logits(static_cast<size_t>(vocab)), after(static_cast<size_t>(vocab));
     host->forward(prompt, 0, false, logits.data());
@@ -93,9 +102,7 @@ class VulkanModelBehaviour : public QObject {
     auto w = load_fixture("tiny-gemma3-b", DType::Q4_0);
     const int vocab = w->config.vocab_size;
     auto host = vulkan(w);
-    qputenv("KILN_VK_STAGE_FLAGS", "test-give-up");
-    auto device = vulkan(w);
-    qunsetenv("KILN_VK_STAGE_FLAGS");
+    auto device = vulkan(w, {{"family", "nvidia"}, {"stage_flags_test_give_up", "1"}});  // flags, running ahead
     const std::vector<int32_t> prompt{2, 10, 20, 30};
     std::vector<float> logits(static_cast<size_t>(vocab));
     host->forward(prompt, 0, false, logits.data());
@@ -168,15 +175,55 @@ class VulkanModelBehaviour : public QObject {
     QVERIFY(b->take_profile().empty());
   }
 
+  // This device's own plan, and that of any family but NVIDIA: pipeline barriers, no step run
+  // ahead; the pick is still the host's.
+  void default_plan_uses_barriers() {
+    auto w = load_fixture("tiny-gemma3-b", DType::Q8_0);
+    const int vocab = w->config.vocab_size;
+    auto host = vulkan(w), device = vulkan(w);
+    const std::optional<GpuPlan> plan = device->gpu_plan();
+    QVERIFY(plan.has_value());
+    vk::Instance instance;  // the device vulkan() chose
+    const GpuDevice& chosen = instance.devices()[vk::choose_device(instance.devices(), -1, true)].report;
+    if (chosen.type == "cpu") QCOMPARE(plan->family, std::string("cpu"));
+    if (plan->family != "nvidia") {
+      QVERIFY(!plan->stage_flags);
+      QVERIFY(!plan->run_ahead);
+    }
+    QCOMPARE(plan->subgroup_size, chosen.subgroup_size);
+    QCOMPARE(plan->prefill, std::string(chosen.cooperative_matrix ? "nv_coopmat" : "fp32"));
+    for (const char* family : {"amd", "intel", "cpu", "other"}) {
+      auto b = vulkan(w, {{"family", family}});
+      QCOMPARE(b->gpu_plan()->family, std::string(family));
+      QVERIFY(!b->gpu_plan()->stage_flags);
+      QVERIFY(!b->gpu_plan()->run_ahead);
+      QCOMPARE(counter(*b, "stage_flags"), 0.0);
+    }
+    if (plan->family == "nvidia") return;
+    QCOMPARE(counter(*device, "stage_flags"), 0.0);
+    const std::vector<int32_t> prompt{2, 10, 20, 30, 40};
+    std::vector<float> logits(static_cast<size_t>(vocab));
+    host->forward(prompt, 0, false, logits.data());
+    int32_t next = device->forward_argmax(prompt, 0).value();
+    QCOMPARE(next, kiln::argmax(logits));
+    for (int p = int(prompt.size()); p < 20; ++p) {
+      const std::span<const int32_t> fed(&next, 1);
+      host->forward(fed, p, false, logits.data());
+      next = device->forward_argmax(fed, p).value();
+      QCOMPARE(next, kiln::argmax(logits));
+    }
+    QCOMPARE(counter(*device, "submits_per_token"), 1.0);  // nothing queued ahead
+  }
+
   void stage_flags_match_barriers_data() {
     QTest::addColumn<bool>("int8_dot");
     QTest::newRow("q4_0") << false;
     QTest::newRow("q4_0, int8 dots") << true;  // int8 activations and the wide add_norm
   }
 
-  // Decode steps ordered by stage flags give the logits of barriers, bit for bit (the same
-  // kernels in the same order); a step whose wait gives up is run again with barriers, and the
-  // backend stays on barriers.
+  // Decode steps ordered by stage flags (forced: lavapipe's own plan has barriers) give the logits
+  // of barriers, bit for bit (the same kernels in the same order); a step whose wait gives up is
+  // run again with barriers, and the backend stays on barriers.
   void stage_flags_match_barriers() {
     QFETCH(bool, int8_dot);
     if (int8_dot) {
@@ -188,12 +235,11 @@ class VulkanModelBehaviour : public QObject {
     auto w = load_fixture("tiny-gemma3-b", DType::Q4_0);
     const int vocab = w->config.vocab_size;
     const std::vector<int32_t> prompt{2, 10, 20, 30};
-    auto decode = [&](const char* flags, std::unique_ptr<Backend>& b) {
-      qputenv("KILN_VK_STAGE_FLAGS", flags);
-      qputenv("KILN_VK_INT8_DOT", int8_dot ? "1" : "0");
-      b = vulkan(w);
-      qunsetenv("KILN_VK_STAGE_FLAGS");
-      qunsetenv("KILN_VK_INT8_DOT");
+    auto decode = [&](const char* flags, std::unique_ptr<Backend>& b, bool give_up = false) {
+      b = vulkan(w, {{"stage_flags", flags},
+                     {"int8_dot", int8_dot ? "1" : "0"},
+                     {"wide_norm", "1"},
+                     {"stage_flags_test_give_up", give_up ? "1" : "0"}});
       return greedy_step_logits(*b, prompt, 16, vocab);
     };
     std::unique_ptr<Backend> barriers, flags, gave_up;
@@ -205,18 +251,25 @@ class VulkanModelBehaviour : public QObject {
     QCOMPARE(counter(*flags, "wide_norm"), int8_dot ? 1.0 : 0.0);
     QCOMPARE(counter(*flags, "stage_flag_fallbacks"), 0.0);
     QVERIFY(with_flags == expected);
-    const std::vector<float> after_giving_up = decode("test-give-up", gave_up);
+    const std::vector<float> after_giving_up = decode("1", gave_up, true);
     QCOMPARE(counter(*gave_up, "stage_flag_fallbacks"), 1.0);
     QCOMPARE(counter(*gave_up, "stage_flags"), 0.0);
     QVERIFY(after_giving_up == expected);
   }
 
+  void down_starts_on_gate_ups_first_part_data() {
+    QTest::addColumn<bool>("wide_norm");  // down gathers the add_norm's sums (matvec_qin_sums_early_*)
+    QTest::newRow("wide add_norm") << true;
+    QTest::newRow("add_norm") << false;
+  }
+
   // With stage flags and int8 activations, down reads the first part of gate_up's output once the
-  // workgroups that wrote it are done, and the rest after all of gate_up (Tuning::early_part):
+  // workgroups that wrote it are done, and the rest after all of gate_up (KernelPlan::early_part):
   // the logits of every decode step are those of waiting for all of gate_up, and of barriers, bit
   // for bit. The fixtures' MLPs are too narrow for a part of whole cache lines, so this model has
   // tiny-gemma3-b's shape with a wider MLP and random weights.
   void down_starts_on_gate_ups_first_part() {
+    QFETCH(bool, wide_norm);
     std::string status;
     const auto devices = list_vulkan_devices(status);
     if (std::none_of(devices.begin(), devices.end(), [](const GpuDevice& d) { return d.integer_dot; }))
@@ -227,20 +280,16 @@ class VulkanModelBehaviour : public QObject {
     auto w = std::make_shared<const Gemma3Weights>(synthetic_weights(config, DType::Q4_0, 7, 2));
     const int vocab = config.vocab_size;
     auto decode = [&](const char* flags, const char* early, std::unique_ptr<Backend>& b) {
-      qputenv("KILN_VK_STAGE_FLAGS", flags);
-      qputenv("KILN_VK_INT8_DOT", "1");
-      qputenv("KILN_VK_EARLY_PART", early);
-      b = vulkan(w);
-      qunsetenv("KILN_VK_STAGE_FLAGS");
-      qunsetenv("KILN_VK_INT8_DOT");
-      qunsetenv("KILN_VK_EARLY_PART");
+      b = vulkan(w, {{"stage_flags", flags}, {"int8_dot", "1"}, {"early_part", early}, {"wide_norm", wide_norm ? "1" : "0"}});
       return greedy_step_logits(*b, {2, 10, 20, 30}, 10, vocab);
     };
     std::unique_ptr<Backend> barriers, whole, early;
     const std::vector<float> expected = decode("0", "0.85", barriers);
     const std::vector<float> with_whole_waits = decode("1", "0", whole);
     const std::vector<float> with_part = decode("1", "0.85", early);
+    QCOMPARE(counter(*barriers, "early_part_layers"), 0.0);  // the part waits on counters: flags only
     QCOMPARE(counter(*whole, "early_part_layers"), 0.0);
+    QCOMPARE(counter(*early, "wide_norm"), wide_norm ? 1.0 : 0.0);
     QCOMPARE(counter(*early, "early_part_layers"), double(config.num_layers));
     QCOMPARE(counter(*early, "stage_flags"), 1.0);
     QCOMPARE(counter(*early, "stage_flag_fallbacks"), 0.0);
@@ -265,7 +314,7 @@ class VulkanModelBehaviour : public QObject {
   // Bad input is a clear kiln::Error, and the backend still works afterwards.
   void bad_input_is_an_error() {
     auto w = load_fixture("tiny-gemma3-a", DType::Q4_0);
-    auto b = vulkan(w, 16);
+    auto b = vulkan(w, {}, 16);
     std::vector<float> logits(size_t(w->config.vocab_size) * 32);
     const std::vector<int32_t> bad{2, 512}, ok{2, 3};
     QVERIFY_THROWS_EXCEPTION(Error, b->forward(bad, 0, false, logits.data()));
@@ -287,6 +336,39 @@ class VulkanModelBehaviour : public QObject {
     o.allow_cpu_device = true;
     o.context_length = 1 << 28;  // its KV cache cannot fit one binding: refused before any upload
     QVERIFY_THROWS_EXCEPTION(Error, make_vulkan_backend(w, o));
+  }
+
+  // A tuning key the plan does not know, or a value it cannot take, is an Error that names it (and
+  // lists the keys), never silently ignored.
+  void bad_tuning_is_an_error() {
+    auto w = load_fixture("tiny-gemma3-a", DType::Q4_0);
+    auto message = [&](const VulkanTuning& tuning) -> std::string {
+      try {
+        vulkan(w, tuning);
+      } catch (const Error& e) {
+        return e.what();
+      }
+      return "accepted";
+    };
+    const std::string unknown = message({{"stage_flag", "1"}});
+    QVERIFY2(unknown.find("unknown key 'stage_flag'") != std::string::npos, unknown.c_str());
+    QVERIFY2(unknown.find("stage_flags=0|1") != std::string::npos, unknown.c_str());  // the valid keys
+    QVERIFY2(unknown.find("matvec=wg,rows,tpr") != std::string::npos, unknown.c_str());
+    for (const auto& [key, value] : VulkanTuning{{"stage_flags", "yes"},
+                                                 {"int8_dot", "2"},
+                                                 {"early_part", "1.5"},
+                                                 {"attention_split", "8"},
+                                                 {"matvec", "128,8"},
+                                                 {"matvec", "100,8,64"},
+                                                 {"matvec_glu", "128,3,64"},
+                                                 {"prefill_queries", "5"},
+                                                 {"family", "nvidia-ish"},
+                                                 {"max_chunk_bytes", "-1"}}) {
+      const std::string e = message({{key, value}});
+      QVERIFY2(e.find(key + "=" + value + ": expected") != std::string::npos, e.c_str());
+    }
+    QVERIFY_THROWS_EXCEPTION(Error, check_vulkan_tuning({{"bogus", "1"}}));
+    check_vulkan_tuning({{"stage_flags", "0"}, {"matvec", "128,8,64"}, {"early_part", "0.6"}});  // valid
   }
 };
 

@@ -39,13 +39,10 @@ class VulkanModelF32 : public QObject {
   // Weights split over several bindings (as the 262144-row embedding must be on lavapipe) and
   // uploaded through the staging buffer give the same logits.
   void chunked_weights_through_staging() {
-    qputenv("KILN_VK_MAX_CHUNK_BYTES", "16384");  // fixture a: 512 x 64 f32 embedding -> 8 chunks
-    qputenv("KILN_VK_FORCE_STAGING", "1");
     const Reference ref = read_reference(fixture_dir("tiny-gemma3-a") + "/reference.json");
     auto w = load_fixture("tiny-gemma3-a", DType::F32);
-    auto b = vulkan(w);
-    qunsetenv("KILN_VK_MAX_CHUNK_BYTES");
-    qunsetenv("KILN_VK_FORCE_STAGING");
+    // Fixture a: 512 x 64 f32 embedding -> 8 chunks.
+    auto b = vulkan(w, {{"max_chunk_bytes", "16384"}, {"force_staging", "1"}});
     for (int prefill : {0, 4}) {
       const Agreement a = compare(run(*b, ref.cases[0].ids, prefill, w->config.vocab_size), ref.cases[0].logits);
       QVERIFY2(a.relative_error < 1e-4, qPrintable(QString("relative error %1").arg(a.relative_error)));
@@ -58,9 +55,7 @@ class VulkanModelF32 : public QObject {
     for (const char* f : {"tiny-gemma3-a", "tiny-gemma3-b"}) {
       const Reference ref = read_reference(fixture_dir(f) + "/reference.json");
       auto w = load_fixture(f, DType::F32);
-      qputenv("KILN_VK_ATTENTION_SPLIT", "16");  // read when the backend is made
-      auto b = vulkan(w);
-      qunsetenv("KILN_VK_ATTENTION_SPLIT");
+      auto b = vulkan(w, {{"attention_split", "16"}});
       for (const ReferenceCase& c : ref.cases) {
         QVERIFY(c.ids.size() > 16);  // several splits
         const Agreement a = compare(run(*b, c.ids, 1, w->config.vocab_size), c.logits);

@@ -19,15 +19,20 @@ class VulkanModelQuantized : public QObject {
     QTest::addColumn<int>("type");
     QTest::addColumn<double>("max_relative_error");  // the CPU path's bounds (tests/core/test_forward_fixtures)
     QTest::addColumn<double>("min_top1");
-    QTest::addColumn<bool>("int8_dot");  // decode matvecs with int8 activations (KILN_VK_INT8_DOT=1)
+    QTest::addColumn<bool>("int8_dot");  // decode matvecs with int8 activations (int8_dot=1)
+    // NVIDIA's plan forced on this device (family=nvidia: stage flags, steps run ahead, the wide
+    // add_norm), else the portable one (family=other: barriers), whatever the device.
+    QTest::addColumn<bool>("nvidia_plan");
     for (const char* f : {"tiny-gemma3-a", "tiny-gemma3-b"}) {
       const std::string s(f);
-      QTest::newRow((s + " f16").c_str()) << QString(f) << int(DType::F16) << 2e-3 << 1.0 << false;
-      for (bool i8 : {false, true}) {
-        const std::string path = i8 ? " int8 dot" : "";
-        QTest::newRow((s + " q8_0" + path).c_str()) << QString(f) << int(DType::Q8_0) << 2e-2 << 0.97 << i8;
-        QTest::newRow((s + " q4_0" + path).c_str()) << QString(f) << int(DType::Q4_0) << 1.6e-1 << 0.9 << i8;
-      }
+      QTest::newRow((s + " f16").c_str()) << QString(f) << int(DType::F16) << 2e-3 << 1.0 << false << false;
+      for (bool i8 : {false, true})
+        for (bool nv : {false, true}) {
+          if (nv && !i8) continue;  // the fp32 path under stage flags: test_model_behaviour
+          const std::string path = std::string(i8 ? " int8 dot" : "") + (nv ? ", nvidia plan" : "");
+          QTest::newRow((s + " q8_0" + path).c_str()) << QString(f) << int(DType::Q8_0) << 2e-2 << 0.97 << i8 << nv;
+          QTest::newRow((s + " q4_0" + path).c_str()) << QString(f) << int(DType::Q4_0) << 1.6e-1 << 0.9 << i8 << nv;
+        }
     }
   }
 
@@ -39,6 +44,7 @@ class VulkanModelQuantized : public QObject {
     QFETCH(double, max_relative_error);
     QFETCH(double, min_top1);
     QFETCH(bool, int8_dot);
+    QFETCH(bool, nvidia_plan);
     const std::string name = fixture.toStdString();
     const Reference ref = read_reference(fixture_dir(name.c_str()) + "/reference.json");
     auto w = load_fixture(name, DType(type));
@@ -48,11 +54,11 @@ class VulkanModelQuantized : public QObject {
       if (std::none_of(devices.begin(), devices.end(), [](const GpuDevice& d) { return d.integer_dot; }))
         QSKIP("no Vulkan device with integer dot products");
     }
-    qputenv("KILN_VK_INT8_DOT", int8_dot ? "1" : "0");
-    auto gpu = vulkan(w);
-    qunsetenv("KILN_VK_INT8_DOT");
-    // With int8 activations, the add_norms take their sums from o and down (ModelGpu::wide_norm).
-    QCOMPARE(counter(*gpu, "wide_norm"), int8_dot ? 1.0 : 0.0);
+    // With int8 activations and NVIDIA's plan, the add_norms take their sums from o and down
+    // (ModelGpu::wide_norm), and decode steps are ordered by stage flags.
+    auto gpu = vulkan(w, {{"int8_dot", int8_dot ? "1" : "0"}, {"family", nvidia_plan ? "nvidia" : "other"}});
+    QCOMPARE(counter(*gpu, "wide_norm"), int8_dot && nvidia_plan ? 1.0 : 0.0);
+    QCOMPARE(counter(*gpu, "stage_flags"), nvidia_plan ? 1.0 : 0.0);
     auto cpu = make_cpu_backend(w, CpuOptions{64, 2, DType::F16});
     for (const ReferenceCase& c : ref.cases)
       for (int prefill : {0, 3}) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,17 @@ namespace kiln {
 struct MemoryHeap {
   uint64_t size = 0;
   bool device_local = false;
+};
+
+// The plan the Vulkan backend makes for a device at load (core/runtime/vulkan/kernel_plan.h), in
+// words for reports: `kiln info --hardware`, `kiln bench --json`.
+struct GpuPlan {
+  std::string family;        // the row of the family table: "nvidia", "amd", "intel", "cpu", "other"
+  std::string prefill;       // batches: "nv_coopmat" (VK_NV_cooperative_matrix) or "fp32" tiles
+  std::string decode;        // one token: "int8_act", "int8_staged", "int8_dot" or "fp32" matvecs
+  bool stage_flags = false;  // decode steps ordered by stage flags; false: pipeline barriers
+  bool run_ahead = false;    // greedy steps queued one ahead on the GPU
+  int subgroup_size = 0;
 };
 
 struct GpuDevice {
@@ -26,6 +38,8 @@ struct GpuDevice {
   bool cooperative_matrix = false;  // fp16 matrix units (VK_NV_cooperative_matrix): prefill uses them
   int subgroup_size = 0;
   uint64_t max_storage_buffer_range = 0;
+  // What the backend would plan for it (Q8_0/Q4_0 weights, no tuning); none where it cannot run Kiln.
+  std::optional<GpuPlan> plan;
 };
 
 struct NpuInfo {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <stop_token>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln {
@@ -37,12 +38,18 @@ struct LoadProgress {
   double fraction = 0; // 0..1 within the whole load
 };
 
+// Tuning and experiments for the Vulkan backend as key=value pairs (`kiln bench --tune
+// stage_flags=0`), over the plan it makes for its device (core/runtime/vulkan/kernel_plan.h lists
+// the keys). An unknown key or a bad value is an Error at load.
+using VulkanTuning = std::vector<std::pair<std::string, std::string>>;
+
 struct LoadOptions {
   std::string path;                    // Hugging Face folder or .gguf file
   Precision precision = Precision::Q8_0;
   BackendKind backend = BackendKind::Auto;
   AttentionPlacement attention = AttentionPlacement::Auto;
   int vulkan_device = -1;              // -1: pick the best real GPU
+  VulkanTuning vulkan_tuning;          // empty: the device's own plan
   int context_length = 0;              // 0: min(model maximum, 8192)
   int threads = 0;                     // 0: all cores
   std::function<void(const LoadProgress&)> on_progress;

@@ -99,6 +99,7 @@ PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
     d.max_memory_allocation = m3.maxMemoryAllocationSize;
     d.max_buffer_size = v13 ? m4.maxBufferSize : m3.maxMemoryAllocationSize;
     if (v12) r.driver = std::string(drv.driverName) + " " + drv.driverInfo;
+    if (v12) d.driver_id = drv.driverID;
 
     VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
     VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};

@@ -29,6 +29,7 @@ struct PhysicalDeviceInfo {
   GpuDevice report;                   // what `kiln info --hardware` shows, usable/refusal included
   std::string hard_refusal;           // missing capability: never used, even when asked for
   bool cpu_implementation = false;    // lavapipe/SwiftShader: used only when asked for
+  VkDriverId driver_id = VkDriverId(0);  // Vulkan 1.2's driver identity (0: not reported)
   bool unified_memory = false;        // integrated/CPU: weights can live in mappable device memory
   bool fp16_math = false;             // shaderFloat16 (Vulkan 1.2)
   bool int8_dot = false;              // shaderIntegerDotProduct: int8 decode kernels can run

@@ -15,8 +15,8 @@ class Recorder {
 
   void matrix(BoundMatrix& bm, bool glu, int n, uint32_t x_offset, uint32_t x_stride, uint32_t y_stride,
               const char* op, int layer, std::optional<uint32_t> norm_after = std::nullopt, EarlyPart part = {}) {
-    const bool batched = n > m_.tuning.matvec_max_tokens;
-    const MatmulTile tile = batched ? m_.tuning.matmul_tile(bm.m.type) : kMatmulTile;
+    const bool batched = n > m_.plan.matvec_max_tokens;
+    const MatmulTile tile = batched ? m_.plan.matmul_tile(bm.m.type) : kMatmulTile;
     // One token: a matrix whose producer rounds its input to int8 reads it so (matvec_qin_*),
     // whichever kernel it would take otherwise. A batch's last row of logits is n == 1 too, but
     // reads the batch's fp32 buffers.
@@ -39,7 +39,7 @@ class Recorder {
     const std::vector<VkDescriptorSet>& sets = sums ? bm.sums_sets : one ? bm.token_sets : bm.sets;
     const MatvecShape& shape = qin ? bm.qin_shape : staged ? bm.staged_shape : bm.shape;
     if (batched && tile == kCoopTile && !glu && bm.split_output) {
-      call.splits = m_.tuning.coop_splits(bm.m.rows, n);
+      call.splits = m_.plan.coop_splits(bm.m.rows, n, m_.coop_slices);
       call.split_sum = m_.split_sum_kernel;
     }
     record_matrix(seq_, k, bm.m, sets, call, shape, m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
@@ -55,7 +55,7 @@ class Recorder {
       p.slot_count = m_.norm_slots;
       k = m_.add_norm_slots_kernel;
       set = m_.layers[layer].token_wide_norm_sets[which];
-      groups = (uint32_t(c_.hidden_size) / 4 + m_.tuning.wide_norm_wg - 1) / m_.tuning.wide_norm_wg;
+      groups = (uint32_t(c_.hidden_size) / 4 + m_.plan.wide_norm_wg - 1) / m_.plan.wide_norm_wg;
     } else if (one_token_) {
       if (m_.add_norm_qout_kernel) k = m_.add_norm_qout_kernel;
       set = m_.layers[layer].token_add_norm_sets[which];
@@ -84,7 +84,7 @@ class Recorder {
     if (n == 1) {
       // One dispatch: norm + RoPE, the cache write and the merge of key splits happen inside.
       const uint32_t keys = uint32_t(pos) + 1 - (window && uint32_t(pos) + 1 > window ? uint32_t(pos) + 1 - window : 0);
-      const AttentionSplit split = decode_attention_split(keys, m_.tuning);
+      const AttentionSplit split = decode_attention_split(keys, m_.plan);
       DecodeAttentionPush p{uint32_t(pos), heads, kvh, hd, uint32_t(l.cache_slots), window, split.splits,
                             split.keys_per_split, l.q_norm, l.k_norm, rope_offset, scale, c_.attn_logit_softcapping,
                             c_.rms_norm_eps};
@@ -102,7 +102,7 @@ class Recorder {
     AttentionPush ap{uint32_t(pos), heads, kvh, hd, qkv_stride, heads * hd, uint32_t(l.cache_slots), window, scale,
                      c_.attn_logit_softcapping, uint32_t(n)};
     // attention_prefill: a workgroup a block of queries of one head; attention.comp: one a query.
-    const uint32_t qb = std::max(1u, m_.tuning.prefill_attention_queries);
+    const uint32_t qb = std::max(1u, m_.plan.prefill_attention_queries);
     const uint32_t query_groups = (uint32_t(n) + qb - 1) / qb;
     seq_.dispatch(*m_.attention_kernel, l.attention_set, &ap, sizeof ap, query_groups * heads, 1, 1, "attention", layer);
     seq_.barrier();
@@ -135,7 +135,7 @@ class Recorder {
       matrix(l.o, false, n, 0, q_dim, hidden, "o_proj", i, l.post_attn_norm);
       add_norm(n, l.post_attn_norm, l.pre_ffn_norm, i, 0);
       // One token: down starts on the first part of gate_up's output while gate_up's last
-      // workgroups still run (Tuning::early_part).
+      // workgroups still run (KernelPlan::early_part).
       const EarlyPart part = one_token_ ? m_.early_part(l) : EarlyPart{};
       if (part.groups) ++m_.early_part_layers;
       matrix(l.gate_up, true, n, 0, hidden, ffn, "gate_up_gelu", i, std::nullopt, part);
@@ -194,10 +194,10 @@ void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatri
   }
 }
 
-AttentionSplit decode_attention_split(uint32_t keys, const Tuning& tuning) {
+AttentionSplit decode_attention_split(uint32_t keys, const KernelPlan& plan) {
   AttentionSplit s;
-  s.keys_per_split = std::max<uint32_t>(tuning.attention_keys_per_split,
-                                        (keys + tuning.max_attention_splits - 1) / tuning.max_attention_splits);
+  s.keys_per_split = std::max<uint32_t>(plan.attention_keys_per_split,
+                                        (keys + plan.max_attention_splits - 1) / plan.max_attention_splits);
   s.splits = std::max<uint32_t>(1, (keys + s.keys_per_split - 1) / s.keys_per_split);
   if (s.splits == 1) s.keys_per_split = keys;
   return s;

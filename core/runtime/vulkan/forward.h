@@ -21,7 +21,7 @@ struct MatrixCall {
   uint32_t norm_post = 0;  // gathering the add_norm's sums (ModelGpu::sums_kernel): its w_post
   // One token with stage flags (matvec_qin_*, one chunk): gate_up's first part_groups workgroups
   // are an early part, and down reads its blocks below part_blocks once that part is done
-  // (Tuning::early_part). Set on both calls; 0: none.
+  // (KernelPlan::early_part). Set on both calls; 0: none.
   uint32_t part_groups = 0, part_blocks = 0;
 };
 
@@ -51,7 +51,7 @@ void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, Forwa
 struct AttentionSplit {
   uint32_t splits = 1, keys_per_split = 0;
 };
-AttentionSplit decode_attention_split(uint32_t keys, const Tuning& tuning);
+AttentionSplit decode_attention_split(uint32_t keys, const KernelPlan& plan);
 
 // Dispatches one recording of a forward pass needs at most (for the timestamp pool).
 uint32_t max_dispatches_per_forward(const ModelGpu& model);

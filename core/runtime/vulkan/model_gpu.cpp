@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -13,13 +11,6 @@ namespace kiln::vk {
 namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
-
-uint32_t env_u32(const char* name, uint32_t fallback) {  // test and tuning overrides
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  const long n = std::strtol(v, nullptr, 10);
-  return n > 0 ? uint32_t(n) : fallback;
-}
 
 const char* type_suffix(DType t) {
   switch (t) {
@@ -70,129 +61,19 @@ std::vector<float> rope_table(const Gemma3Config& c, int context) {
   return table;
 }
 
-Tuning tuning_for(const Device& device) {
-  Tuning t;
-  t.cpu_device = device.info().cpu_implementation;
-  // Int8 dot products where the hardware has them (PERFORMANCE.md); an emulated dot is slower than
-  // the fp32 path, so lavapipe takes it only when asked.
-  const char* i8 = std::getenv("KILN_VK_INT8_DOT");
-  t.int8_dot = device.info().int8_dot && (i8 && *i8 ? std::string(i8) == "1" : device.info().int8_dot_fast);
-  const char* staged = std::getenv("KILN_VK_STAGED");
-  t.staged_matvec = t.int8_dot && !(staged && std::string(staged) == "0");
-  t.max_staged_blocks = env_u32("KILN_VK_STAGED_MAX_BLOCKS", t.max_staged_blocks);
-  const char* qact = std::getenv("KILN_VK_QACT");
-  t.quantized_act = t.staged_matvec && device.info().subgroup_shuffle && device.info().subgroup_size >= 8 &&
-                    !(qact && std::string(qact) == "0");
-  const char* coop = std::getenv("KILN_VK_COOPMAT");
-  t.coop_matmul = device.info().coop_matrix_f16 && !(coop && std::string(coop) == "0");
-  if (const char* v = std::getenv("KILN_VK_PREFILL_QUERIES")) {
-    const int qb = std::atoi(v);
-    t.prefill_attention_queries = qb == 4 || qb == 8 || qb == 16 ? uint32_t(qb) : 0u;  // else attention.comp
-  }
-  if (const char* v = std::getenv("KILN_VK_COOP_SPLIT")) t.forced_coop_splits = std::clamp(std::atoi(v), 1, 4);
-  if (!t.cpu_device) t.norm_wg = 512;  // one workgroup a token: more invocations, shorter chains
-  // Decode attention in splits of 32 keys: with stage flags, 105.9 and 107.0 tok/s against 103.6
-  // and 103.8 for 64 (H100, 27B Q4_0, 641 positions; with barriers 64 had led, 96.9 against 96.0).
-  if (!t.cpu_device) t.attention_keys_per_split = 32;
-  if (const char* v = std::getenv("KILN_VK_ATTENTION_SPLIT")) t.attention_keys_per_split = std::max(16, std::atoi(v));
-  if (const char* v = std::getenv("KILN_VK_MATVEC")) {
-    unsigned wg = 0, rows = 0, tpr = 0;
-    if (std::sscanf(v, "%u,%u,%u", &wg, &rows, &tpr) == 3 && wg >= 32 && wg <= 256 && tpr && wg % tpr == 0 && rows)
-      t.forced = {wg, rows, tpr};
-  }
-  const char* flags = std::getenv("KILN_VK_STAGE_FLAGS");
-  t.stage_flags = !(flags && std::string(flags) == "0");  // every usable device has device addresses
-  t.subgroup_size = device.info().subgroup_size;
-  if (const char* v = std::getenv("KILN_VK_MATVEC_DOWN")) {
-    unsigned wg = 0, rows = 0, tpr = 0;
-    if (std::sscanf(v, "%u,%u,%u", &wg, &rows, &tpr) == 3 && wg >= 32 && wg <= 256 && tpr && wg % tpr == 0 && rows)
-      t.forced_down = {wg, rows, tpr};
-  }
-  if (const char* v = std::getenv("KILN_VK_EARLY_PART")) t.forced_early_part = std::clamp(std::atof(v), 0.0, 1.0);
-  const char* wide = std::getenv("KILN_VK_WIDE_NORM");
-  t.wide_norm = t.quantized_act && !(wide && std::string(wide) == "0");
-  if (t.cpu_device) t.wide_norm_wg = 64;
-  t.wide_norm_wg = env_u32("KILN_VK_WIDE_NORM_WG", t.wide_norm_wg);
-  return t;
-}
-
-MatvecShape Tuning::matvec_shape(DType type, int64_t rows, int64_t cols, bool glu) const {
-  MatvecShape s;
-  if (forced.wg) {
-    s = forced;
-  } else if (cpu_device) {
-    s = {64, 2, 64};  // lavapipe: few, fat invocations
-  } else {
-    // Measured on an H100 over Gemma 3 27B's shapes (PERFORMANCE.md): 8 rows an invocation and
-    // 64 invocations a row group led for the layer matrices in both formats; the 262k-row output
-    // projection prefers groups of 32.
-    s = {128, 8, 64};
-    if (rows > 65536 || cols / kBlockSize < 64) s.tpr = 32;  // short rows (1B's 36 blocks) too
-    // The int8 Q4_0 kernel streams its tall matrices (gate_up, the output projection) faster in
-    // workgroups of 256 with groups of 32: 2026 vs 1907 and 2408 vs 2364 GB/s.
-    if (int8_dot && type == DType::Q4_0 && rows > 32768 && cols / kBlockSize >= 64) s = {256, 8, 32};
-  }
-  if (glu && s.rows % 2) ++s.rows;  // gate and up rows in the same invocation
-  return s;
-}
-
-MatvecShape Tuning::staged_shape(DType type, bool glu) const {
-  if (forced.wg) return forced;
-  if (cpu_device) return {64, 2, 64};
-  // Best on an H100 over Gemma 3 27B's matrices (PERFORMANCE.md, "Activations staged in shared
-  // memory"): GLU rows in groups of 64 invocations, the rest in groups of 32.
-  if (type == DType::Q4_0) return glu ? MatvecShape{128, 8, 64} : MatvecShape{256, 8, 32};
-  return glu ? MatvecShape{128, 4, 64} : MatvecShape{128, 4, 32};
-}
-
-MatvecShape Tuning::qin_shape(bool glu) const {
-  if (forced.wg) return forced;
-  if (cpu_device && !glu) return {64, 2, 64};
-  // H100, 27B (PERFORMANCE.md, "Int8 activations from their producers"): 4 rows an invocation in
-  // groups of 64 led or came within 4 % on every matrix in both formats. GLU rows take 8 (a
-  // workgroup writes whole groups of 8 outputs of the int8 form), in workgroups of 256: 123.8-124.0
-  // tok/s Q4_0 against 123.3-123.4 for 128, Q8_0 84.5 against 84.2 (PERFORMANCE.md, "Eighth
-  // session"). KILN_VK_MATVEC_GLU and KILN_VK_MATVEC_QIN (the others) = "wg,rows,tpr" try another
-  // (tuning runs).
-  unsigned wg = 0, rows = 0, tpr = 0;
-  const char* v = std::getenv(glu ? "KILN_VK_MATVEC_GLU" : "KILN_VK_MATVEC_QIN");
-  if (v && std::sscanf(v, "%u,%u,%u", &wg, &rows, &tpr) == 3 && wg >= 32 && wg <= 256 && tpr && wg % tpr == 0 &&
-      rows && (!glu || rows % 2 == 0))
-    return {wg, rows, tpr};
-  return glu ? MatvecShape{256, 8, 64} : MatvecShape{128, 4, 64};
-}
-
-MatvecShape Tuning::down_shape(DType type) const {
-  if (forced_down.wg) return forced_down;
-  if (forced.wg || cpu_device || type != DType::Q4_0 || subgroup_size == 0 || 96 % subgroup_size != 0)
-    return qin_shape(false);
-  return {192, 4, 96};
-}
-
 uint32_t staged_shared_bytes(const MatvecShape& s, int64_t cols) {  // matvec_staged.comp's arrays
   return uint32_t(cols / kBlockSize) * 48 + s.rows * s.wg * 4 + 64 * 4;
 }
 
-uint32_t Tuning::coop_splits(int64_t rows, int n) const {
-  if (forced_coop_splits) return std::min<uint32_t>(uint32_t(forced_coop_splits), max_coop_splits);
-  // Aim at about 500 workgroups (an H100 has 132 SMs, two workgroups each): o and down at 512
-  // tokens are 168 tiles, qkv's 256 and gate_up's 1344 need no split.
-  const int64_t tiles = (rows + kCoopTile.rows - 1) / kCoopTile.rows * ((n + kCoopTile.tokens - 1) / kCoopTile.tokens);
-  if (tiles >= 256) return 1;
-  return uint32_t(std::clamp<int64_t>(504 / tiles, 1, max_coop_splits));
-}
-
-std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile) {
+std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2) {
   if (!(tile == kMatmulTile) && !(tile == kCoopTile)) throw Error("Vulkan: no matmul kernel for that tile");
-  // KILN_VK_COOP_KERNEL=k2: the tensor-core variant with two blocks a step (a measurement switch).
-  const char* variant = std::getenv("KILN_VK_COOP_KERNEL");
-  const bool k2 = tile == kCoopTile && variant && std::string(variant) == "k2";
+  k2 = k2 && tile == kCoopTile;
   return std::string(tile == kCoopTile ? (k2 ? "matmul_coop_k2_" : "matmul_coop_") : "matmul_") + (glu ? "glu_" : "") +
          type_suffix(type);
 }
 
-ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_kv)
-    : device(dev), config(weights.config), tuning(tuning_for(dev)), context(ctx) {
+ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_kv, const KernelPlan& kernel_plan)
+    : device(dev), config(weights.config), plan(kernel_plan), context(ctx) {
   build(weights, f16_kv);
   build_pipelines();
   build_sets();
@@ -202,8 +83,8 @@ ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_
 ModelGpu::~ModelGpu() { device.wait_idle(); }
 
 const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape, MatmulTile tile) {
-  if (batched) return pipelines->get(matmul_kernel_name(type, glu, tile), 4);
-  const bool i8 = tuning.int8_dot && (type == DType::Q8_0 || type == DType::Q4_0);
+  if (batched) return pipelines->get(matmul_kernel_name(type, glu, tile, plan.coop_k2), 4);
+  const bool i8 = plan.int8_dot && (type == DType::Q8_0 || type == DType::Q4_0);
   const std::string name = std::string(i8 ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + type_suffix(type);
   return pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
 }
@@ -233,7 +114,7 @@ const Kernel& ModelGpu::sums_kernel(const BoundMatrix& bm, bool early) {
 // of gate_up.
 EarlyPart ModelGpu::early_part(const LayerGpu& l) const {
   const BoundMatrix &g = l.gate_up, &d = l.down;
-  const double fraction = tuning.early_part(d.m.type);
+  const double fraction = plan.early_part(d.m.type);
   if (fraction <= 0 || !g.qact_in || !d.qact_in || g.m.chunks.size() != 1 || d.m.chunks.size() != 1) return {};
   const uint32_t nb = uint32_t(d.m.cols / kBlockSize), per_group = g.qin_shape.rows_per_workgroup();
   const uint32_t blocks = uint32_t(fraction * nb) / 8 * 8;
@@ -244,7 +125,18 @@ EarlyPart ModelGpu::early_part(const LayerGpu& l) const {
 }
 
 const Kernel& ModelGpu::embed_kernel(DType type) {
-  return pipelines->get(std::string("embed_") + type_suffix(type), 6, {tuning.norm_wg});
+  return pipelines->get(std::string("embed_") + type_suffix(type), 6, {plan.norm_wg});
+}
+
+GpuPlan ModelGpu::summary() const {
+  GpuPlan s = plan.summary();
+  // What the weights took: F32 batches stay on fp32 tiles, and only Q8_0/Q4_0 matrices take the
+  // int8 decode kernels.
+  const BoundMatrix& m = layers.empty() ? embed_logits : layers.back().gate_up;
+  if (!plan.coop_for(m.m.type)) s.prefill = "fp32";
+  s.decode = m.qact_in ? "int8_act" : m.staged ? "int8_staged"
+             : plan.int8_dot && (m.m.type == DType::Q8_0 || m.m.type == DType::Q4_0) ? "int8_dot" : "fp32";
+  return s;
 }
 
 void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
@@ -260,7 +152,7 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
   if (int64_t(w.layers.size()) != c.num_layers) throw Error("Vulkan: the weights hold the wrong number of layers");
 
   kv_f16 = f16_kv;
-  const bool uma = device.info().unified_memory && std::getenv("KILN_VK_FORCE_STAGING") == nullptr;
+  const bool uma = device.info().unified_memory && !plan.force_staging;
   const MemoryKind resident = uma ? MemoryKind::DeviceMappable : MemoryKind::DeviceLocal;
   weight_arena = std::make_unique<MemoryArena>(device, resident, 1024 * kMiB, "model weights");
   state_arena = std::make_unique<MemoryArena>(device, MemoryKind::DeviceLocal, 256 * kMiB, "KV cache and activations");
@@ -287,9 +179,9 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
 
   // Weights: one staging buffer for everything on discrete GPUs.
   Uploader up(device, 64 * kMiB);
-  // KILN_VK_MAX_CHUNK_BYTES lowers the split size so tests can exercise multi-chunk matrices.
+  // max_chunk_bytes lowers the split size so tests can exercise multi-chunk matrices.
   const uint64_t chunk_limit = std::min<uint64_t>({device.limits().maxStorageBufferRange, weight_arena->max_block_bytes(),
-                                                   env_u32("KILN_VK_MAX_CHUNK_BYTES", UINT32_MAX)});
+                                                   plan.max_chunk_bytes});
   auto rows_of = [](const Matrix& m) { return [&m](int64_t r) { return m.row(r); }; };
   embed_logits.m = upload_matrix(*weight_arena, up, w.embed.type, w.embed.rows, w.embed.cols, rows_of(w.embed),
                                  chunk_limit, 64);
@@ -355,13 +247,12 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
   x = state(B * hidden * 4, "activations");
   xn = state(B * hidden * 4, "activations");
   // Split-K's partial sums for o and down go to further slices of proj (tensor cores only).
-  if (tuning.coop_matmul) tuning.max_coop_splits = uint32_t(std::clamp<uint64_t>(max_range / (B * hidden * 4), 1, 4));
-  const uint32_t proj_slices = tuning.coop_matmul ? tuning.max_coop_splits : 1;
-  proj = state(proj_slices * B * hidden * 4, "activations");
+  if (plan.coop_matmul) coop_slices = uint32_t(std::clamp<uint64_t>(max_range / (B * hidden * 4), 1, 4));
+  proj = state(coop_slices * B * hidden * 4, "activations");
   qkv = state(B * qkv_width * 4, "activations");
   att = state(B * heads * hd * 4, "activations");
   act = state(B * ffn * 4, "activations");
-  partials = state(uint64_t(tuning.max_attention_splits) * heads * (hd + 2) * 4, "attention partials");
+  partials = state(uint64_t(plan.max_attention_splits) * heads * (hd + 2) * 4, "attention partials");
   // The decode attention's last split of a head resets its counter; they start at zero.
   split_arrivals = state(uint64_t(heads) * 4, "attention split counters");
   const std::vector<uint32_t> zeros(size_t(heads), 0);
@@ -381,8 +272,8 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
     t.act = state(ffn * 4, "one token's activations");
     t.proj_d = state(hidden * 4, "one token's activations");
   }
-  if (tuning.wide_norm) {  // o and down take qin_shape (plan_int8_activations)
-    const uint32_t per_group = tuning.qin_shape(false).rows_per_workgroup();
+  if (plan.wide_norm) {  // o and down take qin_shape (plan_int8_activations)
+    const uint32_t per_group = plan.qin_shape(false).rows_per_workgroup();
     norm_slots = uint32_t((hidden + per_group - 1) / per_group);
     for (LayerGpu& l : layers) {
       l.token.sums_o = state(uint64_t(norm_slots) * 16, "one token's norm sums");
@@ -399,15 +290,16 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
 }
 
 void ModelGpu::build_pipelines() {
-  pipelines = std::make_unique<PipelineLibrary>(device, PipelineLibrary::default_cache_path(device.info()));
+  pipelines = std::make_unique<PipelineLibrary>(device, PipelineLibrary::default_cache_path(device.info()),
+                                                StageWait{plan.stage_spin_rounds, plan.stage_backoff});
   descriptors = std::make_unique<DescriptorAllocator>(device);
   // Every pipeline the forward pass can ask for, created now.
   auto matrix_kernels = [&](BoundMatrix& bm, bool glu) {
-    bm.shape = tuning.matvec_shape(bm.m.type, bm.m.rows, bm.m.cols, glu);
+    bm.shape = plan.matvec_shape(bm.m.type, bm.m.rows, bm.m.cols, glu);
     matrix_kernel(bm.m.type, glu, false, bm.shape);
-    matrix_kernel(bm.m.type, glu, true, bm.shape, tuning.matmul_tile(bm.m.type));
-    bm.staged_shape = tuning.staged_shape(bm.m.type, glu);
-    bm.staged = tuning.staged_for(bm.m.type, bm.m.cols) &&
+    matrix_kernel(bm.m.type, glu, true, bm.shape, plan.matmul_tile(bm.m.type));
+    bm.staged_shape = plan.staged_shape(bm.m.type, glu);
+    bm.staged = plan.staged_for(bm.m.type, bm.m.cols) &&
                 staged_shared_bytes(bm.staged_shape, bm.m.cols) <= device.limits().maxComputeSharedMemorySize;
   };
   matrix_kernels(embed_logits, false);
@@ -419,14 +311,14 @@ void ModelGpu::build_pipelines() {
     matrix_kernels(l.down, false);
   }
   const std::string kv = kv_f16 ? "f16" : "f32";
-  rope_kernel = &pipelines->get("qk_norm_rope_kv_" + kv, 5, {tuning.rope_wg});
-  const uint32_t qb = tuning.prefill_attention_queries;
+  rope_kernel = &pipelines->get("qk_norm_rope_kv_" + kv, 5, {plan.rope_wg});
+  const uint32_t qb = plan.prefill_attention_queries;
   attention_kernel = &pipelines->get((qb ? "attention_prefill_q" + std::to_string(qb) + "_kv_" : "attention_kv_") + kv,
-                                     4, {tuning.attention_wg});
-  const bool attention_int8 = tuning.quantized_act && plan_int8_activations();
+                                     4, {plan.attention_wg});
+  const bool attention_int8 = plan.quantized_act && plan_int8_activations();
   decode_attention_kernel =
-      &pipelines->get((attention_int8 ? "attention_decode_qout_kv_" : "attention_decode_kv_") + kv, 10, {tuning.attention_wg});
-  if (add_norm_int8) add_norm_qout_kernel = &pipelines->get("add_norm_qout", 5, {tuning.norm_wg});
+      &pipelines->get((attention_int8 ? "attention_decode_qout_kv_" : "attention_decode_kv_") + kv, 10, {plan.attention_wg});
+  if (add_norm_int8) add_norm_qout_kernel = &pipelines->get("add_norm_qout", 5, {plan.norm_wg});
   // The one-token kernel each matrix ended up with (after the plan, so none is built for nothing).
   auto one_token_kernel = [&](const BoundMatrix& bm, bool glu) {
     if (bm.qact_in) qin_kernel(bm, glu);
@@ -439,7 +331,7 @@ void ModelGpu::build_pipelines() {
     one_token_kernel(l.gate_up, true);
     one_token_kernel(l.down, false);
   }
-  add_norm_kernel = &pipelines->get("add_norm", 5, {tuning.norm_wg});
+  add_norm_kernel = &pipelines->get("add_norm", 5, {plan.norm_wg});
   argmax_kernel = &pipelines->get("argmax", 4);
   wide_norm = plan_wide_norm();
   if (wide_norm) {
@@ -447,13 +339,13 @@ void ModelGpu::build_pipelines() {
       sums_kernel(l.o);
       sums_kernel(l.down);
     }
-    add_norm_slots_kernel = &pipelines->get("add_norm_slots_qout", 6, {tuning.wide_norm_wg});
+    add_norm_slots_kernel = &pipelines->get("add_norm_slots_qout", 6, {plan.wide_norm_wg});
   }
   for (const LayerGpu& l : layers)
     if (early_part(l).groups) wide_norm ? sums_kernel(l.down, true) : qin_kernel(l.down, false, true);
-  if (tuning.coop_matmul) {
+  if (plan.coop_matmul) {
     split_sum_kernel = &pipelines->get("split_sum", 4);
-    for (LayerGpu& l : layers) l.o.split_output = l.down.split_output = tuning.max_coop_splits > 1;
+    for (LayerGpu& l : layers) l.o.split_output = l.down.split_output = coop_slices > 1;
   }
 }
 
@@ -465,19 +357,19 @@ bool ModelGpu::plan_int8_activations() {
   auto int8 = [](const BoundMatrix& bm) { return bm.m.type == DType::Q8_0 || bm.m.type == DType::Q4_0; };
   auto reads_int8 = [&](BoundMatrix& bm, bool glu) {
     bm.qact_in = true;
-    bm.qin_shape = glu ? bm.staged_shape : tuning.qin_shape(false);
+    bm.qin_shape = glu ? bm.staged_shape : plan.qin_shape(false);
   };
   // gate_up -> down: gate_up's workgroups must write whole groups of 8 outputs (128,8,64: 8 each).
   for (LayerGpu& l : layers) {
     if (!l.gate_up.staged || !int8(l.down)) continue;
-    l.gate_up.staged_shape = tuning.qin_shape(true);
+    l.gate_up.staged_shape = plan.qin_shape(true);
     const MatvecShape& g = l.gate_up.staged_shape;
     if ((g.wg / g.tpr) * g.rows / 2 % 8 != 0 ||
         staged_shared_bytes(g, l.gate_up.m.cols) > device.limits().maxComputeSharedMemorySize)
       continue;
     l.gate_up.qact_out = true;
     reads_int8(l.down, false);
-    l.down.qin_shape = tuning.down_shape(l.down.m.type);
+    l.down.qin_shape = plan.down_shape(l.down.m.type);
   }
   // add_norm -> q/k/v (layers 1..; layer 0's reads the embedding's fp32 output), gate_up, logits.
   add_norm_int8 = int8(embed_logits) && std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) {
@@ -491,7 +383,7 @@ bool ModelGpu::plan_int8_activations() {
     reads_int8(embed_logits, false);
   }
   // attention -> o: one kernel serves every layer, so every o must take int8.
-  if (tuning.attention_wg % 4 != 0 || !std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) { return int8(l.o); }))
+  if (plan.attention_wg % 4 != 0 || !std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) { return int8(l.o); }))
     return false;
   for (LayerGpu& l : layers) reads_int8(l.o, false);
   return true;
@@ -500,8 +392,8 @@ bool ModelGpu::plan_int8_activations() {
 // The wide add_norm (ModelGpu::wide_norm) where add_norm writes int8 and o and down read int8 in
 // qin_shape workgroups, each of their chunks starting at a whole workgroup (a slot each).
 bool ModelGpu::plan_wide_norm() const {
-  if (!tuning.wide_norm || !add_norm_int8 || norm_slots == 0 || tuning.wide_norm_wg % 2 != 0) return false;
-  const uint32_t per_group = tuning.qin_shape(false).rows_per_workgroup();
+  if (!plan.wide_norm || !add_norm_int8 || norm_slots == 0 || plan.wide_norm_wg % 2 != 0) return false;
+  const uint32_t per_group = plan.qin_shape(false).rows_per_workgroup();
   auto fits = [&](const BoundMatrix& bm) {
     return bm.qact_in && bm.qin_shape.rows_per_workgroup() == per_group &&
            std::all_of(bm.m.chunks.begin(), bm.m.chunks.end(),
@@ -512,7 +404,7 @@ bool ModelGpu::plan_wide_norm() const {
 
 void ModelGpu::build_sets() {
   DescriptorAllocator& d = *descriptors;
-  // Every 4-binding kernel shares one set layout; this one exists whatever the tuning.
+  // Every 4-binding kernel shares one set layout; this one exists whatever the plan.
   const Kernel& any4 = matrix_kernel(embed_logits.m.type, false, false, embed_logits.shape);
   auto bind = [&](std::vector<VkDescriptorSet>& sets, const BoundMatrix& bm, const BufferSlice& in,
                   const BufferSlice& out) {

@@ -58,8 +58,15 @@ std::span<const uint32_t> kernel_spirv(const std::string& name) {
   throw Error("Vulkan: no embedded kernel named '" + name + "' (internal error)");
 }
 
-PipelineLibrary::PipelineLibrary(Device& device, std::string cache_path)
-    : device_(device), cache_path_(std::move(cache_path)) {
+StageWait default_stage_wait(const PhysicalDeviceInfo& info) {
+  // lavapipe counts every loop iteration of an invocation and switches it off after 65535, so
+  // there rounds x idle stay well below that; on an H100 20000 polls are tens of ms.
+  return info.cpu_implementation ? StageWait{1000, 1} : StageWait{20000, 32};
+}
+
+PipelineLibrary::PipelineLibrary(Device& device, std::string cache_path, std::optional<StageWait> stage_wait)
+    : device_(device), cache_path_(std::move(cache_path)),
+      stage_wait_(stage_wait.value_or(default_stage_wait(device.info()))) {
   std::vector<char> data;
   if (!cache_path_.empty()) {
     std::ifstream in(cache_path_, std::ios::binary);
@@ -175,12 +182,9 @@ const Kernel& PipelineLibrary::get(const std::string& spirv_name, uint32_t bindi
   std::vector<VkSpecializationMapEntry> entries(spec.size());
   for (uint32_t i = 0; i < spec.size(); ++i) entries[i] = {i, i * 4, 4};
   if (k->stage_flags) {  // stage_flags.glsl's wait: rounds and the idle between polls
-    const bool cpu = device_.info().cpu_implementation;
-    const char* b = std::getenv("KILN_VK_STAGE_BACKOFF");  // tuning runs
-    const uint32_t backoff = b && *b ? uint32_t(std::atoi(b)) : 32u;
     for (uint32_t id : {kStageSpinRoundsId, kStageBackoffId}) {
       entries.push_back({id, uint32_t(spec.size() * 4), 4});
-      spec.push_back(id == kStageSpinRoundsId ? (cpu ? 1000u : 20000u) : (cpu ? 1u : backoff));
+      spec.push_back(id == kStageSpinRoundsId ? stage_wait_.spin_rounds : stage_wait_.backoff);
     }
   }
   VkSpecializationInfo si{uint32_t(entries.size()), entries.data(), spec.size() * 4, spec.data()};

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,10 +33,18 @@ struct Kernel {
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
 };
 
+// stage_flags.glsl's bounded wait: polls before it gives up, idle between polls
+// (KernelPlan::stage_spin_rounds, stage_backoff).
+struct StageWait {
+  uint32_t spin_rounds = 20000, backoff = 32;
+};
+StageWait default_stage_wait(const PhysicalDeviceInfo& info);
+
 class PipelineLibrary {
  public:
   // cache_path: where the pipeline cache is read from and saved to ("" for none).
-  PipelineLibrary(Device& device, std::string cache_path);
+  // stage_wait: none for the device's default.
+  PipelineLibrary(Device& device, std::string cache_path, std::optional<StageWait> stage_wait = std::nullopt);
   ~PipelineLibrary();
   PipelineLibrary(const PipelineLibrary&) = delete;
   PipelineLibrary& operator=(const PipelineLibrary&) = delete;
@@ -55,6 +64,7 @@ class PipelineLibrary {
 
   Device& device_;
   std::string cache_path_;
+  StageWait stage_wait_;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   std::map<uint32_t, std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_;
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;

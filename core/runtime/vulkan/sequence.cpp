@@ -4,13 +4,14 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
+#include <utility>
 #include <cstring>
 #include <string_view>
 
 namespace kiln::vk {
 
-CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : device_(device) {
+CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches, SequenceOptions options)
+    : device_(device), fence_poll_(options.fence_poll), barrier_before_(std::move(options.barrier_before)) {
   VkDevice dev = device.handle();
   VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -24,9 +25,6 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches) : devi
   check(vkAllocateCommandBuffers(dev, &ai, cmds), "allocating command buffers");
   const bool timestamps = device.info().timestamp_valid_bits > 0 && device.limits().timestampPeriod > 0;
   max_queries_ = max_dispatches + 1;
-  if (const char* v = std::getenv("KILN_VK_STAGE_SKIP_WAITS")) skip_waits_ = v;
-  if (const char* v = std::getenv("KILN_VK_STAGE_BARRIER_BEFORE")) barrier_before_ = v;
-  if (const char* v = std::getenv("KILN_VK_FENCE_POLL")) fence_poll_ = std::string(v) != "0";
   max_stages_ = max_dispatches + 2;
   counters_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::DeviceLocal, 64 * 1024, "stage flags", true);
 #ifdef KILN_VK_STAGE_TRACE
@@ -150,7 +148,7 @@ void CommandSequence::dispatch(const Kernel& kernel, VkDescriptorSet set, const 
     throw Error("Vulkan: " + kernel.name + " cannot run in a frame with stage flags (internal error)");
   if (kernel.stage_flags) {  // stage 0 tells the kernel that barriers order this frame
     StagePush sp;
-    if (f.stage_flags) sp = {counters_address_, stage_, skips_wait(op) ? 0u : wait_groups_};
+    if (f.stage_flags) sp = {counters_address_, stage_, wait_groups_};
 #ifdef KILN_VK_STAGE_TRACE
     if (f.stage_flags && !stage_ops_[recording_][stage_]) stage_ops_[recording_][stage_] = op;
 #endif
@@ -174,8 +172,6 @@ bool CommandSequence::listed(const std::string& list, const char* op) {
   }
   return false;
 }
-
-bool CommandSequence::skips_wait(const char* op) const { return listed(skip_waits_, op); }
 
 void CommandSequence::barrier() {
   if (rec().stage_flags) {  // the next dispatches wait for this stage's workgroups instead

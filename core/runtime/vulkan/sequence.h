@@ -38,10 +38,16 @@ struct StagePush {
   uint32_t wait_groups = 0;
 };
 
+// Measurement switches (KernelPlan::fence_poll, stage_barrier_before).
+struct SequenceOptions {
+  bool fence_poll = true;      // wait(): sleep until shortly before a frame is due, then poll
+  std::string barrier_before;  // op,op,...: with stage flags, a pipeline barrier before those ops too
+};
+
 class CommandSequence {
  public:
   // max_dispatches: timestamps a frame can hold (profiling beyond it is dropped, not wrong).
-  CommandSequence(Device& device, uint32_t max_dispatches);
+  CommandSequence(Device& device, uint32_t max_dispatches, SequenceOptions options = {});
   ~CommandSequence();
   CommandSequence(const CommandSequence&) = delete;
   CommandSequence& operator=(const CommandSequence&) = delete;
@@ -116,16 +122,13 @@ class CommandSequence {
   uint32_t max_stages_ = 0, stage_ = 0, stage_groups_ = 0, wait_groups_ = 0;
   // wait(): how long frames of a given dispatch count took from submit to done (a decode step
   // always records the same count), so the wait sleeps until shortly before and then polls.
-  // KILN_VK_FENCE_POLL=0: always sleep in vkWaitForFences.
+  // SequenceOptions::fence_poll false: always sleep in vkWaitForFences.
   std::map<uint32_t, double> frame_micros_;
   bool fence_poll_ = true;
   bool give_up_once_ = false;
-  // Measurement only (KILN_VK_STAGE_SKIP_WAITS=attention,o_proj,...): those ops' dispatches do not
-  // wait for the stage before, so results are wrong; shows what each dependency costs.
-  std::string skip_waits_;
-  bool skips_wait(const char* op) const;
-  // Measurement only (KILN_VK_STAGE_BARRIER_BEFORE=o_proj,...): a pipeline barrier before those ops'
-  // dispatches as well, so that their workgroups are not resident (waiting) while the op before runs.
+  // Measurement only (SequenceOptions::barrier_before = "o_proj,..."): a pipeline barrier before
+  // those ops' dispatches as well, so that their workgroups are not resident (waiting) while the op
+  // before runs.
   std::string barrier_before_;
   static bool listed(const std::string& list, const char* op);
 #ifdef KILN_VK_STAGE_TRACE

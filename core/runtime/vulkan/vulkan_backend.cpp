@@ -1,14 +1,13 @@
-// The Vulkan Backend: a device, the model uploaded once, one command sequence. forward() writes
-// the token ids, submits the whole pass once per batch and reads the logits back. Decode steps are
-// recorded one step ahead, while the GPU runs the current one, and ordered by stage flags instead
-// of barriers where the device allows (CommandSequence); a step whose flags gave up is run again
-// with barriers, and so are all later ones.
+// The Vulkan Backend: a device, its plan (kernel_plan.h), the model uploaded once, one command
+// sequence. forward() writes the token ids, submits the whole pass once per batch and reads the
+// logits back. Decode steps are recorded one step ahead, while the GPU runs the current one, and
+// ordered by stage flags instead of barriers where the plan says so (CommandSequence); a step whose
+// flags gave up is run again with barriers, and so are all later ones.
 #include "runtime/vulkan_backend.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "kiln/types.h"
 #include "runtime/vulkan/device.h"
 #include "runtime/vulkan/forward.h"
+#include "runtime/vulkan/kernel_plan.h"
 #include "runtime/vulkan/model_gpu.h"
 #include "runtime/vulkan/sequence.h"
 
@@ -38,15 +38,15 @@ class VulkanBackend final : public Backend {
     device_ = std::make_unique<vk::Device>(instance, index);
     // fp16 keys and values halve the cache; F32 weights keep it exact, like the CPU reference.
     const bool f16_kv = options.f16_kv && !weights_are_f32(*weights);
-    model_ = std::make_unique<vk::ModelGpu>(*device_, *weights, options.context_length, f16_kv);
-    sequence_ = std::make_unique<vk::CommandSequence>(*device_, vk::max_dispatches_per_forward(*model_));
-    stage_flags_ = model_->tuning.stage_flags;
-    const char* ahead = std::getenv("KILN_VK_RUN_AHEAD");
-    run_ahead_ = model_->max_batch >= 2 && !(ahead && std::string(ahead) == "0");
+    const vk::KernelPlan plan = vk::plan_for(device_->info(), vk::parse_tuning(options.tuning));
+    model_ = std::make_unique<vk::ModelGpu>(*device_, *weights, options.context_length, f16_kv, plan);
+    sequence_ = std::make_unique<vk::CommandSequence>(*device_, vk::max_dispatches_per_forward(*model_),
+                                                      vk::SequenceOptions{plan.fence_poll, plan.stage_barrier_before});
+    stage_flags_ = plan.stage_flags;
+    run_ahead_ = model_->max_batch >= 2 && plan.run_ahead;
     // Tests: the first flagged step's second stage waits for a workgroup that never comes.
-    if (const char* v = std::getenv("KILN_VK_STAGE_FLAGS"); v && std::string(v) == "test-give-up")
-      sequence_->give_up_once();
-    warm_up();
+    if (plan.stage_flags_test_give_up) sequence_->give_up_once();
+    warm_up(plan.warmup_tokens);
     after_load_ = device_->counters();
   }
 
@@ -54,6 +54,8 @@ class VulkanBackend final : public Backend {
   int context_length() const override { return model_->context; }
   uint64_t kv_cache_bytes() const override { return model_->kv_bytes; }
   void set_profiling(bool enabled) override { profiling_ = enabled; }
+  // As decided at load; the counter stage_flags says whether the flags later gave up.
+  std::optional<GpuPlan> gpu_plan() const override { return model_->summary(); }
   std::vector<OpTiming> take_profile() override { return sequence_->take_profile(); }
 
   std::vector<std::pair<std::string, double>> counters() const override {
@@ -207,13 +209,12 @@ class VulkanBackend final : public Backend {
 #endif
   }
 
-  // One batch of 8 tokens at load (KILN_VK_WARMUP=N: N tokens, 0: none). On an H100 the first
+  // One batch of 8 tokens at load (KernelPlan::warmup_tokens; 0: none). On an H100 the first
   // batch otherwise pays ~140 ms for first use of the batched kernels (27B, 512-token prefill:
   // 1070 tok/s cold, 1545 warm; 8 tokens of warm-up do as well as 512). It writes cache positions
   // that the first real call (at position 0) overwrites.
-  void warm_up() {
-    const char* v = std::getenv("KILN_VK_WARMUP");
-    const int n = std::min({v && *v ? std::atoi(v) : 8, model_->max_batch, model_->context});
+  void warm_up(int tokens_at_load) {
+    const int n = std::min({tokens_at_load, model_->max_batch, model_->context});
     if (n < 2) return;
     std::vector<int32_t> tokens(size_t(n), 0);
     std::vector<float> logits(size_t(model_->config.vocab_size));
@@ -298,8 +299,8 @@ class VulkanBackend final : public Backend {
   bool profiling_ = false;
   int prepared_ = -1, prepared_pos_ = -1;  // a frame recorded ahead for a decode step at prepared_pos_
   vk::ForwardOutput prepared_out_ = vk::ForwardOutput::LastLogits;
-  // Greedy decoding: a step queued on the GPU at ahead_pos_, to be fed ahead_token_ (run()).
-  // KILN_VK_RUN_AHEAD=0 turns it off.
+  // Greedy decoding: a step queued on the GPU at ahead_pos_, to be fed ahead_token_ (run()), where
+  // the plan says so (KernelPlan::run_ahead).
   bool run_ahead_ = false;
   int ahead_ = -1, ahead_pos_ = -1;
   int32_t ahead_token_ = -1, last_pick_ = -1;
@@ -309,6 +310,8 @@ class VulkanBackend final : public Backend {
 };
 
 }  // namespace
+
+void check_vulkan_tuning(const VulkanTuning& tuning) { vk::parse_tuning(tuning); }
 
 std::unique_ptr<Backend> make_vulkan_backend(std::shared_ptr<const Gemma3Weights> weights,
                                              const VulkanOptions& options) {

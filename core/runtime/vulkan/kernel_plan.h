@@ -1,0 +1,161 @@
+// The device plan: which kernel, shape and synchronisation each op runs on one device, decided once
+// at load by plan_for() from what the device reports, a small table of device families and
+// explicit overrides (tuning keys: LoadOptions::vulkan_tuning, `kiln bench --tune key=value`).
+// ModelGpu holds it const. What depends on the model as well (which matrices read int8
+// activations, whether the wide add_norm fits its chunks) ModelGpu decides beside it, at load.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "kiln/hardware.h"
+#include "kiln/types.h"
+#include "quant/dtype.h"
+#include "runtime/vulkan/device.h"
+
+namespace kiln::vk {
+
+// How matvec.comp splits a matrix (specialization constants): workgroups of `wg` invocations in
+// groups of `tpr`, each group accumulating `rows` rows.
+struct MatvecShape {
+  uint32_t wg = 128, rows = 2, tpr = 32;
+  uint32_t rows_per_workgroup() const { return wg / tpr * rows; }
+  bool operator==(const MatvecShape&) const = default;
+};
+
+// Rows x tokens a workgroup of a batched kernel takes: matmul.comp 64 x 64, matmul_coop.comp
+// (tensor cores) 128 x 128.
+struct MatmulTile {
+  uint32_t rows = 64, tokens = 64;
+  bool operator==(const MatmulTile&) const = default;
+};
+constexpr MatmulTile kMatmulTile{64, 64}, kCoopTile{128, 128};
+
+// Device families: the rows of the table in kernel_plan.cpp (kFamilies).
+enum class DeviceFamily { Nvidia, Amd, Intel, Cpu, Other };
+const char* family_name(DeviceFamily f);  // "nvidia", "amd", "intel", "cpu", "other"
+DeviceFamily family_of(const PhysicalDeviceInfo& device);
+
+// The tuning keys, parsed: each set one overrides what the device and its family would decide.
+// Capabilities cannot be forced: int8_dot=1 on a device without integer dot products stays off.
+struct TuningOverrides {
+  std::optional<DeviceFamily> family;  // take another family's row of the table
+  std::optional<bool> int8_dot, staged, qact, coopmat, stage_flags, run_ahead, wide_norm, down_groups_of_96;
+  std::optional<uint32_t> staged_max_blocks, prefill_queries, coop_split, attention_split, wide_norm_wg;
+  std::optional<MatvecShape> matvec, matvec_down, matvec_glu, matvec_qin;
+  std::optional<double> early_part;
+  // Tests: weights in bindings of at most this many bytes, uploaded through staging on UMA too.
+  std::optional<uint64_t> max_chunk_bytes;
+  std::optional<bool> force_staging;
+  // Measurement: the tensor-core kernel with two blocks a step, fence polling, stage-wait idle,
+  // barriers before the named ops, warm-up tokens at load.
+  std::optional<bool> coop_k2, fence_poll;
+  std::optional<uint32_t> stage_backoff, warmup;
+  std::optional<std::string> stage_barrier_before;
+  bool stage_flags_test_give_up = false;  // tests: the first flagged step's wait gives up
+};
+// Throws kiln::Error naming the key (and listing the valid ones) for an unknown key or a bad value.
+TuningOverrides parse_tuning(const VulkanTuning& tuning);
+
+struct KernelPlan {
+  DeviceFamily family = DeviceFamily::Other;
+  bool cpu_device = false;       // lavapipe and the like: few, fat invocations
+  uint32_t subgroup_size = 0;
+
+  // --- Matrices, one token (decode) ---
+  bool int8_dot = false;         // int8-dot matvec for Q8_0/Q4_0 (int8_dot=0|1)
+  int matvec_max_tokens = 4;     // batches up to this size use matrix-vector kernels
+  MatvecShape forced{0, 0, 0};   // matvec=wg,rows,tpr: every matvec in this shape (tuning runs)
+  // Enough invocations a row that each streams several blocks, enough rows that the GPU is full.
+  MatvecShape matvec_shape(DType type, int64_t rows, int64_t cols, bool glu) const;
+  // One token with int8 dots: matvec_staged_* rounds the activations to int8 once per workgroup
+  // into shared memory, for rows of at most max_staged_blocks blocks (its prologue grows with the
+  // row: on the H100 it lost on down's 672 blocks). staged=0 turns it off, staged_max_blocks=N
+  // moves the limit.
+  bool staged_matvec = false;
+  uint32_t max_staged_blocks = 256;
+  bool staged_for(DType type, int64_t cols) const {
+    return staged_matvec && (type == DType::Q8_0 || type == DType::Q4_0) && cols / kBlockSize <= max_staged_blocks;
+  }
+  MatvecShape staged_shape(DType type, bool glu) const;
+  // One token: gate_up, the decode attention and add_norm write their outputs rounded to int8 (a
+  // scale for each 8), and the matrices reading them use matvec_qin_*, which has no rounding and
+  // no prologue (ModelGpu::plan_int8_activations). qact=0: off.
+  bool quantized_act = false;
+  MatvecShape forced_glu{0, 0, 0}, forced_qin{0, 0, 0};  // matvec_glu=, matvec_qin= (tuning runs)
+  MatvecShape qin_shape(bool glu) const;  // matvec_qin_*: whole groups of 8 outputs with GLU
+  // down's one-token int8 kernel: Q4_0 on GPUs whose subgroups divide 96 takes groups of 96
+  // invocations (7 steps a lane over 27B's 672 blocks instead of 11): on an H100 129.2-129.3 tok/s
+  // against 127.4-127.5 for qin_shape; Q8_0 lost (81.6 against 84.5) and keeps qin_shape
+  // (PERFORMANCE.md, "Ninth session"). 8 rows a workgroup, as o's, for the wide add_norm's slots.
+  // Measured on NVIDIA only (down_groups_96=0|1); matvec_down=wg,rows,tpr tries another shape.
+  bool down_groups_of_96 = false;
+  MatvecShape forced_down{0, 0, 0};
+  MatvecShape down_shape(DType type) const;
+
+  // --- Matrices, batches (prefill) ---
+  bool coop_matmul = false;      // batches on tensor cores (matmul_coop_*, VK_NV_cooperative_matrix); coopmat=0: off
+  bool coop_k2 = false;          // coop_kernel=k2: the variant with two blocks a step (measurement)
+  // Tensor cores for batches of these weights: not F32, whose point is fp32-exact results.
+  bool coop_for(DType type) const { return coop_matmul && type != DType::F32; }
+  MatmulTile matmul_tile(DType type) const { return coop_for(type) ? kCoopTile : kMatmulTile; }
+  // Split-K parts for a matmul_coop call of `rows` x n tokens, at most max_splits (the slices the
+  // output buffer holds): more workgroups where few row x token tiles would leave SMs idle
+  // (PERFORMANCE.md). coop_split=N forces N (1: off).
+  int forced_coop_splits = 0;
+  uint32_t coop_splits(int64_t rows, int n, uint32_t max_splits) const;
+
+  // --- Attention and norms ---
+  // Batches: 0 runs attention.comp (a workgroup a query); 4, 8 or 16 attention_prefill_q<N>
+  // (a workgroup a block of N queries); prefill_queries=N. On an H100 (27B, 512 tokens) 4 took
+  // 23.8 ms against 27.5 (one a query), 32.3 (8) and 61 (16).
+  uint32_t prefill_attention_queries = 4;
+  uint32_t attention_wg = 64;    // >= head_dim / 4
+  uint32_t max_attention_splits = 128;     // decode: the partials buffer holds this many a head
+  uint32_t attention_keys_per_split = 64;  // decode: at least this many keys a workgroup (attention_split=N)
+  uint32_t norm_wg = 256;
+  uint32_t rope_wg = 64;
+  // One token: the add_norm spread over many workgroups, its sums gathered by the matrix before
+  // (ModelGpu::wide_norm; wide_norm=0|1). wide_norm_wg: invocations a workgroup (wide_norm_wg=N;
+  // H100, 27B Q4_0: 110.0-110.8 tok/s against 110.2, 109.1 and 108.3 for 256, 64 and 32).
+  bool wide_norm = false;
+  uint32_t wide_norm_wg = 128;
+
+  // --- Synchronisation of a decode step ---
+  // Dispatches ordered by stage flags instead of pipeline barriers: workgroups wait on counters
+  // and read without a cache invalidation, which Vulkan's memory model does not promise to work
+  // (CommandSequence; PERFORMANCE.md, "Stage flags instead of barriers"). stage_flags=0|1.
+  bool stage_flags = false;
+  // With stage flags and int8 activations: down starts on the first fraction of its row blocks as
+  // soon as the gate_up workgroups that wrote them are done, so that it streams while gate_up's
+  // last, partial wave of workgroups runs (PERFORMANCE.md, "Ninth session"). On an H100 (27B):
+  // Q4_0 0.55-0.7 gained 3 %, Q8_0 lost 0.5 % at 0.6 and 0.85, so it is off there.
+  // early_part=F sets it for both (0: off); without stage flags it is always off.
+  double early_part_q4_0 = 0, early_part_q8_0 = 0;
+  double early_part(DType type) const {
+    return type == DType::Q4_0 ? early_part_q4_0 : type == DType::Q8_0 ? early_part_q8_0 : 0.0;
+  }
+  // Greedy decoding: each step queues the next one on the GPU before waiting (VulkanBackend,
+  // "running ahead"). run_ahead=0|1.
+  bool run_ahead = false;
+  // stage_flags.glsl's bounded wait: polls before it gives up, idle between polls (stage_backoff=N).
+  uint32_t stage_spin_rounds = 20000, stage_backoff = 32;
+
+  // --- Memory, measurement and tests ---
+  bool force_staging = false;             // force_staging=1: weights through staging on UMA too
+  uint64_t max_chunk_bytes = UINT64_MAX;  // max_chunk_bytes=N: many-chunk matrices in tests
+  bool fence_poll = true;                 // fence_poll=0: always sleep in vkWaitForFences
+  std::string stage_barrier_before;       // stage_barrier_before=op,op: barriers before those ops too
+  int warmup_tokens = 8;                  // warmup=N: one batch of N tokens at load (0: none)
+  bool stage_flags_test_give_up = false;  // stage_flags_test_give_up=1 (tests)
+
+  // For reports (`kiln info --hardware`, `kiln bench --json`): the family, the prefill and
+  // decode kernels for Q8_0/Q4_0 weights, the synchronisation.
+  GpuPlan summary() const;
+};
+
+// The plan for a device: what it reports, its family's row of the table, then the overrides.
+KernelPlan plan_for(const PhysicalDeviceInfo& device, const TuningOverrides& overrides = {});
+
+}  // namespace kiln::vk
