@@ -45,6 +45,7 @@ struct BenchResult {
   // compute the same thing (a kernel variant that only reorders work) must show the same hash.
   uint64_t last_logits_hash = 0;
   std::vector<std::pair<std::string, double>> counters;
+  std::optional<GpuPlan> plan;  // the Vulkan backend's plan for its device
   std::vector<OpTiming> profile;          // decode, all tokens
   std::vector<OpTiming> prefill_profile;  // one more prefill of the same prompt, after the timed one
   std::vector<std::string> notes;
@@ -64,6 +65,7 @@ double bytes_per_token(const Gemma3Weights& w, int64_t pos, bool f16_kv) {
 BenchResult run_bench(const BenchFlags& f) {
   BenchResult r;
   LoadOptions options = load_options(f.model);
+  check_backend_options(options);  // before minutes of making weights
   r.precision = to_string(options.precision);
   const DType dtype = dtype_of(options.precision);
   const auto t0 = Clock::now();
@@ -134,6 +136,7 @@ BenchResult run_bench(const BenchFlags& f) {
   r.decode_tps = f.gen / decode_s;
   r.bytes_per_token = bytes_at_end;
   r.counters = backend->counters();
+  r.plan = backend->gpu_plan();
   r.profile = backend->take_profile();
   // The last step once more (a rewrite of its position), its logits read back: does the host's
   // argmax pick what the device did? After the counters and the profile, which it must not touch.
@@ -179,20 +182,21 @@ void print_json(const BenchResult& r) {
       std::printf("%s\"%s\": %.6g", i ? ", " : "", r.counters[i].first.c_str(), r.counters[i].second);
     std::printf("}");
   }
-  if (r.copy_gbs > 0) {
+  if (r.copy_gbs > 0)
     std::printf(", \"device_copy_gb_per_s\": %.1f, \"decode_fraction_of_copy\": %.3f", r.copy_gbs,
                 r.bytes_per_token * r.decode_tps / 1e9 / r.copy_gbs);
+  if (r.plan) {
     std::printf(", \"vulkan\": {");
     const char* keys[] = {"allocations_during_decode", "descriptor_set_allocations_during_decode",
                           "pipeline_creations_during_decode", "submits_per_token"};
-    bool first = true;
     for (const char* k : keys)
       for (const auto& [name, value] : r.counters)
-        if (name == k) {
-          std::printf("%s\"%s\": %.6g", first ? "" : ", ", k, value);
-          first = false;
-        }
-    std::printf("}");
+        if (name == k) std::printf("\"%s\": %.6g, ", k, value);
+    const GpuPlan& p = *r.plan;
+    std::printf("\"plan\": {\"family\": \"%s\", \"prefill\": \"%s\", \"decode\": \"%s\", \"stage_flags\": %s, "
+                "\"run_ahead\": %s, \"subgroup_size\": %d}}",
+                p.family.c_str(), p.prefill.c_str(), p.decode.c_str(), p.stage_flags ? "true" : "false",
+                p.run_ahead ? "true" : "false", p.subgroup_size);
   }
   auto print_profile = [](const char* key, const std::vector<OpTiming>& profile) {
     if (profile.empty()) return;
@@ -221,6 +225,11 @@ void print_text(const BenchResult& r) {
   if (r.copy_gbs > 0)
     std::printf("device copy  %.1f GB/s (decode reaches %.1f %% of it)\n", r.copy_gbs,
                 100 * r.bytes_per_token * r.decode_tps / 1e9 / r.copy_gbs);
+  if (r.plan)
+    std::printf("plan         %s family: prefill %s, decode %s, %s%s, subgroup size %d\n", r.plan->family.c_str(),
+                r.plan->prefill.c_str(), r.plan->decode.c_str(),
+                r.plan->stage_flags ? "stage flags" : "pipeline barriers", r.plan->run_ahead ? ", steps run ahead" : "",
+                r.plan->subgroup_size);
   std::printf("peak memory  %.3f GB\n", r.peak_rss / 1e9);
   for (const auto& [name, value] : r.counters) std::printf("%-28s %g\n", name.c_str(), value);
   auto print_per_op = [](const char* title, const std::vector<OpTiming>& profile) {

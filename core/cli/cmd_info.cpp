@@ -48,6 +48,13 @@ void print_hardware(const HardwareInfo& h) {
     add(g.integer_dot, g.integer_dot_fast ? "int8 dot products (hardware)" : "int8 dot products (emulated)");
     add(g.cooperative_matrix, "fp16 cooperative matrices");
     std::printf("               features %s\n", f.empty() ? "none of the optional ones" : f.c_str());
+    if (g.plan) {  // what a load would decide for Q8_0/Q4_0 weights (kernel_plan.h)
+      const GpuPlan& p = *g.plan;
+      std::printf("               plan     %s family: prefill %s, decode %s, %s%s, subgroup size %d\n",
+                  p.family.c_str(), p.prefill.c_str(), p.decode.c_str(),
+                  p.stage_flags ? "stage flags" : "pipeline barriers", p.run_ahead ? ", steps run ahead" : "",
+                  p.subgroup_size);
+    }
   }
   if (h.npu.present) {
     std::printf("npu            %s at %s (XRT %s)\n", h.npu.generation.c_str(), h.npu.device_path.c_str(),

@@ -19,6 +19,10 @@ void add_model_flags(CLI::App& cmd, ModelFlags& f, const std::string& default_pr
   cmd.add_option("-t,--threads", f.threads, "CPU threads (default: all cores)");
   cmd.add_option("--attention", f.attention, "Where attention runs: auto, gpu, cpu, npu, npu-emulator")
       ->capture_default_str();
+  cmd.add_option("--tune", f.tune,
+                 "Vulkan tuning or experiment, key=value over the device's plan (repeatable; e.g. stage_flags=0; "
+                 "see core/runtime/vulkan/PERFORMANCE.md, \"Device plans\")")
+      ->allow_extra_args(false);  // one pair an occurrence: never the prompt after it
 }
 
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
@@ -51,6 +55,11 @@ LoadOptions load_options(const ModelFlags& f) {
   o.vulkan_device = f.device;
   o.context_length = f.context;
   o.threads = f.threads;
+  for (const std::string& t : f.tune) {
+    const size_t eq = t.find('=');
+    if (eq == std::string::npos || eq == 0) throw Error("--tune takes key=value, not '" + t + "'");
+    o.vulkan_tuning.emplace_back(t.substr(0, eq), t.substr(eq + 1));
+  }
   return o;
 }
 

@@ -17,6 +17,7 @@ struct ModelFlags {
   int device = -1;
   int context = 0;
   int threads = 0;
+  std::vector<std::string> tune;  // key=value, over the Vulkan device's plan
 };
 
 struct SamplingFlags {
@@ -25,7 +26,7 @@ struct SamplingFlags {
   std::vector<std::string> stop;
 };
 
-// --model, --precision, --backend, --device, --ctx, --threads, --attention
+// --model, --precision, --backend, --device, --ctx, --threads, --attention, --tune
 void add_model_flags(CLI::App& cmd, ModelFlags& flags, const std::string& default_precision = "q8_0");
 // --temperature, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n, --seed, --max-tokens, --stop
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& flags);

@@ -1,9 +1,10 @@
-// The kiln CLI as scripts use it: exact output formats of logits and tokenize, and one-line errors
-// with a non-zero exit for every kind of bad input.
+// The kiln CLI as scripts use it: exact output formats of logits and tokenize, the Vulkan plan in
+// info and bench, and one-line errors with a non-zero exit for every kind of bad input.
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -102,12 +103,60 @@ class Cli : public QObject {
     QVERIFY(r.out.contains("temperature              0.8                Kiln default\n"));
   }
 
+  // Per Vulkan device that can run Kiln, the plan a load would make: lavapipe's is barriers.
+  void info_prints_each_devices_plan() {
+    const Run r = kiln_cli({"info", "--hardware"});
+    QCOMPARE(r.code, 0);
+    const QString out = QString::fromUtf8(r.out);
+    if (!out.contains("\ngpu ")) QSKIP("no Vulkan device");
+    QVERIFY2(out.contains(QRegularExpression("\n +plan +[a-z]+ family: prefill (nv_coopmat|fp32), decode [a-z0-9_]+, "
+                                             "(stage flags|pipeline barriers)(, steps run ahead)?, subgroup size \\d+\n")),
+             qPrintable(out));
+    if (out.contains("llvmpipe"))
+      QVERIFY2(out.contains("plan     cpu family: prefill fp32, decode fp32, pipeline barriers, subgroup size"),
+               qPrintable(out));
+  }
+
+  // `kiln bench --json` carries the plan under "vulkan", and --tune changes it.
+  void bench_json_carries_the_plan() {
+    if (!QString::fromUtf8(kiln_cli({"info", "--hardware"}).out).contains("\ngpu ")) QSKIP("no Vulkan device");
+    auto bench = [](const QStringList& tune) {
+      QStringList args{"bench", "--model", fixture("tiny-gemma3-b"), "--precision", "q4_0", "--backend", "vulkan",
+                       "--prompt", "6", "--gen", "3", "--json"};
+      for (const QString& t : tune) args << "--tune" << t;
+      const Run r = kiln_cli(args);
+      if (r.code != 0) qFatal("%s", r.err.constData());
+      return QJsonDocument::fromJson(r.out).object();
+    };
+    const QJsonObject own = bench({});
+    const QJsonObject plan = own["vulkan"].toObject()["plan"].toObject();
+    for (const char* key : {"family", "prefill", "decode"}) QVERIFY2(plan[key].isString(), key);
+    QVERIFY(plan["stage_flags"].isBool());
+    QVERIFY(plan["subgroup_size"].toInt() >= 4);
+    QCOMPARE(own["counters"].toObject()["stage_flags"].toDouble(), plan["stage_flags"].toBool() ? 1.0 : 0.0);
+    if (plan["family"].toString() != "nvidia") QVERIFY(!plan["stage_flags"].toBool());
+    const QJsonObject nvidia = bench({"family=nvidia", "int8_dot=1"})["vulkan"].toObject()["plan"].toObject();
+    QCOMPARE(nvidia["family"].toString(), QString("nvidia"));
+    QVERIFY(nvidia["stage_flags"].toBool());
+    QVERIFY(nvidia["run_ahead"].toBool());
+    const QJsonObject barriers = bench({"stage_flags=0"})["vulkan"].toObject()["plan"].toObject();
+    QVERIFY(!barriers["stage_flags"].toBool());
+  }
+
   void errors_are_one_line_and_name_the_problem() {
     QTemporaryDir dir;
     expect_error({"logits", "--model", dir.path() + "/missing", "--tokens", "2,3"}, dir.path() + "/missing");
     expect_error({"logits", "--model", fixture("tiny-gemma3-a"), "--tokens", "2,x"}, "'x' is not a token id");
     expect_error({"logits", "--model", fixture("tiny-gemma3-a"), "--tokens", "2,600"}, "600");
     expect_error({"logits", "--model", fixture("tiny-gemma3-a"), "--precision", "q3", "--tokens", "2"}, "q3");
+    expect_error({"run", "--model", fixture("tiny-gemma3-a"), "--tune", "stage_flags", "hi"}, "--tune takes key=value");
+#ifdef KILN_HAVE_VULKAN
+    // Before any weight is read, whichever backend runs: the key, and the keys there are.
+    expect_error({"run", "--model", fixture("tiny-gemma3-a"), "--tune", "bogus=1", "hi"}, "unknown key 'bogus'");
+    expect_error({"bench", "--synthetic", "gemma3-1b", "--tune", "bogus=1"}, "stage_flags=0|1");
+    expect_error({"run", "--model", fixture("tiny-gemma3-a"), "--backend", "cpu", "--tune", "int8_dot=2", "hi"},
+                 "int8_dot=2: expected 0 or 1");
+#endif
 
     // A truncated weights file: copy the fixture, cut the safetensors in half.
     const QString broken = dir.path() + "/broken";
