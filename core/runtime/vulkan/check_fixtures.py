@@ -3,13 +3,15 @@
 without Qt (the GPU measurement machine): for each fixture, precision and feeding mode (one batch,
 or 3 tokens then one at a time), prints the worst case's relative error
 (norm of the difference over norm of the reference) and top-1 agreement.
-Usage: check_fixtures.py KILN [--backend vulkan] [--precisions f32,f16,q8_0,q4_0]"""
+Usage: check_fixtures.py KILN [--backend vulkan] [--precisions f32,f16,q8_0,q4_0] [--tune k=v+k=v]
+(--tune: the Vulkan plan's tuning keys, e.g. family=other for the portable plan)"""
 import argparse, json, math, subprocess, sys
 
 ap = argparse.ArgumentParser()
 ap.add_argument("kiln")
 ap.add_argument("--backend", default="vulkan")
 ap.add_argument("--precisions", default="f32,f16,q8_0,q4_0")
+ap.add_argument("--tune", default="", help="key=value+key=value, each passed as kiln --tune")
 ap.add_argument("--fixtures", default="tests/data/fixtures/tiny-gemma3-a,tests/data/fixtures/tiny-gemma3-b")
 args = ap.parse_args()
 
@@ -24,6 +26,8 @@ for fx in args.fixtures.split(","):
                        "--tokens", ",".join(map(str, ids))]
                 if prefill != "all":
                     cmd += ["--prefill", prefill]
+                for t in filter(None, args.tune.split("+")):
+                    cmd += ["--tune", t]
                 out = subprocess.run(cmd, capture_output=True, text=True)
                 if out.returncode != 0:
                     sys.exit(f"{' '.join(cmd)} failed: {out.stderr.strip()}")

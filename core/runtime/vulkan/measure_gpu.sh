@@ -7,6 +7,7 @@
 # bench_vulkan_kernels (--prefill: only the prefill part); CHECK_FIXTURES=1 first checks the forward
 # pass against the fixtures' reference logits (check_fixtures.py). PROMPT sets the prompt's length
 # (default 512); decode is timed after it, so it also sets the context decode attends over.
+# TUNE (key=value+key=value) goes to check_fixtures.py, e.g. TUNE=family=other for the portable plan.
 set -uo pipefail
 OUT=${OUT:-vk-results}
 mkdir -p "$OUT"
@@ -22,19 +23,23 @@ date -u +%FT%TZ | tee -a "$OUT/gpu.txt"
 
 # The same binary against the fixtures' transformers logits on this GPU (kernels lavapipe cannot run).
 if [ "${CHECK_FIXTURES:-0}" = 1 ]; then
-  python3 core/runtime/vulkan/check_fixtures.py "$BIN"/kiln --backend vulkan 2>&1 | tee "$OUT/fixtures.txt"
+  python3 core/runtime/vulkan/check_fixtures.py "$BIN"/kiln --backend vulkan ${TUNE:+--tune "$TUNE"} 2>&1 | tee "$OUT/fixtures.txt"
 fi
 if [ "${SKIP_KERNELS:-0}" != 1 ]; then
   "$BIN"/bench_vulkan_kernels ${KERNEL_ARGS:-} 2>&1 | tee "$OUT/kernels.txt"
 fi
-# Each variant: "precision[:tag[:ENV=value+ENV=value...]]", e.g. q4_0:fp32:KILN_VK_INT8_DOT=0
-# (values may hold commas: KILN_VK_MATVEC=128,16,64).
+# Each variant: "precision[:tag[:key=value+key=value...]]", each key=value a `kiln bench --tune`
+# (the plan's tuning keys, PERFORMANCE.md "Device plans"), e.g. q4_0:fp32:int8_dot=0 or
+# q4_0:portable:family=other (values may hold commas: matvec=128,16,64).
 for v in ${VARIANTS:-q4_0 q8_0}; do
-  IFS=: read -r p tag envs <<< "$v"
+  IFS=: read -r p tag tunes <<< "$v"
   name="27b-$p${tag:+-$tag}"
   [ "${PROMPT:-512}" != 512 ] && name="$name-prompt${PROMPT}"
-  env ${envs//+/ } "$BIN"/kiln bench --synthetic gemma3-27b --precision "$p" --backend vulkan --prompt "${PROMPT:-512}" \
-    --gen "${GEN:-128}" --json ${PROFILE:+--profile} > "$OUT/$name.json" 2>> "$OUT/bench.err"
+  args=()
+  IFS=+ read -ra pairs <<< "$tunes"
+  for t in ${pairs[@]+"${pairs[@]}"}; do args+=(--tune "$t"); done
+  "$BIN"/kiln bench --synthetic gemma3-27b --precision "$p" --backend vulkan --prompt "${PROMPT:-512}" \
+    --gen "${GEN:-128}" --json ${PROFILE:+--profile} ${args[@]+"${args[@]}"} > "$OUT/$name.json" 2>> "$OUT/bench.err"
   python3 - "$OUT/$name.json" "$name" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
