@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/common.h"
+#include "common/printable.h"
 #include "kiln/hardware.h"
 
 namespace kiln::cli {
@@ -28,8 +29,8 @@ void print_model(const ModelInfo& i) {
               gib(i.bytes_q8_0).c_str(), gib(i.bytes_q4_0).c_str());
   std::printf("\nsetting                  value              from\n");
   for (const SettingOrigin& s : i.settings)
-    std::printf("%-24s %-18s %s\n", s.name.c_str(), s.value.c_str(), s.origin.c_str());
-  for (const std::string& note : i.notes) std::printf("note: %s\n", note.c_str());
+    std::printf("%-24s %-18s %s\n", s.name.c_str(), printable(s.value).c_str(), printable(s.origin).c_str());
+  for (const std::string& note : i.notes) std::printf("note: %s\n", printable(note).c_str());
 }
 
 void print_hardware(const HardwareInfo& h) {

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/common.h"
+#include "common/printable.h"
 
 namespace kiln::cli {
 
@@ -38,7 +39,7 @@ void add_run_command(CLI::App& app) {
     GenerationStats s = chat ? engine->chat({{Role::User, *prompt}}, options, print)
                              : engine->generate(*prompt, options, print);
     std::printf("\n");
-    for (const std::string& note : s.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+    for (const std::string& note : s.notes) std::fprintf(stderr, "note: %s\n", printable(note).c_str());
     if (*stats)
       std::fprintf(stderr, "prompt %d tokens, %d generated, first token %.0f ms, prefill %.1f tok/s, decode %.1f tok/s (%s)\n",
                    s.prompt_tokens, s.generated_tokens, s.time_to_first_token_ms, s.prefill_tokens_per_s,

@@ -1,5 +1,7 @@
 #include "cli/common.h"
 
+#include "common/printable.h"
+
 #include <unistd.h>
 
 #include <csignal>
@@ -73,7 +75,7 @@ std::unique_ptr<Engine> load_engine(const ModelFlags& f, bool quiet) {
     };
   auto engine = Engine::load(o);
   if (!quiet)
-    for (const std::string& note : engine->info().notes) std::cerr << "note: " << note << "\n";
+    for (const std::string& note : engine->info().notes) std::cerr << "note: " << printable(note) << "\n";
   return engine;
 }
 

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/common.h"
+#include "common/printable.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Kiln: Gemma 3 on your own machine"};
@@ -27,13 +28,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const kiln::Error& e) {
     std::fflush(stdout);
-    std::cerr << "kiln: error: " << e.what() << "\n";
+    std::cerr << "kiln: error: " << kiln::printable(e.what()) << "\n";  // names may come from model files
     return 1;
   } catch (const std::bad_alloc&) {
     std::cerr << "kiln: error: out of memory\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "kiln: error: " << e.what() << "\n";
+    std::cerr << "kiln: error: " << kiln::printable(e.what()) << "\n";
     return 1;
   }
   return 0;

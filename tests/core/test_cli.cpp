@@ -94,6 +94,29 @@ class Cli : public QObject {
     for (const QJsonValue& id : ids) QVERIFY(id.toInt() != 2 && id.toInt() != 4);
   }
 
+  // Text from a model file reaches the terminal with its control characters escaped: a GGUF
+  // whose architecture is a terminal escape (retitle the window, ring the bell) cannot run it.
+  void model_file_text_is_escaped() {
+    QFile in(QString(KILN_TEST_DATA) + "/fixtures/gguf/tiny-gemma3-a/tiny-gemma3-a-q8_0.gguf");
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    QByteArray bytes = in.readAll();
+    const qsizetype key = bytes.indexOf("general.architecture");
+    QVERIFY(key > 0);
+    const qsizetype value = key + qsizetype(strlen("general.architecture")) + 4 + 8;  // type, length
+    QCOMPARE(bytes.mid(value, 6), QByteArray("gemma3"));
+    bytes.replace(value, 6, QByteArray("\x1b]0;X\x07", 6));
+    QTemporaryDir dir;
+    const QString path = dir.filePath("hostile.gguf");
+    QFile out(path);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(bytes);
+    out.close();
+    const Run r = kiln_cli({"info", "--model", path});
+    QVERIFY(r.code != 0);
+    QVERIFY2(!r.err.contains('\x1b') && !r.err.contains('\x07'), r.err.constData());
+    QVERIFY2(r.err.contains("architecture '\\x1B]0;X\\x07' is not Gemma 3"), r.err.constData());
+  }
+
   void info_describes_the_model() {
     const Run r = kiln_cli({"info", "--model", fixture("tiny-gemma3-b")});
     QCOMPARE(r.code, 0);
