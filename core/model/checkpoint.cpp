@@ -156,6 +156,8 @@ void add_sharded_weights(const ModelFolder& model, SafetensorsSource& source) {
     index = json::parse(read_text_file(model.weights));
   } catch (const json::parse_error& error) {
     throw Error(index_path + ": not valid JSON (at byte " + std::to_string(error.byte) + ")");
+  } catch (const json::exception& error) {  // a number past double's range, say
+    throw Error(index_path + ": not valid JSON (" + std::string(error.what()) + ")");
   }
   auto weight_map = index.is_object() ? index.find("weight_map") : index.end();
   if (!index.is_object() || weight_map == index.end() || !weight_map->is_object()) {

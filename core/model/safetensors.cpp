@@ -152,6 +152,8 @@ std::vector<SafetensorsTensor> parse_safetensors(const uint8_t* data, size_t siz
   } catch (const json::parse_error& error) {
     throw Error(file + ": header is not valid JSON (at byte " + std::to_string(error.byte) + " of " +
                 std::to_string(header_bytes) + ")");
+  } catch (const json::exception& error) {  // a number past double's range, say
+    throw Error(file + ": header is not valid JSON (" + std::string(error.what()) + ")");
   }
   if (!root.is_object()) throw Error(file + ": header is not a JSON object");
 

@@ -44,6 +44,10 @@ json parse_json(std::string_view body) {
     std::string what = e.what();
     if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
     throw ApiError(400, "The request body is not valid JSON: " + what);
+  } catch (const json::exception& e) {  // a number past double's range ({"temperature": 1e999}), say
+    std::string what = e.what();
+    if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    throw ApiError(400, "The request body cannot be read: " + what);
   }
 }
 

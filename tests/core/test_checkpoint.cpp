@@ -268,6 +268,7 @@ class CheckpointTest : public QObject {
     QTest::addColumn<QByteArray>("index");
     QTest::addColumn<QString>("mentions");
     QTest::newRow("not json") << QByteArray("{\"weight_map\": {") << "not valid JSON";
+    QTest::newRow("number past double") << QByteArray("{\"metadata\": {\"total_size\": 1e999}}") << "not valid JSON";
     QTest::newRow("no weight_map") << QByteArray(R"({"metadata": {}})") << "no weight_map object";
     QTest::newRow("empty weight_map") << QByteArray(R"({"weight_map": {}})") << "weight_map is empty";
     QTest::newRow("outside the folder") << QByteArray(R"({"weight_map": {"model.norm.weight": "../model.safetensors"}})")

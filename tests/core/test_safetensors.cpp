@@ -169,6 +169,8 @@ class SafetensorsTest : public QObject {
     QTest::newRow("unknown dtype") << safetensors_bytes(R"({"ids":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})", twelve)
                                    << "tensor 'ids' has dtype 'I64', which Kiln does not read";
     QTest::newRow("bad json") << safetensors_bytes(R"({"w":{"dtype":"BF16",)", twelve) << "header is not valid JSON";
+    QTest::newRow("number past double") << safetensors_bytes(R"({"w":{"dtype":"BF16","shape":[1e999],"data_offsets":[0,2]}})", twelve)
+                                        << "header is not valid JSON";
     QTest::newRow("binary header") << safetensors_bytes(QByteArray(64, '\xff'), twelve) << "header is not valid JSON";
     QTest::newRow("not an object") << safetensors_bytes("[1,2,3]", twelve) << "header is not a JSON object";
     QTest::newRow("deep nesting") << safetensors_bytes(QByteArray(100000, '['), twelve) << "nests deeper than 16";

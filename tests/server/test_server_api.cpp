@@ -263,6 +263,7 @@ class ServerApiTest : public QObject {
     QTest::newRow("content number") << chat << R"({"messages":[{"role":"user","content":5}]})" << "messages[0].content";
     QTest::newRow("temperature high") << chat << "{" + msgs + R"(,"temperature":3})" << "temperature";
     QTest::newRow("temperature text") << chat << "{" + msgs + R"(,"temperature":"hot"})" << "temperature";
+    QTest::newRow("number past double") << chat << "{" + msgs + R"(,"temperature":1e999})" << "";
     QTest::newRow("top_p") << chat << "{" + msgs + R"(,"top_p":1.5})" << "top_p";
     QTest::newRow("max_tokens zero") << chat << "{" + msgs + R"(,"max_tokens":0})" << "max_tokens";
     QTest::newRow("max_tokens fraction") << chat << "{" + msgs + R"(,"max_tokens":2.5})" << "max_tokens";
