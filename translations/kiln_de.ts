@@ -717,6 +717,14 @@
         <source>Notes</source>
         <translation>Hinweise</translation>
     </message>
+    <message>
+        <source>Stored as</source>
+        <translation>Gespeichert als</translation>
+    </message>
+    <message>
+        <source>%1 tensors</source>
+        <translation>%1 Tensoren</translation>
+    </message>
 </context>
 <context>
     <name>ModelListItem</name>

@@ -717,6 +717,14 @@
         <source>Notes</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Stored as</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 tensors</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>ModelListItem</name>

@@ -25,6 +25,12 @@ void print_model(const ModelInfo& i) {
   std::printf("heads          %d query, %d key/value, head dim %d\n", i.heads, i.kv_heads, i.head_dim);
   std::printf("vocabulary     %d\n", i.vocab);
   std::printf("context        %d tokens\n", i.max_context);
+  if (!i.stored_types.empty()) {
+    std::string types;
+    for (const auto& [type, count] : i.stored_types)
+      types += (types.empty() ? "" : ", ") + type + " x" + std::to_string(count);
+    std::printf("stored as      %s tensors\n", types.c_str());
+  }
   std::printf("memory         f32 %s, f16 %s, q8_0 %s, q4_0 %s\n", gib(i.bytes_f32).c_str(), gib(i.bytes_f16).c_str(),
               gib(i.bytes_q8_0).c_str(), gib(i.bytes_q4_0).c_str());
   std::printf("\nsetting                  value              from\n");

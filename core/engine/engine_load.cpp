@@ -95,6 +95,7 @@ ModelInfo describe(const Checkpoint& ck) {
   info.notes = c.notes;
   info.sampling_defaults = ck.generation.sampling.over(SamplingParams{});
   info.settings = setting_origins(ck);
+  info.stored_types = ck.stored_types;
   return info;
 }
 

@@ -21,6 +21,8 @@ struct Checkpoint {
   // tokenizer.model, or tokenizer.json when the folder has no tokenizer.model ("" for GGUF)
   std::string tokenizer_path;
   std::string tokenizer_proto;  // serialized SentencePiece ModelProto when embedded (GGUF)
+  // GGUF: each storage type in the file ("Q4_K") and how many tensors hold it, in file order.
+  std::vector<std::pair<std::string, int>> stored_types;
 };
 
 // Reads config and tensor headers, maps the weight files (no copy). Throws kiln::Error.

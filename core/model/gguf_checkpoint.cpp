@@ -266,6 +266,15 @@ Checkpoint open_gguf_checkpoint(const std::string& path, bool header_only) {
   c.format = "gguf";
   c.config = gemma3_config_from_gguf(*file);
   c.tokenizer_proto = build_sentencepiece_proto(*file);
+  for (const GgufTensorInfo& t : file->tensors()) {
+    const char* name = ggml_type_name(t.type);
+    const std::string type = name ? name : "type " + std::to_string(t.type);
+    auto it = std::find_if(c.stored_types.begin(), c.stored_types.end(), [&](const auto& p) { return p.first == type; });
+    if (it == c.stored_types.end())
+      c.stored_types.push_back({type, 1});
+    else
+      ++it->second;
+  }
   if (!header_only) c.tensors = std::make_unique<GgufTensorSource>(file, c.config.num_layers);
   return c;
 }

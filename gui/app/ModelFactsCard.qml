@@ -18,6 +18,7 @@ Card {
         facts: [
             { label: qsTr("Architecture"), value: card.info.architecture || "" },
             { label: qsTr("Format"), value: card.info.sourceFormat || "" },
+            { label: qsTr("Stored as"), value: card.info.storedTypes ? qsTr("%1 tensors").arg(card.info.storedTypes) : "" },
             { label: qsTr("Parameters"), value: card.info.parameters ? Format.count(card.info.parameters) : "" },
             { label: qsTr("Layers"), value: card.info.layers
                   ? qsTr("%1 (%2 global, the rest sliding-window)").arg(card.info.layers).arg(card.info.globalLayers) : "" },

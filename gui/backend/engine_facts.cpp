@@ -39,6 +39,8 @@ QVariantMap modelInfoToMap(const kiln::ModelInfo& info) {
       {"topP", setting(d.top_p)},              {"minP", setting(d.min_p)},
       {"repeatPenalty", setting(d.repeat_penalty)},
   };
+  QStringList storedTypes;  // "Q4_K × 38"
+  for (const auto& [type, count] : info.stored_types) storedTypes << QStringLiteral("%1 × %2").arg(str(type)).arg(count);
   QVariantList origins;
   for (const kiln::SettingOrigin& s : info.settings)
     origins << QVariantMap{{"name", str(s.name)}, {"value", str(s.value)}, {"origin", str(s.origin)}};
@@ -47,6 +49,7 @@ QVariantMap modelInfoToMap(const kiln::ModelInfo& info) {
       {"name", displayName(info.path)},
       {"architecture", str(info.architecture)},
       {"sourceFormat", str(info.source_format)},
+      {"storedTypes", storedTypes.join(QStringLiteral(", "))},  // a GGUF's own quantization, tensors of each type
       {"parameters", num(info.parameter_count)},
       {"layers", info.layers},
       {"hidden", info.hidden},

@@ -9,6 +9,9 @@
 #include <QtTest>
 
 #include "fixture_reference.h"
+#include "model/gguf_file.h"
+
+#include <map>
 
 using namespace kiln::test;
 
@@ -115,6 +118,20 @@ class Cli : public QObject {
     QVERIFY(r.code != 0);
     QVERIFY2(!r.err.contains('\x1b') && !r.err.contains('\x07'), r.err.constData());
     QVERIFY2(r.err.contains("architecture '\\x1B]0;X\\x07' is not Gemma 3"), r.err.constData());
+  }
+
+  // A GGUF's own quantization: each storage type and how many tensors hold it, as the file says.
+  void info_lists_a_gguf_files_types() {
+    const QString path = QString(KILN_TEST_DATA) + "/fixtures/gguf/tiny-gemma3-k/tiny-gemma3-k-q3_k_m.gguf";
+    std::map<std::string, int> expected;
+    for (const auto& t : kiln::GgufFile::open(path.toStdString())->tensors()) ++expected[kiln::ggml_type_name(t.type)];
+    QVERIFY(expected.count("Q3_K") && expected.count("Q6_K") && expected.count("F32"));
+    const Run r = kiln_cli({"info", "--model", path});
+    QCOMPARE(r.code, 0);
+    const QString line = QString::fromUtf8(r.out).split('\n').filter(QRegularExpression("^stored as")).value(0);
+    QVERIFY2(!line.isEmpty(), r.out.constData());
+    for (const auto& [type, count] : expected)
+      QVERIFY2(line.contains(QString::fromStdString(type + " x" + std::to_string(count))), qPrintable(line));
   }
 
   void info_describes_the_model() {

@@ -115,6 +115,9 @@ struct ModelInfo {
   // generation uses for every setting its caller leaves unset.
   SamplingParams sampling_defaults;
   std::vector<SettingOrigin> settings;  // where each setting came from
+  // GGUF: the file's own quantization, each storage type and how many tensors hold it
+  // ({"Q4_K", 169}, {"Q6_K", 28}, {"F32", 73}); empty for Hugging Face folders.
+  std::vector<std::pair<std::string, int>> stored_types;
 };
 
 
