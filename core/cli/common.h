@@ -16,6 +16,7 @@ struct ModelFlags {
   std::string attention = "auto";
   int device = -1;
   int context = 0;
+  bool context_force = false;
   int threads = 0;
   std::vector<std::string> tune;  // key=value, over the Vulkan device's plan
 };

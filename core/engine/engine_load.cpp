@@ -5,6 +5,7 @@
 
 #include "engine/backend_factory.h"
 #include "engine/local_engine.h"
+#include "kiln/hardware.h"
 #include "model/checkpoint.h"
 #include "model/weights.h"
 #include "runtime/cpu/cpu_backend.h"
@@ -16,6 +17,29 @@ namespace kiln {
 namespace {
 
 constexpr int kDefaultContext = 8192;
+
+uint64_t kv_cache_bytes_for(const Gemma3Config& c, int context, DType element) {
+  const uint64_t element_bytes = element == DType::F32 ? 4 : 2;
+  uint64_t positions = 0;
+  for (int layer = 0; layer < c.num_layers; ++layer) positions += uint64_t(c.kv_positions(layer, context));
+  return positions * uint64_t(c.num_kv_heads) * uint64_t(c.head_dim) * 2 * element_bytes;  // keys and values
+}
+
+int context_for(const LoadOptions& options, const Gemma3Config& c) {
+  if (options.context_length < 0)
+    throw Error("the context length must be a positive number of tokens, got " + std::to_string(options.context_length));
+  const int trained = c.max_position_embeddings;
+  using Beyond = LoadOptions::BeyondTraining;
+  if (options.context_length > trained && options.context_beyond_training == Beyond::Clamp) return trained;
+  if (options.context_length > trained && options.context_beyond_training == Beyond::Refuse)
+    throw Error("a context of " + std::to_string(options.context_length) + " tokens is more than the " +
+                std::to_string(trained) + " the model was trained for (--ctx-force allows it)");
+  constexpr int kMaxContext = 1 << 24;  // positions are int32 everywhere; far past any Gemma 3
+  if (options.context_length > kMaxContext)
+    throw Error("a context of " + std::to_string(options.context_length) + " tokens is more than Kiln holds (" +
+                std::to_string(kMaxContext) + ")");
+  return std::max(16, options.context_length > 0 ? options.context_length : std::min(trained, kDefaultContext));
+}
 
 std::string number_text(double value) {
   char text[32];
@@ -146,6 +170,12 @@ std::unique_ptr<Backend> create_backend(std::shared_ptr<const Gemma3Weights> wei
     notes.push_back("Kiln was built without Vulkan; running on the CPU");
   if (!options.vulkan_tuning.empty()) notes.push_back("Kiln was built without Vulkan; the Vulkan tuning is ignored");
 #endif
+  // The KV cache lives in RAM here: refuse a context that cannot fit before allocating it (a huge
+  // --ctx took 10 GB and a minute before anything said no).
+  const uint64_t kv = kv_cache_bytes_for(weights->config, context, kv_element);
+  if (const uint64_t available = available_memory_bytes(); available > 0 && kv > available)
+    throw Error("a context of " + std::to_string(context) + " tokens needs " + std::to_string(kv >> 20) +
+                " MiB of KV cache but only " + std::to_string(available >> 20) + " MiB of memory is available");
   CpuOptions cpu;
   cpu.context_length = context;
   cpu.threads = options.threads;
@@ -174,6 +204,7 @@ std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
   if (tokenizer.vocab_size() > ck.config.vocab_size)
     throw Error(ck.path + ": the tokenizer has " + std::to_string(tokenizer.vocab_size()) +
                 " pieces but the model's vocabulary is " + std::to_string(ck.config.vocab_size));
+  const int context = context_for(options, ck.config);  // before any weight is read
   report("reading", 0.05);
 
   const DType precision = dtype_of(options.precision);
@@ -185,9 +216,6 @@ std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
   info.precision = options.precision;
   info.weight_bytes = weights->bytes();
   info.notes.insert(info.notes.end(), weights->notes.begin(), weights->notes.end());
-  const int context = std::max(16, options.context_length > 0
-                                       ? options.context_length
-                                       : std::min(ck.config.max_position_embeddings, kDefaultContext));
   info.context_length = context;
   ck.tensors.reset();  // unmap the files: the weights are now held once, in their own format
 

@@ -64,6 +64,7 @@ int logical_cores() {
 }  // namespace
 
 uint64_t resident_memory_bytes() { return proc_kib_field("/proc/self/status", "VmRSS"); }
+uint64_t available_memory_bytes() { return proc_kib_field("/proc/meminfo", "MemAvailable"); }
 
 uint64_t peak_resident_memory_bytes() {
   // The kernel updates its high-water mark lazily (when memory is unmapped), so the peak is at

@@ -37,6 +37,8 @@ void EngineWorker::load(const LoadRequest& request) {
   options.backend = request.backend;
   options.attention = request.attention;
   options.context_length = request.contextLength;
+  // The setting holds for every model: a model trained for less takes its own length.
+  options.context_beyond_training = kiln::LoadOptions::BeyondTraining::Clamp;
   options.threads = request.threads;
   options.cancel = request.cancel;
   options.on_progress = [this](const kiln::LoadProgress& progress) {

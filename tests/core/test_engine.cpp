@@ -180,6 +180,32 @@ class EngineBehaviour : public QObject {
     QCOMPARE(s.prompt_tokens + s.generated_tokens, 24);
   }
 
+  // The context is checked before anything is read or allocated: positive, and within what the
+  // model was trained for (fixture a: 4096) unless the caller allows more.
+  void context_is_checked() {
+    using Beyond = LoadOptions::BeyondTraining;
+    auto error_for = [](int context, Beyond beyond) -> std::string {
+      LoadOptions o;
+      o.path = fixture_dir("tiny-gemma3-a");
+      o.backend = BackendKind::Cpu;
+      o.context_length = context;
+      o.context_beyond_training = beyond;
+      try {
+        auto e = Engine::load(o);
+        return "loaded with " + std::to_string(e->info().context_length);
+      } catch (const Error& err) {
+        return err.what();
+      }
+    };
+    QCOMPARE(error_for(-5, Beyond::Refuse), std::string("the context length must be a positive number of tokens, got -5"));
+    QCOMPARE(error_for(10'000'000, Beyond::Refuse),
+             std::string("a context of 10000000 tokens is more than the 4096 the model was trained for (--ctx-force allows it)"));
+    QCOMPARE(error_for(5000, Beyond::Allow), std::string("loaded with 5000"));
+    QCOMPARE(error_for(0, Beyond::Refuse), std::string("loaded with 4096"));  // the default: min(model, 8192)
+    QCOMPARE(error_for(10'000'000, Beyond::Clamp), std::string("loaded with 4096"));  // the app's ceiling
+    QCOMPARE(error_for(100'000'000, Beyond::Allow), std::string("a context of 100000000 tokens is more than Kiln holds (16777216)"));
+  }
+
   void errors_are_clear() {
     auto e = load(16);
     std::string long_prompt;

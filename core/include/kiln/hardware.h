@@ -64,6 +64,7 @@ HardwareInfo probe_hardware();
 
 // Resident memory of this process now and at its peak, in bytes (from /proc/self/status).
 uint64_t resident_memory_bytes();
+uint64_t available_memory_bytes();  // MemAvailable: what can be allocated without swapping
 uint64_t peak_resident_memory_bytes();
 
 }  // namespace kiln

@@ -50,7 +50,11 @@ struct LoadOptions {
   AttentionPlacement attention = AttentionPlacement::Auto;
   int vulkan_device = -1;              // -1: pick the best real GPU
   VulkanTuning vulkan_tuning;          // empty: the device's own plan
-  int context_length = 0;              // 0: min(model maximum, 8192)
+  int context_length = 0;              // 0: min(model maximum, 8192); negative is an error
+  // A context_length past what the model was trained for: an error (Refuse), cut to the trained
+  // length (Clamp: the app's setting is a ceiling across models), or taken (Allow: kiln --ctx-force).
+  enum class BeyondTraining { Refuse, Clamp, Allow };
+  BeyondTraining context_beyond_training = BeyondTraining::Refuse;
   int threads = 0;                     // 0: all cores
   std::function<void(const LoadProgress&)> on_progress;
   std::stop_token cancel;              // stops a long load between tensors
