@@ -173,24 +173,12 @@
         <translation>Nachricht %1 hat keinen Text</translation>
     </message>
     <message>
-        <source>%1: larger than %2 MiB, not read</source>
-        <translation>%1: größer als %2 MiB, nicht gelesen</translation>
-    </message>
-    <message>
-        <source>%1: cannot be read (%2)</source>
-        <translation>%1: kann nicht gelesen werden (%2)</translation>
-    </message>
-    <message>
         <source>%1 at byte %2</source>
         <translation>%1 bei Byte %2</translation>
     </message>
     <message>
         <source>not a JSON object</source>
         <translation>kein JSON-Objekt</translation>
-    </message>
-    <message>
-        <source>%1: not valid JSON (%2)</source>
-        <translation>%1: kein gültiges JSON (%2)</translation>
     </message>
     <message>
         <source>%1: cannot create the folder</source>
@@ -203,6 +191,22 @@
     <message>
         <source>%1: cannot be deleted (%2)</source>
         <translation>%1: kann nicht gelöscht werden (%2)</translation>
+    </message>
+    <message>
+        <source>larger than %1 MiB, not read</source>
+        <translation>größer als %1 MiB, nicht gelesen</translation>
+    </message>
+    <message>
+        <source>cannot be read (%1)</source>
+        <translation>kann nicht gelesen werden (%1)</translation>
+    </message>
+    <message>
+        <source>not valid JSON (%1)</source>
+        <translation>kein gültiges JSON (%1)</translation>
+    </message>
+    <message>
+        <source>%1: %2; moved aside to %3</source>
+        <translation>%1: %2; beiseitegelegt als %3</translation>
     </message>
 </context>
 <context>

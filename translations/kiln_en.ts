@@ -173,23 +173,11 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>%1: larger than %2 MiB, not read</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>%1: cannot be read (%2)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>%1 at byte %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>not a JSON object</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>%1: not valid JSON (%2)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -202,6 +190,22 @@
     </message>
     <message>
         <source>%1: cannot be deleted (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>larger than %1 MiB, not read</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot be read (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>not valid JSON (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: %2; moved aside to %3</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

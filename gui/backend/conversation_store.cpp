@@ -7,7 +7,11 @@
 #include <QJsonDocument>
 #include <QSaveFile>
 #include <QStandardPaths>
+#include <QRegularExpression>
 #include <QUuid>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace kiln::gui {
 
@@ -97,38 +101,89 @@ QString conversationFromJson(const QJsonObject& json, Conversation& out) {
   return {};
 }
 
+namespace {
+
+// Reads one conversation file; "" or what is wrong with it (without the file name). `damaged`:
+// the bytes are not JSON at all (a torn write, a disk error), as opposed to a file that is whole
+// but not one this version reads (a newer Kiln's, someone else's).
+QString readConversation(const QString& path, Conversation& out, bool* damaged = nullptr) {
+  QFile file(path);
+  if (file.size() > ConversationStore::kMaxFileBytes)
+    return ConversationStore::tr("larger than %1 MiB, not read").arg(ConversationStore::kMaxFileBytes >> 20);
+  if (!file.open(QIODevice::ReadOnly)) return ConversationStore::tr("cannot be read (%1)").arg(file.errorString());
+  QJsonParseError parseError;
+  const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &parseError);
+  if (parseError.error != QJsonParseError::NoError || !document.isObject()) {
+    const QString why = parseError.error != QJsonParseError::NoError
+                            ? ConversationStore::tr("%1 at byte %2").arg(parseError.errorString()).arg(parseError.offset)
+                            : ConversationStore::tr("not a JSON object");
+    if (damaged) *damaged = true;
+    return ConversationStore::tr("not valid JSON (%1)").arg(why);
+  }
+  return conversationFromJson(document.object(), out);
+}
+
+// fsync of the folder, so that a rename in it survives a power cut.
+void syncDirectory(const QString& directory) {
+  const int fd = ::open(QFile::encodeName(directory).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+// A save's temporary left behind: ID.json.XXXXXX, as QSaveFile names it when it cannot use O_TMPFILE.
+bool isSaveTemporary(const QString& name) {
+  static const QRegularExpression pattern(QStringLiteral("^[^.]+\\.json\\.[A-Za-z0-9]{6}$"));
+  return pattern.match(name).hasMatch();
+}
+
+// Finishes or drops the saves a kill interrupted: a temporary holding a whole conversation newer
+// than its file (or whose file is gone) replaces it; any other temporary is removed.
+void recoverInterruptedSaves(const QDir& dir) {
+  bool renamed = false;
+  for (const QString& name : dir.entryList(QDir::Files | QDir::Hidden, QDir::Name)) {
+    if (!isSaveTemporary(name)) continue;
+    const QString temporary = dir.filePath(name);
+    const QString target = dir.filePath(name.left(name.size() - 7));  // without ".XXXXXX"
+    Conversation saved, current;
+    const bool whole = readConversation(temporary, saved).isEmpty();
+    const bool newer = whole && (!QFile::exists(target) || !readConversation(target, current).isEmpty() ||
+                                 saved.updated > current.updated);
+    if (newer) {
+      QFile::remove(target);
+      renamed |= QFile::rename(temporary, target);
+    } else {
+      QFile::remove(temporary);
+    }
+  }
+  if (renamed) syncDirectory(dir.path());
+}
+
+}  // namespace
+
 ConversationStore::LoadResult ConversationStore::loadAll() const {
   LoadResult result;
   const QDir dir(directory_);
+  if (!dir.exists()) return result;
+  recoverInterruptedSaves(dir);
   const QStringList files = dir.entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name);
   for (const QString& name : files) {
     const QString path = dir.filePath(name);
-    QFile file(path);
-    if (file.size() > kMaxFileBytes) {
-      result.errors << tr("%1: larger than %2 MiB, not read").arg(path).arg(kMaxFileBytes >> 20);
-      continue;
-    }
-    if (!file.open(QIODevice::ReadOnly)) {
-      result.errors << tr("%1: cannot be read (%2)").arg(path, file.errorString());
-      continue;
-    }
-    QJsonParseError parseError;
-    const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &parseError);
-    if (parseError.error != QJsonParseError::NoError || !document.isObject()) {
-      const QString why = parseError.error != QJsonParseError::NoError
-                              ? tr("%1 at byte %2").arg(parseError.errorString()).arg(parseError.offset)
-                              : tr("not a JSON object");
-      result.errors << tr("%1: not valid JSON (%2)").arg(path, why);
-      continue;
-    }
     Conversation conversation;
     conversation.id = QFileInfo(name).completeBaseName();  // the file name is the identity
-    const QString problem = conversationFromJson(document.object(), conversation);
-    if (!problem.isEmpty()) {
-      result.errors << QStringLiteral("%1: %2").arg(path, problem);
+    bool damaged = false;
+    const QString problem = readConversation(path, conversation, &damaged);
+    if (problem.isEmpty()) {
+      result.conversations.append(conversation);
       continue;
     }
-    result.conversations.append(conversation);
+    // A damaged file is moved aside (not *.json, so never read again) and reported this once;
+    // nothing is deleted. A whole file this version cannot read stays, for the Kiln that can.
+    const QString aside = path + QStringLiteral(".corrupt");
+    if (damaged && !QFile::exists(aside) && QFile::rename(path, aside))
+      result.errors << tr("%1: %2; moved aside to %3").arg(path, problem, aside);
+    else
+      result.errors << QStringLiteral("%1: %2").arg(path, problem);
   }
   return result;
 }
@@ -140,6 +195,7 @@ QString ConversationStore::save(const Conversation& conversation) const {
   if (!file.open(QIODevice::WriteOnly)) return tr("%1: cannot be written (%2)").arg(path, file.errorString());
   file.write(QJsonDocument(conversationToJson(conversation)).toJson(QJsonDocument::Indented));
   if (!file.commit()) return tr("%1: cannot be written (%2)").arg(path, file.errorString());
+  syncDirectory(directory_);  // the rename itself survives a power cut
   return {};
 }
 

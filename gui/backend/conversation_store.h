@@ -1,7 +1,11 @@
 // Conversations on disk: one JSON file per conversation in the user's data folder.
-// Writes go through QSaveFile (write a temporary, then rename), so a crash or a kill in the
-// middle of a save leaves the previous version whole. A damaged file is reported by name and
-// skipped; it is left where it is and every other conversation still loads.
+// Writes go through QSaveFile (write a temporary, then rename) and the folder is synced after the
+// rename, so a crash, a kill or a power cut in the middle of a save leaves the previous version
+// whole. Where the system leaves the temporary behind (a file system without O_TMPFILE), the next
+// start finishes the save when the temporary is a whole conversation newer than its file, and
+// removes it otherwise. A damaged file (not JSON) is moved aside to NAME.corrupt and reported once;
+// a whole file this version cannot read is reported and left for the version that can. Every other
+// conversation still loads.
 #pragma once
 
 #include <QCoreApplication>

@@ -2,6 +2,7 @@
 // files never cost the other conversations.
 #include <QDir>
 #include <QFile>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -134,6 +135,49 @@ class TestConversationStore : public QObject {
       QVERIFY2(error.startsWith(dir.path()), "each error names the file by its path");
       QVERIFY(!error.contains('\n'));
     }
+    // The two that are not JSON were moved aside, whole, and are not reported again; the files
+    // that are whole JSON stay where they are (a newer Kiln reads future.json).
+    QVERIFY(QFile::exists(dir.filePath("truncated.json.corrupt")) && QFile::exists(dir.filePath("array.json.corrupt")));
+    QVERIFY(!QFile::exists(dir.filePath("truncated.json")) && QFile::exists(dir.filePath("future.json")));
+    QVERIFY(loaded.errors.filter("moved aside to " + dir.filePath("truncated.json.corrupt")).size() == 1);
+    const auto again = store.loadAll();
+    QCOMPARE(again.errors.size(), 4);
+    QCOMPARE(again.errors.filter("not valid JSON").size(), 0);
+  }
+
+  // A save killed between writing its temporary and the rename, on a file system where QSaveFile
+  // names the temporary: the next start finishes the save when the temporary is whole and newer,
+  // and removes it otherwise, so nothing is lost and nothing lingers.
+  void anInterruptedSaveIsFinishedOrCleanedUp() {
+    QTemporaryDir dir;
+    ConversationStore store(dir.path());
+    Conversation older = sample("older");
+    QCOMPARE(store.save(older), QString());
+    Conversation newer = older;
+    newer.title = "newer";
+    newer.updated = older.updated.addSecs(60);
+    QTemporaryDir elsewhere;
+    ConversationStore scratch(elsewhere.path());
+    QCOMPARE(scratch.save(newer), QString());
+    QVERIFY(QFile::copy(scratch.pathFor(newer.id), store.pathFor(older.id) + ".Xy12Zq"));  // whole and newer
+    Conversation lost = sample("only in the temporary");
+    QCOMPARE(scratch.save(lost), QString());
+    QVERIFY(QFile::copy(scratch.pathFor(lost.id), store.pathFor(lost.id) + ".Ab34Cd"));  // its file never made it
+    Conversation stale = sample("stale");
+    QCOMPARE(store.save(stale), QString());
+    Conversation staler = stale;
+    staler.title = "staler";
+    staler.updated = stale.updated.addSecs(-60);
+    QCOMPARE(scratch.save(staler), QString());
+    QVERIFY(QFile::copy(scratch.pathFor(staler.id), store.pathFor(stale.id) + ".Ef56Gh"));  // older than its file
+
+    const auto loaded = store.loadAll();
+    QVERIFY2(loaded.errors.isEmpty(), qPrintable(loaded.errors.join('\n')));
+    QStringList titles;
+    for (const Conversation& c : loaded.conversations) titles << c.title;
+    titles.sort();
+    QCOMPARE(titles, QStringList({"newer", "only in the temporary", "stale"}));
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).filter(QRegularExpression("\\.json\\.")).size(), 0);
   }
 
   void removeDeletesTheFile() {
