@@ -196,6 +196,9 @@ void read_rope_parameters(const Settings& settings, Gemma3Config& config) {
   config.rope_theta = global.theta.value_or(legacy.rope_theta);
   config.rope_local_base_freq = local.theta.value_or(legacy.rope_local_base_freq);
   config.rope_scaling_factor = global.factor;
+  if (!global.theta && legacy.origins.count("rope_theta")) config.origins["rope_theta"] = legacy.origins["rope_theta"];
+  if (!local.theta && legacy.origins.count("rope_local_base_freq"))
+    config.origins["rope_local_base_freq"] = legacy.origins["rope_local_base_freq"];
   config.origins["rope_scaling_factor"] = std::filesystem::path(settings.file()).filename().string() + ": " +
                                          settings.prefix() + "rope_parameters.full_attention";
   auto agree = [&](const char* key, float legacy_value, float value) {
