@@ -25,3 +25,31 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 echo "install-deps: all ${#PKGS[@]} packages present"
+
+# Debian 12's glslc (shaderc 2023.2) rejects GL_KHR_cooperative_matrix, which the prefill kernels
+# for AMD's RDNA3 (and any KHR driver) need. Debian 13's glslc 2025.2 compiles it; its binary needs
+# glibc 2.38, so it is unpacked with trixie's own libc into a private folder (the system stays
+# bookworm) and run through that folder's loader by a wrapper (kernels/vulkan/CMakeLists.txt finds
+# it). Best effort: without it the build leaves the KHR kernels out and everything else works.
+TRIXIE=${KILN_TRIXIE_DIR:-/opt/kiln-toolchain/trixie}
+if [ -x "$TRIXIE/glslc" ] && "$TRIXIE/glslc" --version >/dev/null 2>&1; then
+  echo "install-deps: trixie glslc present ($TRIXIE/glslc)"
+elif ! ( set -e
+  work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+  mkdir -p "$work/lists/partial" "$work/debs"
+  echo "deb http://deb.debian.org/debian trixie main" > "$work/sources.list"
+  apt_opts=(-qq -oDir::Etc::SourceList="$work/sources.list" -oDir::Etc::SourceParts=/dev/null
+            -oDir::State::Lists="$work/lists" -oDir::Cache::archives="$work/debs" -oAPT::Architecture=amd64 -oAPT::Sandbox::User=root)
+  apt-get "${apt_opts[@]}" update
+  # glslc and the libraries its binary links (ldd), from trixie.
+  (cd "$work/debs" && apt-get "${apt_opts[@]}" download glslc libshaderc1 libc6 libstdc++6 libgcc-s1)
+  $SUDO mkdir -p "$TRIXIE"
+  for f in "$work"/debs/*.deb; do $SUDO dpkg -x "$f" "$TRIXIE/root"; done
+  lib="$TRIXIE/root/usr/lib/x86_64-linux-gnu"
+  printf '#!/bin/sh\n# Debian 13 glslc through its own loader and libc (scripts/install-deps.sh).\nexec "%s/ld-linux-x86-64.so.2" --library-path "%s" "%s/root/usr/bin/glslc" "$@"\n' \
+    "$lib" "$lib" "$TRIXIE" | $SUDO tee "$TRIXIE/glslc" >/dev/null
+  $SUDO chmod +x "$TRIXIE/glslc"
+  "$TRIXIE/glslc" --version | sed -n 1p
+); then
+  echo "install-deps: no trixie glslc (offline?): the KHR cooperative-matrix kernels will not be built" >&2
+fi
