@@ -12,8 +12,15 @@
 // partial sums z n_tokens y_stride floats further on; split_sum.comp adds them up. Needs a
 // subgroup size of 32. The build uses 4 x 2 subgroups (128 x 128); 4 x 1 and 2 x 2 measured
 // slower on an H100 (PERFORMANCE.md).
+// COOPMAT_KHR: the same kernel on GL_KHR_cooperative_matrix (VK_KHR_cooperative_matrix: AMD RDNA3,
+// Intel, NVIDIA), compiled by Debian 13's glslc (kernels/vulkan/CMakeLists.txt); the pipeline then
+// asks for subgroups of 32 where the device's default differs (RDNA3's wave64).
 #extension GL_GOOGLE_include_directive : require
+#ifdef COOPMAT_KHR
+#extension GL_KHR_cooperative_matrix : require
+#else
 #extension GL_NV_cooperative_matrix : require
+#endif
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_control_flow_attributes : require
@@ -57,8 +64,23 @@ shared uvec4 b_tile[NBUF * B_BUFFER];  // [buffer][token][chunk]: activations, f
 // Each invocation loads A_UNITS half blocks of weights and B_UNITS half blocks of activations a step.
 const uint A_UNITS = 2 * BK * TILE_M / THREADS, B_UNITS = 2 * BK * TILE_N / THREADS;
 
-#define MAT16 fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#ifdef COOPMAT_KHR
+#define MAT_A coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define MAT_B coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define MAT32 coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define LOAD_A(m, buf, at, stride) coopMatLoad(m, buf, at, stride, gl_CooperativeMatrixLayoutRowMajor)
+#define LOAD_B(m, buf, at, stride) coopMatLoad(m, buf, at, stride, gl_CooperativeMatrixLayoutColumnMajor)
+#define STORE_COLS(m, buf, at, stride) coopMatStore(m, buf, at, stride, gl_CooperativeMatrixLayoutColumnMajor)
+#define MUL_ADD(a, b, c) coopMatMulAdd(a, b, c)
+#else
+#define MAT_A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define MAT_B MAT_A
 #define MAT32 fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+#define LOAD_A(m, buf, at, stride) coopMatLoadNV(m, buf, at, stride, false)
+#define LOAD_B(m, buf, at, stride) coopMatLoadNV(m, buf, at, stride, true)
+#define STORE_COLS(m, buf, at, stride) coopMatStoreNV(m, buf, at, stride, true)
+#define MUL_ADD(a, b, c) coopMatMulAddNV(a, b, c)
+#endif
 
 // The order of k inside a tile's block is free as long as weights and activations agree. Each
 // format keeps the order its bits unpack in cheaply; chunk c (8 fp16) of the activations takes
@@ -155,7 +177,7 @@ uvec4 b_chunk(vec4 lo, vec4 hi) {
 void write_out(MAT32 acc, uint m0, uint tok0) {
   const uint stage = gl_SubgroupID * 64u;  // uvec4
   const uint lane = gl_SubgroupInvocationID;
-  coopMatStoreNV(acc, a_tile, stage, 4u, true);
+  STORE_COLS(acc, a_tile, stage, 4u);
   subgroupMemoryBarrierShared();
   subgroupBarrier();
   const uint at = stage + (lane >> 1) * 4u + (lane & 1u) * 2u;
@@ -243,13 +265,14 @@ void main() {
     const bool more = s + 1u < steps;
     if (more) LOAD_STEP(s + 1u)  // consumed after this step's products
     [[unroll]] for (uint kk = 0; kk < 2u * BK; ++kk) {  // 16-wide k slices of the step
-      MAT16 a[2], bm[4];
+      MAT_A a[2];
+      MAT_B bm[4];
       [[unroll]] for (uint i = 0; i < 2u; ++i)
-        coopMatLoadNV(a[i], a_tile, cur * A_BUFFER + (warp_m + 16u * i) * ROW_STRIDE + 2u * kk, ROW_STRIDE, false);
+        LOAD_A(a[i], a_tile, cur * A_BUFFER + (warp_m + 16u * i) * ROW_STRIDE + 2u * kk, ROW_STRIDE);
       [[unroll]] for (uint j = 0; j < 4u; ++j)  // column-major K x N: each token's k run is contiguous
-        coopMatLoadNV(bm[j], b_tile, cur * B_BUFFER + (warp_n + 16u * j) * ROW_STRIDE + 2u * kk, ROW_STRIDE, true);
+        LOAD_B(bm[j], b_tile, cur * B_BUFFER + (warp_n + 16u * j) * ROW_STRIDE + 2u * kk, ROW_STRIDE);
       [[unroll]] for (uint i = 0; i < 2u; ++i)
-        [[unroll]] for (uint j = 0; j < 4u; ++j) acc[4u * i + j] = coopMatMulAddNV(a[i], bm[j], acc[4u * i + j]);
+        [[unroll]] for (uint j = 0; j < 4u; ++j) acc[4u * i + j] = MUL_ADD(a[i], bm[j], acc[4u * i + j]);
     }
     // Double-buffered: the other buffer was last read before the previous barrier. Single: wait
     // until everyone has read this one.
