@@ -26,7 +26,11 @@ PhysicalDeviceInfo device(uint32_t vendor, VkDriverId driver, uint32_t subgroup,
   return d;
 }
 
-PhysicalDeviceInfo h100() { return device(0x10DE, VK_DRIVER_ID_NVIDIA_PROPRIETARY, 32, true, true); }
+PhysicalDeviceInfo h100() {  // both cooperative-matrix extensions, as NVIDIA's driver lists them
+  PhysicalDeviceInfo d = device(0x10DE, VK_DRIVER_ID_NVIDIA_PROPRIETARY, 32, true, true);
+  d.coop_khr_f16 = true;
+  return d;
+}
 PhysicalDeviceInfo radeon_780m(VkDriverId driver) { return device(0x1002, driver, 64, true); }
 PhysicalDeviceInfo lavapipe() {
   PhysicalDeviceInfo d = device(0x10005, VK_DRIVER_ID_MESA_LLVMPIPE, 8, false);
@@ -63,7 +67,7 @@ class KernelPlanTest : public QObject {
     QCOMPARE(p.attention_keys_per_split, 32u);
     const GpuPlan s = p.summary();
     QCOMPARE(s.family, std::string("nvidia"));
-    QCOMPARE(s.prefill, std::string("nv_coopmat"));
+    QCOMPARE(s.prefill, std::string(khr_coopmat_built() ? "khr_coopmat" : "nv_coopmat"));
     QCOMPARE(s.decode, std::string("int8_act"));
     QVERIFY(s.stage_flags && s.run_ahead);
     QCOMPARE(s.subgroup_size, 32);
@@ -139,6 +143,39 @@ class KernelPlanTest : public QObject {
     QCOMPARE(shaped.stage_backoff, 0u);
     QCOMPARE(plan_for(h100(), parse_tuning({{"down_groups_96", "0"}})).down_shape(DType::Q4_0),
              plan_for(h100()).qin_shape(false));
+  }
+
+  // Prefill on tensor cores from the shapes the device lists: a 780M under RADV (VK_KHR_cooperative_matrix
+  // with fp16 16x16x16, no NV extension, wave64 asked down to 32) gets khr_coopmat where this build
+  // has the KHR kernels; no shapes, or only fp16-accumulating ones, give fp32 tiles.
+  void prefill_follows_the_reported_shapes() {
+    PhysicalDeviceInfo radv = radeon_780m(VK_DRIVER_ID_MESA_RADV);
+    radv.coop_khr_f16 = true;
+    radv.coop_khr_subgroup_size = 32;
+    const KernelPlan p = plan_for(radv);
+    if (khr_coopmat_built()) {
+      QCOMPARE(p.prefill, Prefill::KhrCoopmat);
+      QVERIFY(p.coop_matmul && p.coop_for(DType::Q4_0) && !p.coop_for(DType::F32));
+      QCOMPARE(p.summary().prefill, std::string("khr_coopmat"));
+      QCOMPARE(p.matmul_tile(DType::Q8_0), kCoopTile);
+    } else {  // a Debian 12 build without Debian 13's glslc: the kernels are absent, never selected
+      QCOMPARE(p.summary().prefill, std::string("fp32"));
+    }
+    QCOMPARE(plan_for(radv, parse_tuning({{"prefill", "fp32"}})).prefill, Prefill::Fp32);
+    QCOMPARE(plan_for(radv, parse_tuning({{"coopmat", "0"}})).prefill, Prefill::Fp32);
+    QCOMPARE(plan_for(radv, parse_tuning({{"prefill", "nv_coopmat"}})).prefill, Prefill::Fp32);  // not forced
+    PhysicalDeviceInfo no_shapes = radeon_780m(VK_DRIVER_ID_MESA_RADV);
+    QCOMPARE(plan_for(no_shapes).prefill, Prefill::Fp32);
+    QCOMPARE(plan_for(no_shapes, parse_tuning({{"prefill", "khr_coopmat"}})).summary().prefill, std::string("fp32"));
+    no_shapes.coop_khr_f16_acc_only = true;
+    QCOMPARE(plan_for(no_shapes).summary().prefill, std::string("fp32"));
+    // NVIDIA lists both: KHR's kernel measured faster there and is the default where built; the key
+    // picks NV's for measurement, and NV's is what a build without the KHR kernels runs.
+    QCOMPARE(plan_for(h100()).summary().prefill, std::string(khr_coopmat_built() ? "khr_coopmat" : "nv_coopmat"));
+    QCOMPARE(plan_for(h100(), parse_tuning({{"prefill", "nv_coopmat"}})).summary().prefill, std::string("nv_coopmat"));
+    QCOMPARE(plan_for(h100(), parse_tuning({{"prefill", "khr_coopmat"}})).summary().prefill,
+             std::string(khr_coopmat_built() ? "khr_coopmat" : "fp32"));
+    QVERIFY_THROWS_EXCEPTION(Error, parse_tuning({{"prefill", "int_dot"}}));
   }
 
   // Unknown keys and bad values are errors that name them; the message lists the valid keys.

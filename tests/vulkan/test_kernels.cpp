@@ -13,6 +13,7 @@
 #include "runtime/cpu/ops.h"
 #include "runtime/cpu/thread_pool.h"
 #include "runtime/vulkan/forward.h"
+#include "runtime/vulkan/kernel_plan.h"
 #include "runtime/vulkan/model_gpu.h"
 #include "runtime/vulkan/push_constants.h"
 #include "runtime/vulkan/weight_layout.h"
@@ -78,22 +79,24 @@ class VulkanKernels : public QObject {
     QTest::addColumn<bool>("int8_dot");        // matvec_i8_*: int8 activations, integer dots
     QTest::addColumn<bool>("coop");            // matmul_coop_*: tensor cores, 128 x 128 tiles
     QTest::addColumn<bool>("staged");          // matvec_staged_*: int8 activations staged in shared memory
+    QTest::addColumn<bool>("khr");             // with coop: matmul_coop_khr_* (VK_KHR_cooperative_matrix)
     for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0})
       for (bool glu : {false, true}) {
         const std::string s = std::string(suffix(t)) + (glu ? " glu" : "");
         auto row = [&](const std::string& what, int rows, int cols, int tokens, bool batched, int chunk, const char* shape) {
           QTest::newRow((s + " " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu << chunk
-                                                  << QString(shape) << false << false << false;
+                                                  << QString(shape) << false << false << false << false;
           if (!batched && (t == DType::Q8_0 || t == DType::Q4_0))
             QTest::newRow((s + " int8 dot " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
-                                                              << chunk << QString(shape) << true << false << false;
+                                                              << chunk << QString(shape) << true << false << false << false;
           if (!batched && tokens == 1 && (t == DType::Q8_0 || t == DType::Q4_0))
             QTest::newRow((s + " staged " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
-                                                            << chunk << QString(shape) << true << false << true;
+                                                            << chunk << QString(shape) << true << false << true << false;
         };
         auto coop = [&](const std::string& what, int rows, int cols, int tokens, int chunk) {
-          QTest::newRow((s + " coop " + what).c_str()) << int(t) << rows << cols << tokens << true << glu << chunk
-                                                       << QString() << false << true << false;
+          for (bool khr : {false, true})
+            QTest::newRow((s + (khr ? " khr coop " : " coop ") + what).c_str())
+                << int(t) << rows << cols << tokens << true << glu << chunk << QString() << false << true << false << khr;
         };
         // Partial tiles in rows and tokens, several tiles each way, chunks of one tile and less.
         coop("37 tokens", 200, 96, 37, 0);
@@ -126,8 +129,13 @@ class VulkanKernels : public QObject {
     QFETCH(bool, int8_dot);
     QFETCH(bool, coop);
     QFETCH(bool, staged);
+    QFETCH(bool, khr);
     if (int8_dot && !h.device->info().int8_dot) QSKIP("the device has no integer dot products");
-    if (coop && !h.device->info().coop_matrix_f16) QSKIP("the device has no fp16 cooperative matrices");
+    if (coop && !khr && !h.device->info().coop_matrix_f16) QSKIP("the device has no fp16 cooperative matrices");
+    // lavapipe has no cooperative matrices: this runs on a GPU (the H100 through `device`; PERFORMANCE.md).
+    if (khr && !h.device->info().coop_khr_f16)
+      QSKIP("the device has no VK_KHR_cooperative_matrix with an fp16 16x16x16 shape (lavapipe has none)");
+    if (khr && !vk::khr_coopmat_built()) QSKIP("this build has no KHR kernels (no Debian 13 glslc at configure)");
     const DType t = DType(type);
     vk::MatvecShape shape;
     std::sscanf(shape_text.toLatin1().constData(), "%u,%u,%u", &shape.wg, &shape.rows, &shape.tpr);
@@ -153,7 +161,7 @@ class VulkanKernels : public QObject {
     const vk::BufferSlice xs = h.upload(x), ys = h.poisoned(expected.size());
     const vk::MatmulTile tile = coop ? vk::kCoopTile : vk::kMatmulTile;
     const char* matvec = staged ? "matvec_staged_" : int8_dot ? "matvec_i8_" : "matvec_";
-    const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile) : matvec + std::string(glu ? "glu_" : "") + suffix(t);
+    const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile, false, khr) : matvec + std::string(glu ? "glu_" : "") + suffix(t);
     std::vector<uint32_t> spec{shape.wg, shape.rows, shape.tpr};
     if (staged) spec.push_back(uint32_t(cols / 32));  // shared memory for exactly this row length
     const vk::Kernel& k = batched ? h.pipelines->get(name, 4) : h.pipelines->get(name, 4, spec);

@@ -36,7 +36,8 @@ class VulkanProbe : public QObject {
     vk::Instance instance;
     for (const auto& d : instance.devices()) {
       QCOMPARE(d.report.integer_dot_fast, d.int8_dot_fast);
-      QCOMPARE(d.report.cooperative_matrix, d.coop_matrix_f16);
+      QCOMPARE(d.report.cooperative_matrix, d.coop_matrix_f16 || d.coop_khr_f16);  // NV's or KHR's extension
+      if (d.coop_khr_subgroup_size) QCOMPARE(d.coop_khr_subgroup_size, 32u);  // what matmul_coop_khr_* needs
       if (d.report.integer_dot_fast) QVERIFY(d.report.integer_dot);
       if (d.report.cooperative_matrix) QVERIFY(d.report.fp16);
     }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kiln/types.h"
+#include "runtime/vulkan/coopmat_khr.h"
 #include "runtime/vulkan/vk_check.h"
 
 namespace kiln::vk {
@@ -51,6 +52,30 @@ bool has_coop_shape_f16(VkInstance instance, VkPhysicalDevice pd) {
   return false;
 }
 
+// The KHR shapes: fp16 x fp16 -> fp32 16x16x16 at subgroup scope (what matmul_coop.comp is written
+// for; RDNA3 and NVIDIA list it), or failing that whether only an fp16-accumulating one exists.
+struct KhrShapes {
+  bool f32_acc = false, f16_acc = false;
+};
+KhrShapes khr_coop_shapes(VkInstance instance, VkPhysicalDevice pd) {
+  KhrShapes found;
+  auto list = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+  if (!list) return found;
+  uint32_t n = 0;
+  if (list(pd, &n, nullptr) != VK_SUCCESS) return found;
+  std::vector<VkCooperativeMatrixPropertiesKHR> shapes(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
+  if (list(pd, &n, shapes.data()) != VK_SUCCESS) return found;
+  for (const auto& s : shapes) {
+    if (s.MSize != 16 || s.NSize != 16 || s.KSize != 16 || s.scope != VK_SCOPE_SUBGROUP_KHR ||
+        s.AType != VK_COMPONENT_TYPE_FLOAT16_KHR || s.BType != VK_COMPONENT_TYPE_FLOAT16_KHR || s.saturatingAccumulation)
+      continue;
+    if (s.CType == VK_COMPONENT_TYPE_FLOAT32_KHR && s.ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR) found.f32_acc = true;
+    if (s.CType == VK_COMPONENT_TYPE_FLOAT16_KHR && s.ResultType == VK_COMPONENT_TYPE_FLOAT16_KHR) found.f16_acc = true;
+  }
+  return found;
+}
+
 // Reads limits, features, queues and memory of one device and decides whether Kiln can use it.
 PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
   PhysicalDeviceInfo d;
@@ -90,6 +115,9 @@ PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
     if (v12) chain(drv);
     if (v13) chain(m4);
     if (has_idot) chain(idot_props);
+    VkPhysicalDeviceSubgroupSizeControlProperties ssc_props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+    const bool has_ssc = has_extension(pd, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    if (has_ssc) chain(ssc_props);
     vkGetPhysicalDeviceProperties2(pd, &p2);
     d.subgroup_size = sub.subgroupSize;
     subgroup_ops = sub.supportedOperations;
@@ -123,6 +151,21 @@ PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
       vmm.pNext = f2.pNext;
       f2.pNext = &coop;
     }
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_khr{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+    const bool coop_khr_ext = v12 && has_extension(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    if (coop_khr_ext) {
+      coop_khr.pNext = f2.pNext;
+      f2.pNext = &coop_khr;
+      if (!coop_ext) {  // the memory model's structure, unless NV's branch chained it already
+        vmm.pNext = f2.pNext;
+        f2.pNext = &vmm;
+      }
+    }
+    VkPhysicalDeviceSubgroupSizeControlFeatures ssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+    if (has_ssc) {
+      ssc.pNext = f2.pNext;
+      f2.pNext = &ssc;
+    }
     vkGetPhysicalDeviceFeatures2(pd, &f2);
     r.storage16 = s16.storageBuffer16BitAccess;
     r.storage8 = s8.storageBuffer8BitAccess;
@@ -135,7 +178,21 @@ PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
     r.integer_dot_fast = d.int8_dot_fast;
     d.coop_matrix_f16 = coop_ext && coop.cooperativeMatrix && vmm.vulkanMemoryModel && d.fp16_math &&
                         sub.subgroupSize == 32 && has_coop_shape_f16(instance, pd);
-    r.cooperative_matrix = d.coop_matrix_f16;
+    // KHR: subgroups of 32, by default or asked for per pipeline (RDNA3 runs wave64 unless asked).
+    const bool can_ask_32 = has_ssc && ssc.subgroupSizeControl && ssc_props.minSubgroupSize <= 32 &&
+                            ssc_props.maxSubgroupSize >= 32 &&
+                            (ssc_props.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
+    if (coop_khr_ext && coop_khr.cooperativeMatrix && vmm.vulkanMemoryModel && d.fp16_math &&
+        (sub.subgroupSize == 32 || can_ask_32)) {
+      const KhrShapes shapes = khr_coop_shapes(instance, pd);
+      d.coop_khr_f16 = shapes.f32_acc;
+      d.coop_khr_f16_acc_only = !shapes.f32_acc && shapes.f16_acc;
+      if (d.coop_khr_f16 && sub.subgroupSize != 32) {
+        d.coop_khr_subgroup_size = 32;
+        d.full_subgroups = ssc.computeFullSubgroups;
+      }
+    }
+    r.cooperative_matrix = d.coop_matrix_f16 || d.coop_khr_f16;
     d.device_address = v12 && bda.bufferDeviceAddress;
   }
   r.subgroup_size = int(d.subgroup_size);
@@ -317,6 +374,26 @@ Device::Device(std::shared_ptr<Instance> instance, int index) : instance_(std::m
     vmm.pNext = features;
     coop.pNext = &vmm;
     features = &coop;
+  }
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_khr{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  VkPhysicalDeviceSubgroupSizeControlFeatures ssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  if (info_.coop_khr_f16) {
+    extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    coop_khr.cooperativeMatrix = VK_TRUE;
+    coop_khr.pNext = features;
+    features = &coop_khr;
+    if (!info_.coop_matrix_f16) {  // the memory model, unless NV's branch enabled it
+      vmm.vulkanMemoryModel = VK_TRUE;
+      vmm.pNext = features;
+      features = &vmm;
+    }
+    if (info_.coop_khr_subgroup_size) {  // pipelines ask for subgroups of 32 (pipeline.cpp)
+      extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+      ssc.subgroupSizeControl = VK_TRUE;
+      ssc.computeFullSubgroups = info_.full_subgroups;
+      ssc.pNext = features;
+      features = &ssc;
+    }
   }
   ci.pNext = features;
   ci.enabledExtensionCount = uint32_t(extensions.size());

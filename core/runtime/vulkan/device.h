@@ -37,6 +37,14 @@ struct PhysicalDeviceInfo {
   // VK_NV_cooperative_matrix with fp16 x fp16 -> fp32 16x16x16 in subgroups of 32, the Vulkan
   // memory model and shaderFloat16: the tensor-core prefill kernels (matmul_coop_*).
   bool coop_matrix_f16 = false;
+  // VK_KHR_cooperative_matrix (RDNA3, Intel, NVIDIA too) listing fp16 x fp16 -> fp32 16x16x16 at
+  // subgroup scope, with the memory model, shaderFloat16 and subgroups of 32: by default, or asked
+  // for through VK_EXT_subgroup_size_control (coop_khr_subgroup_size 32; RDNA3 defaults to 64).
+  // The prefill kernels matmul_coop_khr_* (KernelPlan::prefill khr_coopmat).
+  bool coop_khr_f16 = false;
+  bool coop_khr_f16_acc_only = false;   // ... only an fp16-accumulating 16x16x16: not used (fp32 sums)
+  uint32_t coop_khr_subgroup_size = 0;  // 32: the pipelines must ask for it; 0: the default is 32
+  bool full_subgroups = false;          // computeFullSubgroups (with coop_khr_subgroup_size)
   // bufferDeviceAddress (Vulkan 1.2): the decode kernels reach the stage counters through an
   // address in push constants (CommandSequence), so a device without it is refused.
   bool device_address = false;

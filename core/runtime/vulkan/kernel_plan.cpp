@@ -138,6 +138,15 @@ const std::vector<Key>& keys() {
       {"matvec_glu", "wg,rows,tpr", shape(&TuningOverrides::matvec_glu, true)},
       {"matvec_qin", "wg,rows,tpr", shape(&TuningOverrides::matvec_qin, false)},
       {"coopmat", "0|1", flag(&TuningOverrides::coopmat)},
+      {"prefill", "khr_coopmat|nv_coopmat|fp32",
+       [](TuningOverrides& o, const std::string& key, const std::string& v) {
+         for (Prefill p : {Prefill::KhrCoopmat, Prefill::NvCoopmat, Prefill::Fp32})
+           if (v == prefill_name(p)) {
+             o.prefill = p;
+             return;
+           }
+         bad_value(key, v, "khr_coopmat, nv_coopmat or fp32");
+       }},
       {"coop_split", "1..4", count(&TuningOverrides::coop_split, 1, 4, "1, 2, 3 or 4")},
       {"coop_kernel", "default|k2",
        [](TuningOverrides& o, const std::string& key, const std::string& v) {
@@ -172,6 +181,16 @@ const std::vector<Key>& keys() {
 }  // namespace
 
 const char* family_name(DeviceFamily f) { return row_of(f).name; }
+
+const char* prefill_name(Prefill p) {
+  switch (p) {
+    case Prefill::NvCoopmat: return "nv_coopmat";
+    case Prefill::KhrCoopmat: return "khr_coopmat";
+    default: return "fp32";
+  }
+}
+
+bool khr_coopmat_built() { return kernel_built("matmul_coop_khr_q4_0"); }
 
 DeviceFamily family_of(const PhysicalDeviceInfo& d) {
   if (d.cpu_implementation) return DeviceFamily::Cpu;
@@ -219,7 +238,17 @@ KernelPlan plan_for(const PhysicalDeviceInfo& d, const TuningOverrides& o) {
   p.forced_down = o.matvec_down.value_or(p.forced_down);
   p.down_groups_of_96 = o.down_groups_of_96.value_or(row.down_groups_of_96);
 
-  p.coop_matmul = d.coop_matrix_f16 && o.coopmat.value_or(true);
+  // KHR first where the device and the build have it: on the H100 the same kernel ran pp512 10-17 %
+  // faster through KHR than through NV (PERFORMANCE.md, "Prefill on VK_KHR_cooperative_matrix").
+  // NV's stays for builds without Debian 13's glslc and drivers without the KHR extension.
+  const bool nv = d.coop_matrix_f16, khr = d.coop_khr_f16 && khr_coopmat_built();
+  const Prefill best = khr ? Prefill::KhrCoopmat : nv ? Prefill::NvCoopmat : Prefill::Fp32;
+  Prefill want = o.prefill.value_or(best);
+  if (o.coopmat == false) want = Prefill::Fp32;
+  // Capabilities cannot be forced: a path the device (or build) lacks gives fp32 tiles.
+  if ((want == Prefill::NvCoopmat && !nv) || (want == Prefill::KhrCoopmat && !khr)) want = Prefill::Fp32;
+  p.prefill = want;
+  p.coop_matmul = want != Prefill::Fp32;
   p.coop_k2 = o.coop_k2.value_or(false);
   p.forced_coop_splits = int(o.coop_split.value_or(0));
 
@@ -312,7 +341,7 @@ uint32_t KernelPlan::coop_splits(int64_t rows, int n, uint32_t max_splits) const
 GpuPlan KernelPlan::summary() const {
   GpuPlan s;
   s.family = family_name(family);
-  s.prefill = coop_matmul ? "nv_coopmat" : "fp32";
+  s.prefill = prefill_name(prefill);
   s.decode = quantized_act ? "int8_act" : staged_matvec ? "int8_staged" : int8_dot ? "int8_dot" : "fp32";
   s.stage_flags = stage_flags;
   s.run_ahead = run_ahead;

@@ -32,6 +32,13 @@ struct MatmulTile {
 };
 constexpr MatmulTile kMatmulTile{64, 64}, kCoopTile{128, 128};
 
+// The batched matrix kernels (prefill): tensor cores through NVIDIA's extension (matmul_coop_*),
+// through the portable KHR one (matmul_coop_khr_*: RDNA3, Intel, NVIDIA), or fp32 tiles (matmul_*).
+enum class Prefill { Fp32, NvCoopmat, KhrCoopmat };
+const char* prefill_name(Prefill p);  // "fp32", "nv_coopmat", "khr_coopmat"
+// Whether this build embedded the KHR kernels (they need Debian 13's glslc: kernels/vulkan).
+bool khr_coopmat_built();
+
 // Device families: the rows of the table in kernel_plan.cpp (kFamilies).
 enum class DeviceFamily { Nvidia, Amd, Intel, Cpu, Other };
 const char* family_name(DeviceFamily f);  // "nvidia", "amd", "intel", "cpu", "other"
@@ -41,6 +48,7 @@ DeviceFamily family_of(const PhysicalDeviceInfo& device);
 // Capabilities cannot be forced: int8_dot=1 on a device without integer dot products stays off.
 struct TuningOverrides {
   std::optional<DeviceFamily> family;  // take another family's row of the table
+  std::optional<Prefill> prefill;  // prefill=khr_coopmat|nv_coopmat|fp32 (fp32 where the device lacks it)
   std::optional<bool> int8_dot, staged, qact, coopmat, stage_flags, run_ahead, wide_norm, down_groups_of_96;
   std::optional<uint32_t> staged_max_blocks, prefill_queries, coop_split, attention_split, wide_norm_wg;
   std::optional<MatvecShape> matvec, matvec_down, matvec_glu, matvec_qin;
@@ -95,7 +103,11 @@ struct KernelPlan {
   MatvecShape down_shape(DType type) const;
 
   // --- Matrices, batches (prefill) ---
-  bool coop_matmul = false;      // batches on tensor cores (matmul_coop_*, VK_NV_cooperative_matrix); coopmat=0: off
+  // Batches on tensor cores: KHR's extension where the device lists a 16x16x16 fp16 shape and the
+  // build has the kernels (faster than NV's on the H100), else NV's, else fp32 (PERFORMANCE.md,
+  // "Prefill on VK_KHR_cooperative_matrix"). prefill=khr_coopmat|nv_coopmat|fp32 picks one; coopmat=0: fp32.
+  Prefill prefill = Prefill::Fp32;
+  bool coop_matmul = false;      // prefill is NvCoopmat or KhrCoopmat: the 128 x 128 tensor-core tiles
   bool coop_k2 = false;          // coop_kernel=k2: the variant with two blocks a step (measurement)
   // Tensor cores for batches of these weights: not F32, whose point is fp32-exact results.
   bool coop_for(DType type) const { return coop_matmul && type != DType::F32; }

@@ -65,11 +65,11 @@ uint32_t staged_shared_bytes(const MatvecShape& s, int64_t cols) {  // matvec_st
   return uint32_t(cols / kBlockSize) * 48 + s.rows * s.wg * 4 + 64 * 4;
 }
 
-std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2) {
+std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2, bool khr) {
   if (!(tile == kMatmulTile) && !(tile == kCoopTile)) throw Error("Vulkan: no matmul kernel for that tile");
-  k2 = k2 && tile == kCoopTile;
-  return std::string(tile == kCoopTile ? (k2 ? "matmul_coop_k2_" : "matmul_coop_") : "matmul_") + (glu ? "glu_" : "") +
-         type_suffix(type);
+  const bool coop = tile == kCoopTile;
+  const char* kind = !coop ? "matmul_" : khr ? "matmul_coop_khr_" : k2 ? "matmul_coop_k2_" : "matmul_coop_";
+  return std::string(kind) + (glu ? "glu_" : "") + type_suffix(type);
 }
 
 ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_kv, const KernelPlan& kernel_plan)
@@ -83,7 +83,8 @@ ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_
 ModelGpu::~ModelGpu() { device.wait_idle(); }
 
 const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape, MatmulTile tile) {
-  if (batched) return pipelines->get(matmul_kernel_name(type, glu, tile, plan.coop_k2), 4);
+  if (batched)
+    return pipelines->get(matmul_kernel_name(type, glu, tile, plan.coop_k2, plan.prefill == Prefill::KhrCoopmat), 4);
   const bool i8 = plan.int8_dot && (type == DType::Q8_0 || type == DType::Q4_0);
   const std::string name = std::string(i8 ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + type_suffix(type);
   return pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});

@@ -21,8 +21,9 @@
 namespace kiln::vk {
 
 // The batched kernel of a tile for these weights, e.g. matmul_glu_q4_0, matmul_coop_q4_0; k2: the
-// tensor-core variant with two blocks a step (KernelPlan::coop_k2).
-std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2 = false);
+// tensor-core variant with two blocks a step (KernelPlan::coop_k2); khr: the tensor-core kernel on
+// VK_KHR_cooperative_matrix (matmul_coop_khr_*, KernelPlan::prefill khr_coopmat; no k2 variant).
+std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2 = false, bool khr = false);
 
 // (cos, sin) of the RoPE angle for [kind: local, global][position < context][head_dim / 2].
 std::vector<float> rope_table(const Gemma3Config& config, int context);

@@ -52,6 +52,12 @@ void print_statistics(VkDevice device, const std::string& key, VkPipeline pipeli
 
 }  // namespace
 
+bool kernel_built(const std::string& name) {
+  for (const auto& e : vk_spirv::kTable)
+    if (name == e.name) return true;
+  return false;
+}
+
 std::span<const uint32_t> kernel_spirv(const std::string& name) {
   for (const auto& e : vk_spirv::kTable)
     if (name == e.name) return {e.words, e.count};
@@ -194,6 +200,15 @@ const Kernel& PipelineLibrary::get(const std::string& spirv_name, uint32_t bindi
   ci.stage.module = module;
   ci.stage.pName = "main";
   ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
+  // The KHR cooperative-matrix kernels are written for subgroups of 32 (gl_SubgroupID tiles, the
+  // accumulator's write-out); on a device whose default differs (RDNA3: 64) they ask for it.
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo required{
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  if (spirv_name.rfind("matmul_coop_khr_", 0) == 0 && device_.info().coop_khr_subgroup_size) {
+    required.requiredSubgroupSize = device_.info().coop_khr_subgroup_size;
+    ci.stage.pNext = &required;
+    if (device_.info().full_subgroups) ci.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+  }
   ci.layout = k->layout;
   if (device_.pipeline_statistics()) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   const VkResult res = vkCreateComputePipelines(device_.handle(), cache_, 1, &ci, nullptr, &k->pipeline);

@@ -23,6 +23,8 @@ constexpr uint32_t kStageSpinRoundsId = 14, kStageBackoffId = 15;
 
 // SPIR-V words of an embedded kernel (kernels/vulkan), e.g. "matvec_q4_0". Throws if unknown.
 std::span<const uint32_t> kernel_spirv(const std::string& name);
+// Whether the build embedded that kernel: the KHR cooperative-matrix ones need Debian 13's glslc.
+bool kernel_built(const std::string& name);
 
 struct Kernel {
   std::string name;
