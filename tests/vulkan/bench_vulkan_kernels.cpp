@@ -3,7 +3,8 @@
 // 27B swept over workgroup layouts, the cost of one dependent dispatch, attention, and prefill
 // (512 tokens through each 27B matrix, fp32 tiles against tensor cores, with the difference of
 // their results and a check of every weight format). Prints one table per part; GB/s counts the
-// weight bytes a kernel must read. --prefill: only the prefill part; --decode: all but it.
+// weight bytes a kernel must read. --prefill: only the prefill part; --decode: all but it; --khr:
+// the tensor-core kernel on VK_KHR_cooperative_matrix (matmul_coop_khr_*) instead of NV's.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -99,11 +100,14 @@ Difference difference(const std::vector<float>& got, const std::vector<float>& r
   return {std::sqrt(diff / std::max(norm, 1e-30)), max_diff / std::max(max_ref, 1e-30)};
 }
 
+// --khr: the tensor-core kernel is matmul_coop_khr_* (VK_KHR_cooperative_matrix) instead of NV's.
+bool g_khr = false;
+
 // Runs `n` tokens of xs through m with the kernel of `tile` (GLU form when glu): mean microseconds
 // of one call, the output left in ys.
 double time_matmul(Bench& b, const vk::DeviceMatrix& m, bool glu, int n, vk::MatmulTile tile,
                    const vk::BufferSlice& xs, const vk::BufferSlice& ys, int reps, uint32_t splits = 1) {
-  const vk::Kernel& k = b.pipelines->get(vk::matmul_kernel_name(m.type, glu, tile), 4);
+  const vk::Kernel& k = b.pipelines->get(vk::matmul_kernel_name(m.type, glu, tile, false, g_khr), 4);
   std::vector<VkDescriptorSet> sets;
   for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
   vk::MatrixCall call{glu, true, n, 0, uint32_t(m.cols), uint32_t(glu ? m.rows / 2 : m.rows), tile};
@@ -153,8 +157,12 @@ int prefill(Bench& b, int shrink) {
     for (const auto& p : props)
       std::printf(" [%u %u %u %d %d %d %d %d]", p.MSize, p.NSize, p.KSize, p.AType, p.BType, p.CType, p.DType, p.scope);
   }
-  std::printf("\n");
-  if (!info.coop_matrix_f16) return 1;
+  std::printf("\n== KHR cooperative matrices: coop_khr_f16 %s (subgroup size asked: %u, full subgroups %d; "
+              "only fp16 sums: %d); kernels %s\n",
+              info.coop_khr_f16 ? "yes" : "no", info.coop_khr_subgroup_size, int(info.full_subgroups),
+              int(info.coop_khr_f16_acc_only), vk::khr_coopmat_built() ? "built" : "not built");
+  if (g_khr ? !(info.coop_khr_f16 && vk::khr_coopmat_built()) : !info.coop_matrix_f16) return 1;
+  std::printf("tensor-core kernel: %s\n", g_khr ? "matmul_coop_khr_* (VK_KHR_cooperative_matrix)" : "matmul_coop_* (VK_NV_cooperative_matrix)");
 
   const int n = 512;
   const uint64_t limit = std::min<uint64_t>(b.device->limits().maxStorageBufferRange, b.arena->max_block_bytes());
@@ -294,6 +302,7 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--prefill") prefill_only = true;
     if (std::string(argv[i]) == "--decode") decode_only = true;
     if (std::string(argv[i]) == "--rows") rows_only = true;
+    if (std::string(argv[i]) == "--khr") g_khr = true;
   }
   try {
     Bench b(device);
