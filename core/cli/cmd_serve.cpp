@@ -30,6 +30,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--port", options->port, "TCP port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
   cmd->add_option("--api-key", options->api_key, "Require 'Authorization: Bearer KEY' on /v1 requests");
   cmd->add_option("--cors", options->cors_origin, "Allow browser pages from ORIGIN (e.g. http://localhost:3000, or *)");
+  cmd->add_option("--allowed-host", options->allowed_hosts,
+                  "Also answer requests for this Host name (repeatable; e.g. a reverse proxy's kiln.lan); "
+                  "others than the listening address, localhost, 127.0.0.1 and [::1] get 403")
+      ->allow_extra_args(false);  // one name an occurrence
   cmd->add_option("--model-id", options->model_id, "Model name shown in /v1/models (default: folder or file name)");
   cmd->add_option("--max-waiting", options->max_waiting, "Requests that may wait behind the running one; more get 503")
       ->capture_default_str()->check(CLI::Range(1, 4096));

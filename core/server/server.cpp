@@ -1,4 +1,4 @@
-// The HTTP side of the server: routes, API key, CORS, body limits, errors, start and stop.
+// The HTTP side of the server: routes, API key, Host/Origin checks, CORS, body limits, errors, start and stop.
 #include "server/server.h"
 
 #include <httplib.h>
@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "server/openai_protocol.h"
+#include "server/request_policy.h"
 #include "server/request_queue.h"
 #include "server/response_writers.h"
 
@@ -17,6 +18,7 @@ namespace kiln::server {
 
 struct Server::Http {
   httplib::Server http;
+  std::unique_ptr<RequestPolicy> policy;  // made in start(), once the port is known
 };
 
 namespace {
@@ -111,6 +113,7 @@ void Server::start() {
       throw Error("cannot listen on " + where + ": the port is in use or the address is not of this machine");
     port_ = options_.port;
   }
+  http_->policy = std::make_unique<RequestPolicy>(options_.host, port_, options_.allowed_hosts, options_.cors_origin);
   auto listener_ended = std::make_shared<std::atomic<bool>>(false);
   listener_ = std::thread([this, listener_ended] {
     http_->http.listen_after_bind();
@@ -167,7 +170,31 @@ void Server::install_routes() {
                              "invalid_request_error", {}, "invalid_api_key"));
   };
 
-  http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+  // Every request, before routing: a Host or Origin of a page that is not ours gets 403 (see
+  // request_policy.h). 403 rather than 421 Misdirected Request: 421 asks a client to retry on another
+  // connection, and this is a refusal, not a routing mistake that another connection would fix.
+  http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    const RequestPolicy& policy = *http_->policy;
+    std::string refusal, code;
+    if (!policy.host_allowed(req.get_header_value("Host"), req.has_header("Host"))) {
+      refusal = "The Host '" + req.get_header_value("Host") + "' is not one this server answers to; "
+                "start it with --allowed-host NAME to add one.";
+      code = "host_not_allowed";
+    } else if (req.has_header("Origin") && !policy.origin_allowed(req.get_header_value("Origin"))) {
+      refusal = "Requests from the web page at '" + req.get_header_value("Origin") + "' are not allowed; "
+                "start the server with --cors ORIGIN to allow one.";
+      code = "origin_not_allowed";
+    } else {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    send_error(res, ApiError(403, refusal, "invalid_request_error", {}, code));
+    res.set_header("Connection", "close");  // a body, if any, is left unread on the wire
+    return httplib::Server::HandlerResponse::Handled;
+  });
+
+  http.Get("/health", [this, authorized](const httplib::Request& req, httplib::Response& res) {
+    // With a key set, the model's name and the traffic are for those who hold it.
+    if (!authorized(req)) return res.set_content(R"({"status":"ok"})", "application/json");
     const ServerCounters c = counters();
     res.set_content(health_body(model_id_, {{"waiting", c.waiting},
                                             {"running", c.running},

@@ -33,6 +33,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "kiln/engine.h"
 
@@ -43,6 +44,10 @@ struct ServerOptions {
   int port = 8080;                  // 0: any free port (see Server::port())
   std::string api_key;              // empty: no key needed; else "Authorization: Bearer KEY" on /v1/*
   std::string cors_origin;          // empty: no CORS headers at all; "*" or "http://host:port"
+  // Host names served besides the bound address, localhost, 127.0.0.1 and [::1] (e.g. a reverse
+  // proxy's); "name" allows it with any port's form we serve, "name:port" exactly that. Any other
+  // Host gets 403, and so does an Origin that is neither --cors nor one of these (see request_policy.h).
+  std::vector<std::string> allowed_hosts;
   std::string model_id;             // the name /v1/models shows; empty: the model's folder or file name
   size_t max_body_bytes = 4u << 20; // larger request bodies get 413
   size_t max_waiting = 16;          // requests waiting behind the running one; more get 503

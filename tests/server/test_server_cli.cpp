@@ -82,6 +82,21 @@ class ServerCliTest : public QObject {
     QCOMPARE(process.exitCode(), 0);
   }
 
+  void allowed_host_from_the_command_line() {
+    QProcess process;
+    const int port = start_serve(process, {"--allowed-host", "kiln.lan", "--allowed-host", "other.lan:81"});
+    QVERIFY(port > 0);
+    const HttpClient client("http://127.0.0.1:" + std::to_string(port));
+    QCOMPARE(client.get("/health").status, 200L);
+    QCOMPARE(client.get("/health", {"Host: kiln.lan:" + std::to_string(port)}).status, 200L);
+    QCOMPARE(client.get("/health", {"Host: other.lan:81"}).status, 200L);
+    QCOMPARE(client.get("/health", {"Host: attacker.test"}).status, 403L);
+    QCOMPARE(client.get("/v1/models", {"Origin: http://evil.example"}).status, 403L);
+    ::kill(pid_t(process.processId()), SIGTERM);
+    QVERIFY(process.waitForFinished(10000));
+    QCOMPARE(process.exitCode(), 0);
+  }
+
   void a_taken_port_is_a_clear_error() {
     server::ServerOptions options;
     auto first = start_tiny_server(options);

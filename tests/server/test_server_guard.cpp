@@ -1,0 +1,169 @@
+// A hostile web page, over loopback: foreign Host and Origin get 403, and a key hides /health's
+// details. Raw sockets where curl would not misbehave on purpose.
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <QtTest>
+#include <atomic>
+#include <thread>
+
+#include "server_fixture.h"
+
+using namespace kiln;
+using namespace kiln::test;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// A blocking TCP connection to 127.0.0.1:port; -1 on failure.
+int connect_loopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(uint16_t(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends `text` and reads until the server closes or `timeout_ms` passes.
+std::string raw_exchange(int port, const std::string& text, int timeout_ms = 5000) {
+  const int fd = connect_loopback(port);
+  if (fd < 0) return {};
+  (void)::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
+  std::string out;
+  const auto t0 = Clock::now();
+  char buf[4096];
+  pollfd p{fd, POLLIN, 0};
+  while (seconds_since(t0) * 1000 < timeout_ms && ::poll(&p, 1, 50) >= 0) {
+    if (!(p.revents & (POLLIN | POLLHUP))) continue;
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, size_t(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+QString error_code(const HttpResponse& r) { return json_object(r.body)["error"].toObject()["code"].toString(); }
+
+}  // namespace
+
+class ServerGuardTest : public QObject {
+  Q_OBJECT
+
+  static std::string host(const std::string& name) { return "Host: " + name; }
+
+ private slots:
+  void initTestCase() { curl_global_init(CURL_GLOBAL_DEFAULT); }
+  void cleanupTestCase() { curl_global_cleanup(); }
+
+  void foreign_host_gets_403_everywhere() {
+    auto s = start_tiny_server({}, 256);
+    const HttpClient& c = *s->client;
+    const std::string port = std::to_string(s->server->port());
+    for (const std::string& foreign : std::vector<std::string>{"attacker.test", "attacker.test:" + port, "localhost", "localhost:1",
+                                       "127.0.0.1:" + port + "0", "127.0.0.2:" + port, "localhost.:" + port}) {
+      const HttpResponse health = c.get("/health", {host(foreign)});
+      QVERIFY2(health.status == 403, foreign.c_str());
+      QCOMPARE(error_code(health), QString("host_not_allowed"));
+      QVERIFY(health.header("content-type").find("application/json") == 0);
+      const HttpResponse chat = c.post("/v1/chat/completions", chat_body("hi", {{"max_tokens", 2}}), {host(foreign)});
+      QVERIFY2(chat.status == 403, foreign.c_str());
+      QCOMPARE(error_code(chat), QString("host_not_allowed"));
+    }
+    QCOMPARE(s->server->counters().completed, uint64_t(0));  // nothing was generated for them
+    for (const std::string& own : std::vector<std::string>{"127.0.0.1:" + port, "localhost:" + port, "LocalHost:" + port, "[::1]:" + port}) {
+      QVERIFY2(c.get("/health", {host(own)}).status == 200, own.c_str());
+      QVERIFY2(c.post("/v1/chat/completions", chat_body("hi", {{"max_tokens", 2}}), {host(own)}).status == 200, own.c_str());
+    }
+    QCOMPARE(c.get("/health").status, 200L);  // what curl sends by itself
+    // HTTP/1.0 without Host is not a browser, so it cannot be DNS rebinding. (httplib drops an empty
+    // header, so "Host:" with no value reads as no Host; browsers never send one.)
+    QVERIFY(raw_exchange(s->server->port(), "GET /health HTTP/1.0\r\n\r\n").rfind("HTTP/1.1 200", 0) == 0);
+  }
+
+  void allowed_host_option_adds_names() {
+    server::ServerOptions options;
+    options.allowed_hosts = {"kiln.lan", "Proxy.Test:9000"};
+    auto s = start_tiny_server(options, 256);
+    const HttpClient& c = *s->client;
+    const std::string port = std::to_string(s->server->port());
+    for (const std::string& ok : std::vector<std::string>{"kiln.lan", "kiln.lan:" + port, "proxy.test:9000", "127.0.0.1:" + port})
+      QVERIFY2(c.get("/health", {host(ok)}).status == 200, ok.c_str());
+    for (const std::string& no : std::vector<std::string>{"proxy.test", "proxy.test:" + port, "kiln.lan.attacker.test", "other.lan"})
+      QVERIFY2(c.get("/health", {host(no)}).status == 403, no.c_str());
+    // A page served under an allowed name is one of the server's own origins.
+    QCOMPARE(c.get("/v1/models", {"Origin: http://kiln.lan:" + port}).status, 200L);
+  }
+
+  void foreign_origin_gets_403() {
+    auto s = start_tiny_server({}, 256);
+    const HttpClient& c = *s->client;
+    const int port = s->server->port();
+    for (const std::string& foreign : std::vector<std::string>{"http://evil.example", "null", "http://localhost:3000", "https://evil.example:" +
+                                       std::to_string(port), "http://127.0.0.1:" + std::to_string(port) + ".evil.example"}) {
+      const HttpResponse chat = c.post("/v1/chat/completions", chat_body("hi", {{"max_tokens", 2}}), {"Origin: " + foreign});
+      QVERIFY2(chat.status == 403, foreign.c_str());
+      QCOMPARE(error_code(chat), QString("origin_not_allowed"));
+      QVERIFY(chat.header("access-control-allow-origin").empty());
+    }
+    // The "simple" request a page can send without a preflight: text/plain JSON.
+    const std::string body = chat_body("hi", {{"max_tokens", 2}});
+    const std::string attack = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                               "\r\nConnection: close\r\nOrigin: http://evil.example\r\nContent-Type: text/plain\r\nContent-Length: " +
+                               std::to_string(body.size()) + "\r\n\r\n" + body;
+    const std::string answer = raw_exchange(port, attack);
+    QVERIFY2(answer.rfind("HTTP/1.1 403", 0) == 0, answer.c_str());
+    QCOMPARE(s->server->counters().completed, uint64_t(0));
+    // The server's own origins and clients that send none pass.
+    for (const std::string& own : std::vector<std::string>{"http://127.0.0.1:" + std::to_string(port), "http://localhost:" + std::to_string(port)})
+      QVERIFY2(c.post("/v1/chat/completions", body, {"Origin: " + own}).status == 200, own.c_str());
+    QCOMPARE(c.post("/v1/chat/completions", body).status, 200L);
+  }
+
+  void cors_origin_passes_with_headers() {
+    server::ServerOptions options;
+    options.cors_origin = "http://localhost:3000";
+    auto s = start_tiny_server(options, 256);
+    const HttpClient& c = *s->client;
+    const std::string origin = "Origin: http://localhost:3000";
+    const HttpResponse preflight = c.request("OPTIONS", "/v1/chat/completions", {origin, "Access-Control-Request-Method: POST"});
+    QCOMPARE(preflight.status, 204L);
+    QCOMPARE(preflight.header("access-control-allow-origin"), std::string("http://localhost:3000"));
+    const HttpResponse chat = c.post("/v1/chat/completions", chat_body("hi", {{"max_tokens", 2}}), {origin});
+    QCOMPARE(chat.status, 200L);
+    QCOMPARE(chat.header("access-control-allow-origin"), std::string("http://localhost:3000"));
+    const HttpResponse evil = c.post("/v1/chat/completions", chat_body("hi"), {"Origin: http://evil.example"});
+    QCOMPARE(evil.status, 403L);
+    QCOMPARE(c.request("OPTIONS", "/v1/chat/completions", {"Origin: http://evil.example"}).status, 403L);
+  }
+
+  void health_without_the_key_says_only_ok() {
+    server::ServerOptions options;
+    options.api_key = "sk-guard";
+    auto s = start_tiny_server(options, 256);
+    const HttpClient& c = *s->client;
+    for (const std::vector<std::string>& headers : {std::vector<std::string>{}, {"Authorization: Bearer sk-wrong"}}) {
+      const HttpResponse r = c.get("/health", headers);
+      QCOMPARE(r.status, 200L);
+      QCOMPARE(json_object(r.body), (QJsonObject{{"status", "ok"}}));
+    }
+    const QJsonObject full = json_object(c.get("/health", {"Authorization: Bearer sk-guard"}).body);
+    QCOMPARE(full["status"].toString(), QString("ok"));
+    QCOMPARE(full["model"].toString(), QString("tiny-gemma3-a"));
+    QVERIFY(full.contains("completed"));
+  }
+};
+
+QTEST_GUILESS_MAIN(ServerGuardTest)
+#include "test_server_guard.moc"
