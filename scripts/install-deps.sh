@@ -39,7 +39,9 @@ elif ! ( set -e
   mkdir -p "$work/lists/partial" "$work/debs"
   echo "deb http://deb.debian.org/debian trixie main" > "$work/sources.list"
   apt_opts=(-qq -oDir::Etc::SourceList="$work/sources.list" -oDir::Etc::SourceParts=/dev/null
-            -oDir::State::Lists="$work/lists" -oDir::Cache::archives="$work/debs" -oAPT::Architecture=amd64 -oAPT::Sandbox::User=root)
+            -oDir::State::Lists="$work/lists" -oDir::Cache="$work/cache" -oDir::Cache::archives="$work/debs"
+            -oAPT::Architecture=amd64)
+  [ "$(id -u)" -ne 0 ] || apt_opts+=(-oAPT::Sandbox::User=root)  # _apt cannot enter mktemp's folder
   apt-get "${apt_opts[@]}" update
   # glslc and the libraries its binary links (ldd), from trixie.
   (cd "$work/debs" && apt-get "${apt_opts[@]}" download glslc libshaderc1 libc6 libstdc++6 libgcc-s1)
@@ -49,7 +51,7 @@ elif ! ( set -e
   printf '#!/bin/sh\n# Debian 13 glslc through its own loader and libc (scripts/install-deps.sh).\nexec "%s/ld-linux-x86-64.so.2" --library-path "%s" "%s/root/usr/bin/glslc" "$@"\n' \
     "$lib" "$lib" "$TRIXIE" | $SUDO tee "$TRIXIE/glslc" >/dev/null
   $SUDO chmod +x "$TRIXIE/glslc"
-  "$TRIXIE/glslc" --version | sed -n 1p
+  echo "install-deps: trixie glslc in $TRIXIE: $("$TRIXIE/glslc" --version | sed -n 1p)"
 ); then
   echo "install-deps: no trixie glslc (offline?): the KHR cooperative-matrix kernels will not be built" >&2
 fi
