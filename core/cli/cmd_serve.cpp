@@ -39,6 +39,15 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str()->check(CLI::Range(1, 4096));
   cmd->add_option("--max-body-kib", *max_body_kib, "Largest request body in KiB; larger gets 413")
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--head-timeout", options->head_timeout_ms,
+                  "Milliseconds a client has to send a request's line and headers; slower gets 408")
+      ->capture_default_str()->check(CLI::Range(100, 3600 * 1000));
+  cmd->add_option("--body-timeout", options->body_timeout_ms,
+                  "Milliseconds a client has to send a request's body once its headers are in; slower gets 408")
+      ->capture_default_str()->check(CLI::Range(100, 3600 * 1000));
+  cmd->add_option("--max-connections", options->max_connections,
+                  "Connections served at once (waiting requests included); more get 503 at once")
+      ->capture_default_str()->check(CLI::Range(1, 4096));
   cmd->callback([=] {
     options->max_body_bytes = *max_body_kib * 1024;
     options->log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };

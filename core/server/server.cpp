@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "server/connection_guard.h"
 #include "server/openai_protocol.h"
 #include "server/request_policy.h"
 #include "server/request_queue.h"
@@ -17,7 +18,7 @@
 namespace kiln::server {
 
 struct Server::Http {
-  httplib::Server http;
+  GuardedHttpServer http;
   std::unique_ptr<RequestPolicy> policy;  // made in start(), once the port is known
 };
 
@@ -41,6 +42,11 @@ bool same_secret(const std::string& given, const std::string& expected) {
   for (size_t i = 0; i < expected.size(); ++i)
     diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
   return diff == 0;
+}
+
+void send_timeout(httplib::Response& res) {
+  send_error(res, ApiError(408, "The request was not received in time.", "invalid_request_error", {}, "request_timeout"));
+  res.set_header("Connection", "close");
 }
 
 bool is_loopback(const std::string& host) {
@@ -90,11 +96,11 @@ void Server::start() {
   std::lock_guard lock(stop_mutex_);
   if (running_ || listener_.joinable()) throw Error("the server was already started");
   auto& http = http_->http;
-  // Every waiting request holds an HTTP thread, so the pool must outnumber the queue for the
-  // overflow to get its 503 at once; keep-alive connections hold threads too.
-  const size_t threads = options_.http_threads > 0 ? static_cast<size_t>(options_.http_threads)
-                                                   : 2 * options_.max_waiting + 8;
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // Every connection holds a thread (a waiting request too); the cap answers 503 past max_connections.
+  if (options_.max_connections < 1 || options_.head_timeout_ms < 1 || options_.body_timeout_ms < 1)
+    throw Error("the server's connection cap and timeouts must be positive");
+  http.set_limits({std::chrono::milliseconds(options_.head_timeout_ms),
+                   std::chrono::milliseconds(options_.body_timeout_ms), options_.max_connections});
   http.set_payload_max_length(options_.max_body_bytes);
   // httplib's default sets SO_REUSEPORT, which lets a second server bind the same port and silently
   // take half the requests. SO_REUSEADDR alone still allows a quick restart, but refuses a taken port.
@@ -113,6 +119,7 @@ void Server::start() {
       throw Error("cannot listen on " + where + ": the port is in use or the address is not of this machine");
     port_ = options_.port;
   }
+  http.widen_backlog();
   http_->policy = std::make_unique<RequestPolicy>(options_.host, port_, options_.allowed_hosts, options_.cors_origin);
   auto listener_ended = std::make_shared<std::atomic<bool>>(false);
   listener_ = std::thread([this, listener_ended] {
@@ -233,6 +240,7 @@ void Server::install_routes() {
         return true;
       });
       if (!read_ok) res.set_header("Connection", "close");  // the rest of the body is still on the wire
+      if (!read_ok && GuardedHttpServer::request_timed_out()) return send_timeout(res);
       if (!key_ok) return refuse_key(req, res);
       if (too_large || res.status == 413)
         return send_error(res, ApiError(413, "The request body is larger than the server's limit of " +
@@ -312,6 +320,10 @@ void Server::install_routes() {
   // Errors that httplib produces itself (unknown path, bad request line, body over the limit) get
   // OpenAI's shape too; responses that already carry a body are left alone.
   http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
+    if (GuardedHttpServer::request_timed_out()) {  // httplib's 400 for a head cut off at its deadline
+      send_timeout(res);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     if (res.status == 404)
       send_error(res, ApiError(404, "Unknown request URL: " + req.method + " " + req.path +
@@ -337,6 +349,8 @@ void Server::install_routes() {
     send_error(res, ApiError(500, "Internal server error: " + what, "server_error"));
   });
   http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    // Called once the response is written: a response that closes the connection ends it here.
+    if (res.get_header_value("Connection") == "close") GuardedHttpServer::close_after_response();
     // Generations that were admitted log their own line when they end (with token counts).
     const bool admitted_generation = req.method == "POST" && res.status == 200;
     if (options_.log && !admitted_generation)

@@ -51,7 +51,12 @@ struct ServerOptions {
   std::string model_id;             // the name /v1/models shows; empty: the model's folder or file name
   size_t max_body_bytes = 4u << 20; // larger request bodies get 413
   size_t max_waiting = 16;          // requests waiting behind the running one; more get 503
-  int http_threads = 0;             // 0: enough for max_waiting waiters plus quick requests
+  // Slow clients (see connection_guard.h): the whole request head must arrive within head_timeout_ms,
+  // the body within body_timeout_ms after it, or the server answers 408 and closes the connection.
+  int head_timeout_ms = 10000;
+  int body_timeout_ms = 60000;
+  // Connections served at once, each on its own thread (waiting requests included); more get 503.
+  size_t max_connections = 256;
   // One line per finished request ("POST /v1/chat/completions 200 …"); called from HTTP threads.
   std::function<void(const std::string&)> log;
 };

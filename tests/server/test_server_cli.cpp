@@ -82,9 +82,10 @@ class ServerCliTest : public QObject {
     QCOMPARE(process.exitCode(), 0);
   }
 
-  void allowed_host_from_the_command_line() {
+  void allowed_host_and_limits_from_the_command_line() {
     QProcess process;
-    const int port = start_serve(process, {"--allowed-host", "kiln.lan", "--allowed-host", "other.lan:81"});
+    const int port = start_serve(process, {"--allowed-host", "kiln.lan", "--allowed-host", "other.lan:81", "--head-timeout",
+                                           "1500", "--body-timeout", "5000", "--max-connections", "32"});
     QVERIFY(port > 0);
     const HttpClient client("http://127.0.0.1:" + std::to_string(port));
     QCOMPARE(client.get("/health").status, 200L);

@@ -1,5 +1,6 @@
-// A hostile web page, over loopback: foreign Host and Origin get 403, and a key hides /health's
-// details. Raw sockets where curl would not misbehave on purpose.
+// A hostile web page and slow clients, over loopback: foreign Host and Origin get 403, a key hides
+// /health's details, trickling connections are cut at their deadline while /health stays quick, and
+// connections above the cap get 503 at once. Raw sockets where curl would not misbehave on purpose.
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <fcntl.h>
@@ -162,6 +163,141 @@ class ServerGuardTest : public QObject {
     QCOMPARE(full["status"].toString(), QString("ok"));
     QCOMPARE(full["model"].toString(), QString("tiny-gemma3-a"));
     QVERIFY(full.contains("completed"));
+  }
+
+  void trickling_connections_are_cut_and_health_stays_quick() {
+    constexpr int kTricklers = 150;
+    constexpr double kHeadSeconds = 2.0;
+    server::ServerOptions options;
+    options.head_timeout_ms = int(kHeadSeconds * 1000);  // the body's stays long: a head cut at 2 s is the head's
+    auto s = start_tiny_server(options, 256);
+    const int port = s->server->port();
+    const std::string head = "GET /health HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\nX-Slow: " +
+                             std::string(200, 'a');
+
+    struct Trickler {
+      int fd = -1;
+      size_t sent = 0;
+      double closed_at = -1;  // seconds after its connect
+      std::string answer;
+      Clock::time_point start;
+    };
+    std::vector<Trickler> tricklers(kTricklers);
+    for (auto& t : tricklers) {
+      t.fd = connect_loopback(port);
+      QVERIFY(t.fd >= 0);
+      t.start = Clock::now();
+      ::fcntl(t.fd, F_SETFL, O_NONBLOCK);
+    }
+
+    // /health from a real client while they trickle: each answer within a second.
+    std::atomic<bool> trickling{true};
+    std::vector<double> health_seconds;
+    std::vector<long> health_status;
+    std::thread checker([&] {
+      while (trickling) {
+        const auto t0 = Clock::now();
+        const HttpResponse r = s->client->get("/health");
+        health_seconds.push_back(seconds_since(t0));
+        health_status.push_back(r.status);
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      }
+    });
+
+    // Each connection sends its next byte every 200 ms, well within any per-read timeout; bounded at 20 s.
+    const auto t0 = Clock::now();
+    int open = kTricklers;
+    char buf[1024];
+    while (open > 0 && seconds_since(t0) < 20) {
+      for (auto& t : tricklers) {
+        if (t.closed_at >= 0) continue;
+        if (t.sent < head.size() && seconds_since(t.start) * 5 >= double(t.sent))
+          if (::send(t.fd, head.data() + t.sent, 1, MSG_NOSIGNAL) == 1) ++t.sent;
+        const ssize_t n = ::recv(t.fd, buf, sizeof buf, 0);
+        if (n > 0) t.answer.append(buf, size_t(n));
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+          t.closed_at = seconds_since(t.start);
+          ::close(t.fd);
+          --open;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    trickling = false;
+    checker.join();
+    for (auto& t : tricklers)
+      if (t.closed_at < 0) ::close(t.fd);
+
+    QCOMPARE(open, 0);
+    double first = 1e9, last = 0;
+    for (const auto& t : tricklers) {
+      first = std::min(first, t.closed_at);
+      last = std::max(last, t.closed_at);
+      QVERIFY2(t.answer.rfind("HTTP/1.1 408", 0) == 0, qPrintable(QString("after %1 s, %2 bytes sent: '%3'").arg(t.closed_at).arg(t.sent).arg(QString::fromStdString(t.answer))));
+      QVERIFY(t.sent < head.size());  // cut mid-head, not answered
+    }
+    qInfo("%d trickling connections closed between %.2f s and %.2f s; /health answered %zu times, slowest %.3f s",
+          kTricklers, first, last, health_seconds.size(), *std::max_element(health_seconds.begin(), health_seconds.end()));
+    QVERIFY2(first >= kHeadSeconds - 0.1, qPrintable(QString::number(first)));
+    QVERIFY2(last <= kHeadSeconds + 1.5, qPrintable(QString::number(last)));
+    QVERIFY(health_seconds.size() >= 3);
+    for (size_t i = 0; i < health_seconds.size(); ++i) {
+      QCOMPARE(health_status[i], 200L);
+      QVERIFY2(health_seconds[i] < 1.0, qPrintable(QString::number(health_seconds[i])));
+    }
+  }
+
+  void trickled_body_is_cut_at_its_deadline() {
+    server::ServerOptions options;
+    options.body_timeout_ms = 1000;
+    auto s = start_tiny_server(options, 256);
+    const int port = s->server->port();
+    const int fd = connect_loopback(port);
+    QVERIFY(fd >= 0);
+    const std::string head = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                             "\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n{";
+    QCOMPARE(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), ssize_t(head.size()));
+    ::fcntl(fd, F_SETFL, O_NONBLOCK);
+    const auto t0 = Clock::now();
+    std::string answer;
+    char buf[1024];
+    double closed_at = -1;
+    while (closed_at < 0 && seconds_since(t0) < 10) {
+      (void)::send(fd, " ", 1, MSG_NOSIGNAL);  // a byte every 100 ms
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n > 0) answer.append(buf, size_t(n));
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) closed_at = seconds_since(t0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ::close(fd);
+    QVERIFY2(closed_at >= 0.9 && closed_at < 2.5, qPrintable(QString::number(closed_at)));
+    QVERIFY2(answer.rfind("HTTP/1.1 408", 0) == 0, answer.c_str());
+    QVERIFY2(answer.find("request_timeout") != std::string::npos, answer.c_str());
+  }
+
+  void connections_above_the_cap_get_503_at_once() {
+    server::ServerOptions options;
+    options.max_connections = 4;
+    auto s = start_tiny_server(options, 256);
+    const HttpClient& c = *s->client;
+    std::vector<int> held;
+    for (int i = 0; i < 4; ++i) held.push_back(connect_loopback(s->server->port()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // accepted and counted
+    const auto t0 = Clock::now();
+    const HttpResponse over = c.get("/health");
+    QVERIFY2(seconds_since(t0) < 1.0, qPrintable(QString::number(seconds_since(t0))));
+    QCOMPARE(over.status, 503L);
+    QCOMPARE(over.header("retry-after"), std::string("1"));
+    QCOMPARE(error_code(over), QString("too_many_connections"));
+    QCOMPARE(json_object(over.body)["error"].toObject()["type"].toString(), QString("server_error"));
+    for (int fd : held) ::close(fd);
+    // Once they are gone, the server serves again.
+    long status = 0;
+    for (int i = 0; i < 20 && status != 200; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      status = c.get("/health").status;
+    }
+    QCOMPARE(status, 200L);
   }
 };
 
