@@ -247,6 +247,59 @@ class ServerGuardTest : public QObject {
     }
   }
 
+  void kept_alive_connection_serves_then_its_next_head_has_a_deadline() {
+    server::ServerOptions options;
+    options.head_timeout_ms = 1000;
+    auto s = start_tiny_server(options, 256);
+    const int port = s->server->port();
+    const int fd = connect_loopback(port);
+    QVERIFY(fd >= 0);
+    const std::string request = "GET /health HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n\r\n";
+    // Reads one response (headers and Content-Length body) from the connection, or "" after 3 s.
+    std::string pending;
+    auto read_response = [&]() -> std::string {
+      char buf[4096];
+      pollfd p{fd, POLLIN, 0};
+      const auto t0 = Clock::now();
+      while (seconds_since(t0) < 3) {
+        const size_t end = pending.find("\r\n\r\n");
+        if (end != std::string::npos) {
+          const size_t at = pending.find("Content-Length: ");
+          const size_t length = at == std::string::npos ? 0 : std::stoul(pending.substr(at + 16));
+          if (pending.size() >= end + 4 + length) {
+            std::string one = pending.substr(0, end + 4 + length);
+            pending.erase(0, one.size());
+            return one;
+          }
+        }
+        if (::poll(&p, 1, 50) > 0) {
+          const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+          if (n <= 0) break;
+          pending.append(buf, size_t(n));
+        }
+      }
+      return {};
+    };
+    // Two requests on one connection, the second after the first head's deadline would have passed.
+    QCOMPARE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), ssize_t(request.size()));
+    QVERIFY(read_response().rfind("HTTP/1.1 200", 0) == 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    QCOMPARE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), ssize_t(request.size()));
+    QVERIFY(read_response().rfind("HTTP/1.1 200", 0) == 0);
+    // A third head trickled on the same connection: cut a second after its first byte.
+    const auto t0 = Clock::now();
+    std::string answer;
+    for (size_t i = 0; i < request.size() - 2 && answer.empty() && seconds_since(t0) < 5; ++i) {
+      (void)::send(fd, request.data() + i, 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 0) > 0) answer = read_response();
+    }
+    ::close(fd);
+    QVERIFY2(answer.rfind("HTTP/1.1 408", 0) == 0, answer.c_str());
+    QVERIFY2(seconds_since(t0) > 0.9 && seconds_since(t0) < 2, qPrintable(QString::number(seconds_since(t0))));
+  }
+
   void trickled_body_is_cut_at_its_deadline() {
     server::ServerOptions options;
     options.body_timeout_ms = 1000;
