@@ -37,13 +37,17 @@ void add_pull_command(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
   auto list_only = std::make_shared<bool>(false);
   cmd->add_option("model", *reference, "OWNER/REPO, or OWNER/REPO:FILE for one file (a GGUF name or quant tag)")->required();
-  cmd->add_option("--token", *token, "Hugging Face access token (default: $HF_TOKEN)");
+  cmd->add_option("--token", *token,
+                  "Hugging Face access token (default: $HF_TOKEN, $HUGGING_FACE_HUB_TOKEN, then the token file of "
+                  "`hf auth login`)");
   cmd->add_option("--dir", *dir, "Destination folder (default: the user models folder/OWNER/REPO)");
   cmd->add_flag("--list", *list_only, "Only list the repository's files with their sizes");
   cmd->callback([=] {
-    kiln::HubOptions options = kiln::hub_options_from_env();
-    if (!token->empty()) options.token = *token;
+    kiln::HubOptions options = kiln::hub_options_from_env(*token, "--token");
     const kiln::HubReference ref = kiln::parse_hub_reference(*reference);
+    // Which token is used, never the token itself: a stale one in a forgotten file is a common surprise.
+    std::fprintf(stderr, "%s\n", options.token.empty() ? "token: none (anonymous)"
+                                                      : ("token: from " + options.token_source).c_str());
     kiln::cli::InterruptScope interrupt;
     const auto listing = kiln::list_repo_files(options, ref.repo, interrupt.token());
     if (*list_only) {
@@ -54,13 +58,21 @@ void add_pull_command(CLI::App& app) {
         ref.file.empty() ? kiln::files_to_pull(listing, ref.repo)
                          : std::vector<kiln::HubFile>{kiln::select_file(listing, ref.repo, ref.file)};
     const std::string dest = dir->empty() ? kiln::local_repo_dir(ref.repo) : *dir;
+    kiln::check_free_space(files, dest);  // before the first byte, not when the disk is full
     const bool tty = isatty(STDERR_FILENO);
     for (const kiln::HubFile& f : files) {
       auto show = [&](const kiln::DownloadProgress& p) {
+        if (p.retry_in_s > 0) {  // a line of its own, on a terminal or not: it explains a pause
+          std::fprintf(stderr, "%s%s: %s; retrying in %.0f s (attempt %d of %d)\n", tty ? "\r\033[K" : "",
+                       p.file.c_str(), p.retry_reason.c_str(), p.retry_in_s < 1 ? 1.0 : p.retry_in_s, p.attempt,
+                       p.max_attempts);
+          return;
+        }
         if (!tty) return;
         const int percent = p.total ? int(100.0 * double(p.done) / double(p.total)) : 100;
         std::fprintf(stderr, "\r\033[K%s  %3d%%  %s / %s  %s/s", p.file.c_str(), percent, human_bytes(p.done).c_str(),
                      human_bytes(p.total).c_str(), human_bytes(uint64_t(p.bytes_per_s)).c_str());
+        if (p.attempt > 1) std::fprintf(stderr, "  (attempt %d of %d)", p.attempt, p.max_attempts);
       };
       const kiln::DownloadResult r = kiln::download_file(options, ref.repo, f, dest, show, interrupt.token());
       if (tty) std::fprintf(stderr, "\r\033[K");

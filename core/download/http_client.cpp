@@ -3,6 +3,9 @@
 
 #include <curl/curl.h>
 
+#include <strings.h>
+
+#include <cstring>
 #include <memory>
 #include <mutex>
 
@@ -31,11 +34,43 @@ struct Transfer {
 
 bool is_success(long status) { return status >= 200 && status < 300; }
 
+// "Name: value\r\n" -> value when the name matches, case-insensitive.
+bool header_value(const std::string& line, const char* name, std::string& out) {
+  const size_t n = std::strlen(name);
+  if (line.size() <= n || line[n] != ':' || strncasecmp(line.c_str(), name, n) != 0) return false;
+  size_t b = n + 1, e = line.size();
+  while (b < e && (line[b] == ' ' || line[b] == '\t')) ++b;
+  while (e > b && (line[e - 1] == '\r' || line[e - 1] == '\n' || line[e - 1] == ' ')) --e;
+  out = line.substr(b, e - b);
+  return true;
+}
+
+// Failures of the network rather than of the request: another attempt may well succeed.
+bool transient_code(CURLcode code) {
+  switch (code) {
+    case CURLE_COULDNT_RESOLVE_HOST: case CURLE_COULDNT_CONNECT: case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_PARTIAL_FILE: case CURLE_RECV_ERROR: case CURLE_SEND_ERROR: case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2: case CURLE_HTTP2_STREAM: case CURLE_SSL_CONNECT_ERROR:
+      return true;
+    default:
+      return false;
+  }
+}
+
 size_t on_header(char* data, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const std::string line(data, size * count);
   if (line.rfind("HTTP/", 0) == 0) {
-    t->result.next_link.clear();  // a new response (after a redirect) starts
+    // A new response (after a redirect) starts: only the final one's headers count.
+    t->result.next_link.clear();
+    t->result.error_code.clear();
+    t->result.error_message.clear();
+    t->result.retry_after.clear();
+    t->result.rate_limit.clear();
+  } else if (header_value(line, "X-Error-Code", t->result.error_code) ||
+             header_value(line, "X-Error-Message", t->result.error_message) ||
+             header_value(line, "Retry-After", t->result.retry_after) ||
+             header_value(line, "RateLimit", t->result.rate_limit)) {
   } else if (line.size() > 5 && (line[0] == 'L' || line[0] == 'l') && line.compare(1, 4, "ink:") == 0) {
     // Link: <url>; rel="next"
     const size_t open = line.find('<'), close = line.find('>');
@@ -123,6 +158,7 @@ HttpResult perform(const HttpRequest& request, const HttpSink* sink, size_t max_
   t.result.cancelled = request.cancel.stop_requested();
   if (code != CURLE_OK) {
     t.result.curl_error = error[0] ? error : curl_easy_strerror(code);
+    t.result.transient = !t.result.cancelled && !t.too_large && transient_code(code);
     if (t.too_large) t.result.curl_error = "response larger than " + std::to_string(t.sink ? kMaxErrorBody : max_bytes) + " bytes";
   }
   return t.result;

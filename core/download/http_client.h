@@ -20,9 +20,15 @@ struct HttpResult {
   long status = 0;                   // final HTTP status (after redirects)
   std::string body;                  // text bodies and error bodies (bounded)
   std::string next_link;             // Link: <...>; rel="next" (paginated listings)
+  // The hub says which refusal it is in these (GatedRepo, RepoNotFound, ...); "" when absent.
+  std::string error_code;            // X-Error-Code
+  std::string error_message;         // X-Error-Message
+  std::string retry_after;           // Retry-After (seconds or an HTTP date), raw
+  std::string rate_limit;            // RateLimit ("api";r=0;t=58), raw
   int curl_code = 0;                 // CURLcode; 0 = the transfer completed
   std::string curl_error;            // curl's message when curl_code != 0
   bool cancelled = false;
+  bool transient = false;            // a network failure worth retrying (reset, timeout, refused...)
 };
 
 // Body bytes of a successful (2xx) response go to `sink` (which returns false to abort); the

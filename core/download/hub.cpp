@@ -10,10 +10,13 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <thread>
 #include <vector>
 #include <nlohmann/json.hpp>
 
 #include "download/http_client.h"
+#include "download/hub_errors.h"
+#include "download/hub_internal.h"
 #include "download/sha256.h"
 #include "kiln/engine.h"
 #include "kiln/types.h"
@@ -25,14 +28,18 @@ namespace fs = std::filesystem;
 
 constexpr size_t kMaxListingBytes = 32u << 20;  // a listing page is kilobytes; refuse junk
 constexpr int kMaxListingPages = 100;
-constexpr const char* kHubWebsite = "https://huggingface.co";
+
+constexpr double kMaxServerWait = 300;  // a Retry-After beyond this is not worth blocking a pull for
 
 bool valid_name(const std::string& s) {
   if (s.empty() || s.size() > 96 || s[0] == '.') return false;
   return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '-'; });
 }
 
-// A relative path that stays inside the destination folder.
+}  // namespace
+
+namespace detail {
+
 bool safe_relative_path(const std::string& p) {
   if (p.empty() || p.size() > 1024 || p.front() == '/' || p.find('\\') != std::string::npos || p.find('\0') != std::string::npos)
     return false;
@@ -45,15 +52,6 @@ bool safe_relative_path(const std::string& p) {
     start = end + 1;
   }
   return true;
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 // Percent-encodes a path for a URL, keeping '/' between its parts.
@@ -71,29 +69,51 @@ std::string url_path(const std::string& p) {
   return out;
 }
 
-[[noreturn]] void throw_http_error(const HubOptions& options, const std::string& repo, const std::string& what,
-                                   const HttpResult& r) {
-  if (r.status == 401 || r.status == 403) {
-    const std::string page = std::string(kHubWebsite) + "/" + repo;
-    if (options.token.empty())
-      throw Error(repo + " is gated or private: accept its licence at " + page +
-                  ", then set HF_TOKEN (or --token) to a token of that account");
-    throw Error(repo + ": the token has no access; accept the licence at " + page +
-                " with the account the token belongs to (HTTP " + std::to_string(r.status) + ")");
+void check_repo(const std::string& repo) {
+  const size_t slash = repo.find('/');
+  if (slash == std::string::npos || !valid_name(repo.substr(0, slash)) || !valid_name(repo.substr(slash + 1)))
+    throw Error("'" + repo + "' is not a repository name (OWNER/REPO)");
+}
+
+double retry_delay(const HubOptions& options, int next_attempt, const HttpResult& failed) {
+  if (const double server = server_retry_delay(failed); server >= 0) return std::min(server, kMaxServerWait);
+  const double backoff = options.backoff_base_s * double(1u << std::min(next_attempt - 2, 20));
+  return std::min(backoff, options.backoff_max_s);
+}
+
+bool wait_unless_cancelled(double seconds, std::stop_token cancel) {
+  using clock = std::chrono::steady_clock;
+  const auto until = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
+  for (auto now = clock::now(); now < until; now = clock::now()) {
+    if (cancel.stop_requested()) return false;
+    std::this_thread::sleep_for(std::min<clock::duration>(std::chrono::milliseconds(50), until - now));
   }
-  if (r.status == 404) throw Error(what + " not found on " + options.endpoint + " (HTTP 404)");
-  throw Error(what + ": HTTP " + std::to_string(r.status) + " from " + options.endpoint);
+  return !cancel.stop_requested();
+}
+
+std::string failure_reason(const HttpResult& r) {
+  return r.curl_code != 0 ? r.curl_error : "HTTP " + std::to_string(r.status);
+}
+
+}  // namespace detail
+
+namespace {
+using detail::check_repo;
+using detail::safe_relative_path;
+using detail::url_path;
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 [[noreturn]] void throw_transfer_error(const HubOptions& options, const std::string& what, const HttpResult& r) {
   if (r.cancelled) throw Error(what + ": cancelled");
   throw Error(what + ": cannot reach " + options.endpoint + " (" + r.curl_error + ")");
-}
-
-void check_repo(const std::string& repo) {
-  const size_t slash = repo.find('/');
-  if (slash == std::string::npos || !valid_name(repo.substr(0, slash)) || !valid_name(repo.substr(slash + 1)))
-    throw Error("'" + repo + "' is not a repository name (OWNER/REPO)");
 }
 
 std::vector<HubFile> parse_listing(const std::string& body, const std::string& repo) {
@@ -134,14 +154,6 @@ bool is_projector(const HubFile& f) { return lower(f.path).find("mmproj") != std
 
 }  // namespace
 
-HubOptions hub_options_from_env() {
-  HubOptions o;
-  if (const char* e = std::getenv("KILN_HF_ENDPOINT"); e && *e) o.endpoint = e;
-  while (!o.endpoint.empty() && o.endpoint.back() == '/') o.endpoint.pop_back();
-  if (const char* t = std::getenv("HF_TOKEN"); t && *t) o.token = t;
-  return o;
-}
-
 HubReference parse_hub_reference(const std::string& text) {
   std::string s = text;
   for (const char* prefix : {"https://huggingface.co/", "http://huggingface.co/", "hf.co/", "huggingface.co/"})
@@ -168,9 +180,18 @@ std::vector<HubFile> list_repo_files(const HubOptions& options, const std::strin
   std::vector<HubFile> files;
   for (int page = 0; !url.empty(); ++page) {
     if (page == kMaxListingPages) throw Error(repo + ": the file listing does not end");
-    const HttpResult r = http_get_text({url, options.token, 0, cancel}, kMaxListingBytes);
-    if (r.curl_code != 0) throw_transfer_error(options, repo, r);
-    if (r.status != 200) throw_http_error(options, repo, "repository " + repo, r);
+    HttpResult r;
+    for (int attempt = 1;; ++attempt) {
+      r = http_get_text({url, options.token, 0, cancel}, kMaxListingBytes);
+      const bool again = r.curl_code != 0 ? r.transient : retryable_status(r.status);
+      if (!again || attempt >= options.max_attempts) break;
+      if (!detail::wait_unless_cancelled(detail::retry_delay(options, attempt + 1, r), cancel)) {
+        r.cancelled = true;
+        break;
+      }
+    }
+    if (r.curl_code != 0 || r.cancelled) throw_transfer_error(options, repo, r);
+    if (r.status != 200) throw hub_http_error(r, repo, "repository " + repo, options.endpoint, options.token_source, !options.token.empty());
     std::vector<HubFile> more = parse_listing(r.body, repo);
     files.insert(files.end(), more.begin(), more.end());
     // Follow the next page only on the same server: the token must not travel elsewhere.
@@ -220,116 +241,6 @@ HubFile select_file(const std::vector<HubFile>& listing, const std::string& repo
   std::string names;
   for (const HubFile* f : matches) names += (names.empty() ? "" : ", ") + f->path;
   throw Error("'" + name + "' matches " + std::to_string(matches.size()) + " files in " + repo + ": " + names);
-}
-
-DownloadResult download_file(const HubOptions& options, const std::string& repo, const HubFile& file,
-                             const std::string& dest_dir, const DownloadCallback& progress, std::stop_token cancel) {
-  check_repo(repo);
-  if (!safe_relative_path(file.path)) throw Error("'" + file.path + "' is not a file path inside a repository");
-  const fs::path dest = fs::path(dest_dir) / file.path;
-  const fs::path part = dest.string() + ".part";
-  std::error_code ec;
-  fs::create_directories(dest.parent_path(), ec);
-  if (ec) throw Error(dest.parent_path().string() + ": cannot create the folder (" + ec.message() + ")");
-  if (fs::is_regular_file(dest, ec) && fs::file_size(dest, ec) == file.size) return DownloadResult::AlreadyPresent;
-
-  // Resume: the bytes already in the .part file are hashed first, then the rest is appended.
-  uint64_t offset = fs::is_regular_file(part, ec) ? fs::file_size(part, ec) : 0;
-  if (ec || offset > file.size) {
-    fs::remove(part, ec);
-    offset = 0;
-  }
-  Sha256 hash;
-  if (offset > 0 && !file.sha256.empty()) {
-    std::FILE* in = std::fopen(part.c_str(), "rb");
-    if (!in) throw Error(part.string() + ": cannot read the partial download");
-    std::vector<char> chunk(1 << 20);
-    for (size_t n; (n = std::fread(chunk.data(), 1, chunk.size(), in)) > 0;) hash.update(chunk.data(), n);
-    std::fclose(in);
-  }
-  const bool resumed = offset > 0;
-  std::unique_ptr<std::FILE, decltype(&std::fclose)> out(std::fopen(part.c_str(), offset > 0 ? "ab" : "wb"), std::fclose);
-  if (!out) throw Error(part.string() + ": cannot write (" + std::strerror(errno) + ")");
-
-  uint64_t on_disk = offset;
-  const auto start = std::chrono::steady_clock::now();
-  auto last_report = start - std::chrono::seconds(1);
-  const uint64_t start_bytes = offset;
-  auto report = [&](bool always) {
-    const auto now = std::chrono::steady_clock::now();
-    if (!progress || (!always && now - last_report < std::chrono::milliseconds(100))) return;
-    last_report = now;
-    const double s = std::chrono::duration<double>(now - start).count();
-    progress({file.path, on_disk, file.size, s > 0 && on_disk >= start_bytes ? double(on_disk - start_bytes) / s : 0});
-  };
-  bool too_many_bytes = false, disk_error = false;
-  HttpSink sink;
-  sink.on_status = [&](long status) {
-    // 200 to a Range request: the server starts over, so must we.
-    if (status == 200 && on_disk > 0) {
-      out.reset(std::fopen(part.c_str(), "wb"));
-      hash = Sha256();
-      on_disk = 0;
-    }
-  };
-  sink.write = [&](const char* data, size_t n) {
-    if (on_disk + n > file.size) {
-      too_many_bytes = true;
-      return false;
-    }
-    if (!out || std::fwrite(data, 1, n, out.get()) != n) {
-      disk_error = true;
-      return false;
-    }
-    if (!file.sha256.empty()) hash.update(data, n);
-    on_disk += n;
-    return true;
-  };
-  sink.on_progress = [&](uint64_t) { report(false); };
-  report(true);
-
-  const std::string what = repo + ":" + file.path;
-  if (on_disk < file.size) {
-    const std::string url = options.endpoint + "/" + repo + "/resolve/" + url_path(options.revision) + "/" + url_path(file.path);
-    const HttpResult r = http_get_stream({url, options.token, offset, cancel}, sink);
-    if (out && std::fflush(out.get()) != 0) disk_error = true;
-    if (too_many_bytes) {
-      out.reset();
-      fs::remove(part, ec);
-      throw Error(what + ": the server sent more than the listed " + std::to_string(file.size) +
-                  " bytes; the download was removed");
-    }
-    if (disk_error) throw Error(part.string() + ": cannot write the download (" + std::strerror(errno) + ")");
-    if (r.curl_code != 0) {
-      if (r.cancelled)
-        throw Error(what + ": download cancelled; " + std::to_string(on_disk) + " of " + std::to_string(file.size) +
-                    " bytes kept, run again to resume");
-      throw Error(what + ": transfer interrupted after " + std::to_string(on_disk) + " of " + std::to_string(file.size) +
-                  " bytes (" + r.curl_error + "); run again to resume");
-    }
-    if (r.status == 416) {  // the part does not fit the file the server has now: start over next time
-      out.reset();
-      fs::remove(part, ec);
-      throw Error(what + ": the server refused to resume; the partial download was removed, run again");
-    }
-    if (r.status != 200 && r.status != 206) throw_http_error(options, repo, "file " + what, r);
-  }
-  out.reset();
-  if (on_disk != file.size)
-    throw Error(what + ": the server sent " + std::to_string(on_disk) + " of " + std::to_string(file.size) +
-                " bytes; run again to resume");
-  if (!file.sha256.empty()) {
-    const std::string got = hash.hex_digest();
-    if (got != file.sha256) {
-      fs::remove(part, ec);
-      throw Error(what + ": SHA-256 mismatch (expected " + file.sha256 + ", got " + got +
-                  "); the damaged download was removed");
-    }
-  }
-  fs::rename(part, dest, ec);
-  if (ec) throw Error(dest.string() + ": cannot move the finished download into place (" + ec.message() + ")");
-  report(true);
-  return resumed ? DownloadResult::Resumed : DownloadResult::Downloaded;
 }
 
 }  // namespace kiln

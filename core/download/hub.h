@@ -14,11 +14,29 @@ namespace kiln {
 struct HubOptions {
   std::string endpoint = "https://huggingface.co";  // no trailing slash
   std::string token;                                // "" = anonymous
+  std::string token_source;                         // where `token` came from, for messages (never the token)
   std::string revision = "main";
+  // Network errors, 408, 429 and 5xx are retried: up to max_attempts requests per listing page or
+  // file, waiting backoff_base_s * 2^(n-1) (at most backoff_max_s) unless the server names a wait.
+  int max_attempts = 5;
+  double backoff_base_s = 1.0;
+  double backoff_max_s = 30.0;
 };
 
-// KILN_HF_ENDPOINT (default https://huggingface.co) and HF_TOKEN from the environment.
-HubOptions hub_options_from_env();
+struct HubToken {
+  std::string token;   // trimmed; "" = none found
+  std::string source;  // "--token", "HF_TOKEN", a token file's path, ...
+};
+// The token files huggingface_hub reads, in order: $HF_TOKEN_PATH, $HF_HOME/token,
+// $XDG_CACHE_HOME/huggingface/token, ~/.cache/huggingface/token.
+std::vector<std::string> hub_token_files();
+// `given` (a --token option or the app's setting, named by given_source) when not blank, else
+// HF_TOKEN, HUGGING_FACE_HUB_TOKEN, then the first token file that holds one. All trimmed.
+HubToken find_hub_token(const std::string& given = "", const std::string& given_source = "--token");
+
+// The endpoint from KILN_HF_ENDPOINT, else HF_ENDPOINT (default https://huggingface.co), the
+// token from find_hub_token(token, token_source), and backoff_base_s from KILN_HF_RETRY_BASE_S.
+HubOptions hub_options_from_env(const std::string& token = "", const std::string& token_source = "--token");
 
 struct HubFile {
   std::string path;    // inside the repository, '/'-separated
@@ -36,8 +54,8 @@ HubReference parse_hub_reference(const std::string& text);
 // Where a repository's files go: user_models_dir()/OWNER/REPO, the folder the app's Models page scans.
 std::string local_repo_dir(const std::string& repo);
 
-// The repository's files (recursively). A gated or private repository without access gives an
-// error that tells the user to accept the licence at https://huggingface.co/OWNER/REPO.
+// The repository's files (recursively). Refusals throw HubError saying which case it is (see
+// hub_errors.h); transient failures are retried like downloads.
 std::vector<HubFile> list_repo_files(const HubOptions& options, const std::string& repo, std::stop_token cancel = {});
 
 // The files `kiln pull OWNER/REPO` takes when no file is named: a Hugging Face model folder
@@ -54,15 +72,27 @@ struct DownloadProgress {
   uint64_t done = 0;     // bytes on disk so far, including a resumed part
   uint64_t total = 0;    // the file's size
   double bytes_per_s = 0;
+  int attempt = 1;         // this file's request number, 1..max_attempts
+  int max_attempts = 1;
+  double retry_in_s = 0;   // > 0: attempt `attempt` starts after this wait
+  std::string retry_reason;  // why the last attempt failed ("HTTP 503", curl's message), "" on the first
 };
 using DownloadCallback = std::function<void(const DownloadProgress&)>;
 
 enum class DownloadResult { Downloaded, Resumed, AlreadyPresent };
 
+// Bytes still to fetch for `files` into dest_dir (parts and verified files count as had); throws
+// HubError(NotEnoughSpace) when the file system holding dest_dir has less free space than that.
+uint64_t check_free_space(const std::vector<HubFile>& files, const std::string& dest_dir);
+
 // Downloads `file` to dest_dir/file.path through dest_dir/file.path.part: a .part left by an
-// interrupted or cancelled run is resumed with an HTTP Range request. The size, and the SHA-256
-// of LFS files, are checked before the file is renamed into place; a mismatch removes the part.
-// A stop request ends the transfer with kiln::Error("... cancelled") and keeps the part.
+// interrupted or cancelled run is resumed with an HTTP Range request, and so is a transfer that
+// fails with a network error, 408, 429 or 5xx (up to options.max_attempts, with backoff). The
+// size, and the SHA-256 of LFS files, are checked, the part and its folder synced to disk, then
+// it is renamed into place; a mismatch removes the part. An existing file's SHA-256 is checked
+// before it is trusted (remembered with its size and mtime in a hidden file beside it, so the
+// next run is quick); a wrong one is downloaded again. A stop request ends the transfer with
+// kiln::Error("... cancelled") and keeps the part (an empty part is removed).
 DownloadResult download_file(const HubOptions& options, const std::string& repo, const HubFile& file,
                              const std::string& dest_dir, const DownloadCallback& progress = {},
                              std::stop_token cancel = {});

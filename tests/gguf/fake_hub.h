@@ -1,12 +1,18 @@
-// A local stand-in for the Hugging Face hub on 127.0.0.1 (cpp-httplib, in the test process):
-// the tree listing API (with pagination), /resolve/ downloads with HTTP ranges, the LFS redirect
-// to a CDN path, gated repositories, and transfers it cuts short or slows down on request.
+// A local stand-in for the Hugging Face hub on 127.0.0.1 (cpp-httplib, in the test process), with
+// the real hub's answers: the tree listing API (paginated), /resolve/ downloads with HTTP ranges,
+// LFS files redirected to a CDN on another port (so curl drops the token), and the refusals as
+// huggingface.co gives them: 401 + RepoNotFound for a missing repository without a token, 401 for
+// an unknown token even on public repositories, gated repositories listable by anyone but their
+// files refused with X-Error-Code GatedRepo (licence not accepted, request pending, fine-grained
+// token without gated access). It can also fail requests (429 with Retry-After, 503), cut
+// transfers midway, slow them down, or press cancel for the client.
 #pragma once
 
 #include <httplib.h>
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -25,6 +31,17 @@ struct FakeFile {
   bool lfs = true;
   std::string listed_sha256;   // "" = the real hash of content
   int64_t listed_size = -1;    // -1 = the real size
+  std::string redirect;        // "" = the usual CDN redirect of LFS files; else this Location
+};
+
+// What a gated repository's authors decided for a token's account.
+enum class GatedAccess { Granted, NotRequested, Pending, FineGrainedWithoutGated };
+
+// A scripted failure for the next download request(s): status plus optional headers.
+struct FakeFailure {
+  int status = 503;
+  std::string retry_after;  // "" = no Retry-After header
+  std::string rate_limit;   // "" = no RateLimit header
 };
 
 class FakeHub {
@@ -32,21 +49,28 @@ class FakeHub {
   std::map<std::string, std::vector<FakeFile>> repos;  // "owner/name" -> files
   std::string gated_repo = "google/gemma-gated";
   std::string good_token = "hf_good_token";
+  // Every token the hub knows, with its access to gated_repo; any other token is invalid (401).
+  std::map<std::string, GatedAccess> tokens = {{"hf_good_token", GatedAccess::Granted},
+                                               {"hf_no_licence", GatedAccess::NotRequested},
+                                               {"hf_pending", GatedAccess::Pending},
+                                               {"hf_fine_grained", GatedAccess::FineGrainedWithoutGated}};
   std::atomic<int> cut_next_transfers{0};   // these many downloads stop after half the bytes
   std::atomic<size_t> stop_after_bytes{0};  // > 0: request stop on `cancel` after serving this many
   std::stop_source cancel;
   std::atomic<int> chunk_delay_ms{0};
 
   std::mutex log_mutex;
-  std::vector<std::string> ranges;   // Range header of every download request ("" when none)
-  std::vector<std::string> auths;    // Authorization header of every request
+  std::vector<std::string> ranges;     // Range header of every download request ("" when none)
+  std::vector<std::string> auths;      // Authorization header of every request to the hub
+  std::vector<std::string> cdn_auths;  // ... and to the CDN, which must never see the token
+  std::deque<FakeFailure> fail_next;   // answers to the next /resolve/ requests, in order
+  std::deque<FakeFailure> fail_next_listings;
 
   FakeHub() {
     server_.Get(R"(/api/models/([^/]+)/([^/]+)/tree/main)", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string repo = req.matches[1].str() + "/" + req.matches[2].str();
-      if (!allowed(req, repo, res)) return;
+      if (scripted_failure(fail_next_listings, res) || !authorized(req, repo, res, false)) return;
       auto it = repos.find(repo);
-      if (it == repos.end()) return not_found(res);
       // Two pages when the repository has more than two files, as the hub paginates big trees.
       const bool second = req.has_param("cursor");
       const size_t split = it->second.size() > 2 ? 2 : it->second.size();
@@ -59,46 +83,101 @@ class FakeHub {
     });
     server_.Get(R"(/([^/]+)/([^/]+)/resolve/main/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string repo = req.matches[1].str() + "/" + req.matches[2].str();
-      if (!allowed(req, repo, res)) return;
+      if (!authorized(req, repo, res, true) || scripted_failure(fail_next, res)) return;
       const FakeFile* f = find(repo, req.matches[3].str());
-      if (!f) return not_found(res);
-      if (f->lfs) {  // the hub sends LFS files from its CDN
-        res.set_redirect("/cdn/" + repo + "/" + f->path, 302);
+      if (!f) {
+        refuse(res, 404, "EntryNotFound", "Entry not found");
+        return;
+      }
+      if (!f->redirect.empty()) {
+        res.set_redirect(f->redirect, 302);
+        return;
+      }
+      if (f->lfs) {  // the hub sends LFS files from its CDN, another host
+        res.set_redirect(cdn_base() + "/cdn/" + repo + "/" + f->path, 302);
         return;
       }
       serve(req, res, *f);
     });
-    server_.Get(R"(/cdn/([^/]+)/([^/]+)/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
+    cdn_.Get(R"(/cdn/([^/]+)/([^/]+)/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
+      {
+        std::lock_guard<std::mutex> lock(log_mutex);
+        cdn_auths.push_back(req.get_header_value("Authorization"));
+      }
       const FakeFile* f = find(req.matches[1].str() + "/" + req.matches[2].str(), req.matches[3].str());
-      if (!f) return not_found(res);
+      if (!f) {
+        refuse(res, 404, "", "Not found");
+        return;
+      }
       serve(req, res, *f);
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
+    cdn_port_ = cdn_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    cdn_thread_ = std::thread([this] { cdn_.listen_after_bind(); });
+    while (!server_.is_running() || !cdn_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ~FakeHub() {
     server_.stop();
+    cdn_.stop();
     thread_.join();
+    cdn_thread_.join();
   }
 
   std::string base() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string cdn_base() const { return "http://127.0.0.1:" + std::to_string(cdn_port_); }
 
  private:
-  bool allowed(const httplib::Request& req, const std::string& repo, httplib::Response& res) {
+  // The hub's order: an unknown token is refused first, then the repository must exist (its
+  // absence is a 401 without a token, a 404 with one), then gated files need granted access.
+  bool authorized(const httplib::Request& req, const std::string& repo, httplib::Response& res, bool file) {
     const std::string auth = req.get_header_value("Authorization");
     {
       std::lock_guard<std::mutex> lock(log_mutex);
       auths.push_back(auth);
     }
-    if (repo != gated_repo || auth == "Bearer " + good_token) return true;
-    res.status = 401;
-    res.set_content(R"({"error":"Access to model )" + repo + R"( is restricted."})", "application/json");
+    const std::string token = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : "";
+    const auto known = tokens.find(token);
+    if (!token.empty() && known == tokens.end())
+      return refuse(res, 401, "", "Invalid credentials in Authorization header");
+    if (repos.find(repo) == repos.end())
+      return refuse(res, token.empty() ? 401 : 404, "RepoNotFound", "Repository not found");
+    if (repo != gated_repo || !file) return true;  // gated listings are public
+    if (token.empty())
+      return refuse(res, 401, "GatedRepo", "Access to model " + repo + " is restricted. You must have access to it "
+                                               "and be authenticated to access it. Please log in.");
+    switch (known->second) {
+      case GatedAccess::Granted:
+        return true;
+      case GatedAccess::NotRequested:
+        return refuse(res, 403, "GatedRepo", "Access to model " + repo + " is restricted and you are not in the "
+                                                 "authorized list. Visit https://huggingface.co/" + repo + " to ask for access.");
+      case GatedAccess::Pending:
+        return refuse(res, 403, "GatedRepo", "Your request to access model " + repo +
+                                                 " is awaiting a review from the repo authors.");
+      case GatedAccess::FineGrainedWithoutGated:
+        return refuse(res, 403, "GatedRepo", "Access to model " + repo + " is restricted. Please enable access to "
+                                                 "public gated repositories in your fine-grained token settings to view this repository.");
+    }
+    return true;
+  }
+  static bool refuse(httplib::Response& res, int status, const std::string& code, const std::string& message) {
+    res.status = status;
+    if (!code.empty()) res.set_header("X-Error-Code", code);
+    res.set_header("X-Error-Message", message);
+    res.set_content(nlohmann::json{{"error", message}}.dump(), "application/json");
     return false;
   }
-  static void not_found(httplib::Response& res) {
-    res.status = 404;
-    res.set_content(R"({"error":"Repository not found"})", "application/json");
+  bool scripted_failure(std::deque<FakeFailure>& queue, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(log_mutex);
+    if (queue.empty()) return false;
+    const FakeFailure f = queue.front();
+    queue.pop_front();
+    res.status = f.status;
+    if (!f.retry_after.empty()) res.set_header("Retry-After", f.retry_after);
+    if (!f.rate_limit.empty()) res.set_header("RateLimit", f.rate_limit);
+    res.set_content(R"({"error":"try again later"})", "application/json");
+    return true;
   }
   const FakeFile* find(const std::string& repo, const std::string& path) const {
     auto it = repos.find(repo);
@@ -137,9 +216,9 @@ class FakeHub {
                              });
   }
 
-  httplib::Server server_;
-  std::thread thread_;
-  int port_ = 0;
+  httplib::Server server_, cdn_;
+  std::thread thread_, cdn_thread_;
+  int port_ = 0, cdn_port_ = 0;
 };
 
 }  // namespace kiln::test

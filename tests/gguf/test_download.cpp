@@ -5,9 +5,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
+#include "download/file_trust.h"
 #include "download/hub.h"
+#include "download/hub_errors.h"
 #include "download/sha256.h"
 #include "fake_hub.h"
 #include "gguf_fixtures.h"
@@ -26,11 +29,29 @@ std::string random_bytes(size_t n, uint32_t seed) {
   return s;
 }
 
+// Retries wait milliseconds here, so a test of five attempts still takes well under a second.
 HubOptions options_for(const FakeHub& hub, const std::string& token = "") {
   HubOptions o;
   o.endpoint = hub.base();
   o.token = token;
+  o.token_source = "--token";
+  o.backoff_base_s = 0.01;
+  o.backoff_max_s = 0.05;
   return o;
+}
+
+HubErrorKind kind_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const HubError& e) {
+    return e.kind;
+  } catch (const Error&) {
+  }
+  return HubErrorKind::Other;
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
 HubFile listed(const FakeHub& hub, const std::string& repo, const std::string& path, const std::string& token = "") {
@@ -55,9 +76,14 @@ class DownloadTest : public QObject {
   Q_OBJECT
   std::string model_;     // 1 MiB "weights"
   std::string big_;       // 2 MiB, for cancel
+  QTemporaryDir home_;    // HOME, so no real token file is ever read
 
  private slots:
   void initTestCase() {
+    qputenv("HOME", home_.path().toUtf8());
+    for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HOME", "XDG_CACHE_HOME",
+                             "HF_ENDPOINT", "KILN_HF_ENDPOINT", "KILN_HF_RETRY_BASE_S"})
+      qunsetenv(name);
     model_ = random_bytes(1 << 20, 1);
     big_ = random_bytes(2 << 20, 2);
   }
@@ -172,7 +198,9 @@ class DownloadTest : public QObject {
     const std::string dest = dir.path().toStdString();
     const HubFile f = listed(hub, "kiln/tiny", "model.gguf");
     hub.cut_next_transfers = 1;
-    const std::string err = error_of([&] { download_file(options_for(hub), "kiln/tiny", f, dest); });
+    HubOptions once = options_for(hub);
+    once.max_attempts = 1;  // no retry: the part stays for the next run
+    const std::string err = error_of([&] { download_file(once, "kiln/tiny", f, dest); });
     QVERIFY2(err.find("interrupted") != std::string::npos && err.find("run again to resume") != std::string::npos,
              err.c_str());
     const uint64_t kept = fs::file_size(dest + "/model.gguf.part");
@@ -214,25 +242,200 @@ class DownloadTest : public QObject {
                 .find("more than the listed") != std::string::npos);
   }
 
-  void gatedRepositoryNeedsTheLicence() {
+  // The five refusals, told apart as the real hub's answers allow.
+  void refusalsSayWhatHappened() {
     FakeHub hub;
     hub.repos[hub.gated_repo] = {{"model.gguf", model_}};
-    const std::string anonymous = error_of([&] { list_repo_files(options_for(hub), hub.gated_repo); });
-    QVERIFY2(anonymous.find("https://huggingface.co/google/gemma-gated") != std::string::npos &&
-                 anonymous.find("licence") != std::string::npos && anonymous.find("HF_TOKEN") != std::string::npos,
-             anonymous.c_str());
-    const std::string wrong = error_of([&] { list_repo_files(options_for(hub, "hf_wrong"), hub.gated_repo); });
-    QVERIFY2(wrong.find("no access") != std::string::npos && wrong.find("https://huggingface.co/google/gemma-gated") != std::string::npos,
-             wrong.c_str());
-
+    hub.repos["kiln/public"] = {{"model.gguf", model_}};
     QTemporaryDir dir;
-    const HubFile f = listed(hub, hub.gated_repo, "model.gguf", hub.good_token);
-    // Listing with the token, then the file itself without it: the download is refused the same way.
-    QVERIFY(error_of([&] { download_file(options_for(hub), hub.gated_repo, f, dir.path().toStdString()); })
-                .find("licence") != std::string::npos);
-    QCOMPARE(download_file(options_for(hub, hub.good_token), hub.gated_repo, f, dir.path().toStdString()),
-             DownloadResult::Downloaded);
+    const std::string dest = dir.path().toStdString();
+
+    // A typo without a token: the hub answers 401, which is no reason to talk about licences.
+    const std::string typo = error_of([&] { list_repo_files(options_for(hub), "kiln/pubic"); });
+    QVERIFY2(typo.find("not found, or it is private or gated: check the name, or sign in") != std::string::npos, typo.c_str());
+    QCOMPARE(kind_of([&] { list_repo_files(options_for(hub), "kiln/pubic"); }), HubErrorKind::NotFoundOrNoAccess);
+    // An unknown token is refused even on a public repository.
+    const std::string stale = error_of([&] { list_repo_files(options_for(hub, "hf_stale"), "kiln/public"); });
+    QVERIFY2(stale.find("your token (from --token) is invalid or expired") != std::string::npos, stale.c_str());
+    QVERIFY(stale.find("hf_stale") == std::string::npos);  // never the token itself
+    QCOMPARE(kind_of([&] { list_repo_files(options_for(hub, "hf_stale"), "kiln/public"); }), HubErrorKind::InvalidToken);
+
+    // Gated: the listing is public, the file is not.
+    const HubFile f = listed(hub, hub.gated_repo, "model.gguf");
+    auto fetch = [&](const std::string& token) { download_file(options_for(hub, token), hub.gated_repo, f, dest); };
+    const std::string anonymous = error_of([&] { fetch(""); });
+    QVERIFY2(anonymous.find("accept the licence at https://huggingface.co/google/gemma-gated") != std::string::npos &&
+                 anonymous.find("sign in") != std::string::npos, anonymous.c_str());
+    QCOMPARE(kind_of([&] { fetch(""); }), HubErrorKind::LicenceNotAccepted);
+    QVERIFY(!fs::exists(dest + "/model.gguf.part"));  // a refusal leaves no empty part behind
+    const std::string not_accepted = error_of([&] { fetch("hf_no_licence"); });
+    QVERIFY2(not_accepted.find("accept the licence at https://huggingface.co/google/gemma-gated") != std::string::npos,
+             not_accepted.c_str());
+    QCOMPARE(kind_of([&] { fetch("hf_no_licence"); }), HubErrorKind::LicenceNotAccepted);
+    const std::string pending = error_of([&] { fetch("hf_pending"); });
+    QVERIFY2(pending.find("your access request is pending") != std::string::npos, pending.c_str());
+    QCOMPARE(kind_of([&] { fetch("hf_pending"); }), HubErrorKind::AccessPending);
+    const std::string fine = error_of([&] { fetch("hf_fine_grained"); });
+    QVERIFY2(fine.find("this fine-grained token (from --token) lacks access to gated repositories") != std::string::npos,
+             fine.c_str());
+    QCOMPARE(kind_of([&] { fetch("hf_fine_grained"); }), HubErrorKind::FineGrainedToken);
+    QCOMPARE(hub.ranges.size(), size_t(0));  // no refusal was retried into a transfer
+
+    QCOMPARE(download_file(options_for(hub, hub.good_token), hub.gated_repo, f, dest), DownloadResult::Downloaded);
     QCOMPARE(hub.auths.back(), "Bearer " + hub.good_token);
+    // The redirect went to the CDN on another port, and the token stayed behind.
+    QVERIFY(!hub.cdn_auths.empty());
+    for (const std::string& a : hub.cdn_auths) QVERIFY2(a.empty(), a.c_str());
+  }
+
+  void tokensFromWhereUsersKeepThem() {
+    QTemporaryDir dir;
+    const QString d = dir.path();
+    auto source = [](const std::string& given = "") { return find_hub_token(given, "the app's settings").source; };
+    QCOMPARE(find_hub_token().token, std::string());  // nothing anywhere: anonymous
+    QDir().mkpath(home_.path() + "/.cache/huggingface");
+    write_file(home_.path().toStdString() + "/.cache/huggingface/token", "hf_home_file\n");
+    QCOMPARE(find_hub_token().token, std::string("hf_home_file"));  // trimmed
+    QCOMPARE(source(), home_.path().toStdString() + "/.cache/huggingface/token");
+    QDir().mkpath(d + "/hfhome");
+    write_file(d.toStdString() + "/hfhome/token", "  hf_hf_home  ");
+    qputenv("HF_HOME", (d + "/hfhome").toUtf8());
+    QCOMPARE(find_hub_token().token, std::string("hf_hf_home"));
+    write_file(d.toStdString() + "/custom", "hf_token_path\r\n");
+    qputenv("HF_TOKEN_PATH", (d + "/custom").toUtf8());
+    QCOMPARE(find_hub_token().token, std::string("hf_token_path"));
+    qputenv("HUGGING_FACE_HUB_TOKEN", " hf_legacy\n");
+    QCOMPARE(find_hub_token().token, std::string("hf_legacy"));
+    QCOMPARE(source(), std::string("HUGGING_FACE_HUB_TOKEN"));
+    qputenv("HF_TOKEN", "hf_env\n");
+    QCOMPARE(find_hub_token().token, std::string("hf_env"));
+    QCOMPARE(source(), std::string("HF_TOKEN"));
+    QCOMPARE(find_hub_token(" hf_given ", "the app's settings").token, std::string("hf_given"));
+    QCOMPARE(source(" hf_given "), std::string("the app's settings"));
+    QCOMPARE(source("  \n"), std::string("HF_TOKEN"));  // a blank setting leaves the rest in charge
+    const HubOptions o = hub_options_from_env("", "--token");
+    QCOMPARE(o.token, std::string("hf_env"));
+    QCOMPARE(o.token_source, std::string("HF_TOKEN"));
+    for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HOME"}) qunsetenv(name);
+    fs::remove(home_.path().toStdString() + "/.cache/huggingface/token");
+
+    qputenv("HF_ENDPOINT", "http://127.0.0.1:8/");  // a mirror, as set for every HF tool
+    QCOMPARE(hub_options_from_env().endpoint, std::string("http://127.0.0.1:8"));
+    qputenv("KILN_HF_ENDPOINT", "http://127.0.0.1:9");  // Kiln's own wins
+    QCOMPARE(hub_options_from_env().endpoint, std::string("http://127.0.0.1:9"));
+    qunsetenv("HF_ENDPOINT");
+    qunsetenv("KILN_HF_ENDPOINT");
+  }
+
+  void busyAndFailingServersAreRetried() {
+    FakeHub hub;
+    hub.repos["kiln/tiny"] = {{"model.gguf", model_}};
+    QTemporaryDir dir;
+    const std::string dest = dir.path().toStdString();
+    hub.fail_next_listings = {{503}, {429, "", "\"api\";r=0;t=0"}};
+    const HubFile f = listed(hub, "kiln/tiny", "model.gguf");  // third time lucky
+
+    hub.fail_next = {{429, "1"}, {503}, {408}};
+    std::vector<DownloadProgress> seen;
+    const auto start = std::chrono::steady_clock::now();
+    QCOMPARE(download_file(options_for(hub), "kiln/tiny", f, dest, [&](const DownloadProgress& p) { seen.push_back(p); }),
+             DownloadResult::Downloaded);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    QVERIFY2(took >= 0.95 && took < 10, std::to_string(took).c_str());  // Retry-After: 1 was honoured
+    QCOMPARE(read_file_bytes(dest + "/model.gguf"), model_);
+    std::vector<int> waits;  // the attempts announced while waiting
+    for (const DownloadProgress& p : seen)
+      if (p.retry_in_s > 0) waits.push_back(p.attempt);
+    QCOMPARE(waits, (std::vector<int>{2, 3, 4}));
+    QVERIFY(seen.front().retry_reason.empty());
+    QCOMPARE(seen.back().attempt, 4);
+    QCOMPARE(seen.back().max_attempts, 5);
+
+    // Five failures: the pull gives up and says how often it tried; 404 is not retried at all.
+    hub.fail_next = {{503}, {503}, {503}, {503}, {503}, {503}};
+    fs::remove(dest + "/model.gguf");
+    const std::string err = error_of([&] { download_file(options_for(hub), "kiln/tiny", f, dest); });
+    QVERIFY2(err.find("HTTP 503, 5 attempts") != std::string::npos, err.c_str());
+    QCOMPARE(hub.fail_next.size(), size_t(1));
+    hub.fail_next = {{404}, {404}};
+    QVERIFY(!error_of([&] { download_file(options_for(hub), "kiln/tiny", f, dest); }).empty());
+    QCOMPARE(hub.fail_next.size(), size_t(1));
+    hub.fail_next.clear();
+  }
+
+  void dropMidFileResumesWithinThePull() {
+    FakeHub hub;
+    hub.repos["kiln/tiny"] = {{"model.gguf", model_}};
+    QTemporaryDir dir;
+    const std::string dest = dir.path().toStdString();
+    hub.cut_next_transfers = 2;  // two drops, each after half of what was asked
+    QCOMPARE(download_file(options_for(hub), "kiln/tiny", listed(hub, "kiln/tiny", "model.gguf"), dest),
+             DownloadResult::Downloaded);
+    QCOMPARE(read_file_bytes(dest + "/model.gguf"), model_);
+    QCOMPARE(hub.ranges.size(), size_t(3));
+    QCOMPARE(hub.ranges[0], std::string());
+    for (size_t i = 1; i < 3; ++i)  // each retry asked only for the rest
+      QVERIFY2(hub.ranges[i].rfind("bytes=", 0) == 0 && hub.ranges[i] != "bytes=0-", hub.ranges[i].c_str());
+  }
+
+  void existingFilesAreVerifiedBeforeTheyAreTrusted() {
+    FakeHub hub;
+    hub.repos["kiln/tiny"] = {{"model.gguf", model_}};
+    QTemporaryDir dir;
+    const std::string dest = dir.path().toStdString(), path = dest + "/model.gguf";
+    const HubFile f = listed(hub, "kiln/tiny", "model.gguf");
+    write_file(path, std::string(model_.size(), '\0'));  // the right size, the wrong bytes
+    QCOMPARE(download_file(options_for(hub), "kiln/tiny", f, dest), DownloadResult::Downloaded);
+    QCOMPARE(read_file_bytes(path), model_);
+    QVERIFY(verified_before(path, f.sha256));
+    QVERIFY(fs::exists(verified_marker_path(path)));
+
+    // The second pull trusts the remembered hash (same size and mtime) without reading the file:
+    // changed bytes with the mtime put back still pass, which shows it was not re-hashed...
+    const auto mtime = fs::last_write_time(path);
+    std::string changed = model_;
+    changed[5] ^= 1;
+    write_file(path, changed);
+    fs::last_write_time(path, mtime);
+    QCOMPARE(download_file(options_for(hub), "kiln/tiny", f, dest), DownloadResult::AlreadyPresent);
+    QCOMPARE(hub.ranges.size(), size_t(1));
+    // ...and once the mtime moves, the hash is checked again and the damage replaced.
+    fs::last_write_time(path, mtime + std::chrono::seconds(5));
+    QCOMPARE(download_file(options_for(hub), "kiln/tiny", f, dest), DownloadResult::Downloaded);
+    QCOMPARE(read_file_bytes(path), model_);
+    QCOMPARE(download_file(options_for(hub), "kiln/tiny", f, dest), DownloadResult::AlreadyPresent);
+  }
+
+  void hugeListingIsRefusedBeforeAnyByte() {
+    FakeHub hub;
+    FakeFile huge{"model.gguf", model_};
+    huge.listed_size = int64_t(1e15);
+    hub.repos["kiln/huge"] = {huge};
+    QTemporaryDir dir;
+    const std::string dest = dir.path().toStdString();
+    const HubFile f = listed(hub, "kiln/huge", "model.gguf");
+    const std::string err = error_of([&] { check_free_space({f}, dest); });
+    QVERIFY2(err.find("not enough free space in " + dest + ": the download needs 1.0 PB") != std::string::npos, err.c_str());
+    QCOMPARE(kind_of([&] { download_file(options_for(hub), "kiln/huge", f, dest); }), HubErrorKind::NotEnoughSpace);
+    QVERIFY(hub.ranges.empty());
+    QVERIFY(!fs::exists(dest + "/model.gguf.part"));
+    // A folder not made yet is measured on its nearest parent; a part already there counts as had.
+    const HubFile small{"a.gguf", 1000, ""};
+    QCOMPARE(check_free_space({small}, dest + "/not/yet/there"), uint64_t(1000));
+    write_file(dest + "/a.gguf.part", std::string(400, 'x'));
+    QCOMPARE(check_free_space({small}, dest), uint64_t(600));
+  }
+
+  void refusedRedirectLeavesNoEmptyPart() {
+    FakeHub hub;
+    FakeFile odd{"model.gguf", model_};
+    odd.redirect = "ftp://127.0.0.1:1/model.gguf";  // curl follows http(s) only
+    hub.repos["kiln/odd"] = {odd};
+    QTemporaryDir dir;
+    const std::string dest = dir.path().toStdString();
+    QVERIFY(!error_of([&] { download_file(options_for(hub), "kiln/odd", listed(hub, "kiln/odd", "model.gguf"), dest); }).empty());
+    QVERIFY(!fs::exists(dest + "/model.gguf.part"));
+    QVERIFY(!fs::exists(dest + "/model.gguf"));
   }
 
   void cancelKeepsThePartThenResumes() {
@@ -273,10 +476,15 @@ class DownloadTest : public QObject {
     FakeHub hub;
     hub.repos["kiln/tiny-GGUF"] = {{"tiny-Q8_0.gguf", model_}, {"tiny-Q4_0.gguf", big_}, {"README.md", "hi", false}};
     QTemporaryDir home;
+    const std::string token_file = home.path().toStdString() + "/hf-token";
+    write_file(token_file, hub.good_token + "\n");
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("XDG_DATA_HOME", home.path());
     env.insert("KILN_HF_ENDPOINT", QString::fromStdString(hub.base()));
     env.remove("HF_TOKEN");
+    env.insert("HOME", home.path());
+    env.insert("HF_TOKEN_PATH", QString::fromStdString(token_file));
+    env.insert("KILN_HF_RETRY_BASE_S", "0.01");
     auto run = [&](const QStringList& args, QByteArray& out, QByteArray& err) {
       QProcess p;
       p.setProcessEnvironment(env);
@@ -291,7 +499,12 @@ class DownloadTest : public QObject {
     QVERIFY2(out.contains("tiny-Q8_0.gguf") && out.contains("1.0 MB"), out.constData());
     QCOMPARE(run({"pull", "kiln/tiny-GGUF"}, out, err), 1);  // two GGUF files: the user must pick
     QVERIFY2(err.contains("name one") && err.contains("tiny-Q4_0.gguf"), err.constData());
+    hub.fail_next = {{503}};
     QCOMPARE(run({"pull", "kiln/tiny-GGUF:q8_0"}, out, err), 0);
+    // Which token, never the token; and the retry explained on a line of its own.
+    QVERIFY2(err.contains(("token: from " + token_file).c_str()) && !err.contains(hub.good_token.c_str()), err.constData());
+    QVERIFY2(err.contains("tiny-Q8_0.gguf: HTTP 503; retrying in 1 s (attempt 2 of 5)"), err.constData());
+    QCOMPARE(hub.auths.back(), "Bearer " + hub.good_token);
     const QString expected = home.path() + "/kiln/models/kiln/tiny-GGUF/tiny-Q8_0.gguf";
     QCOMPARE(QString::fromUtf8(out).trimmed(), expected);
     QCOMPARE(read_file_bytes(expected.toStdString()), model_);
