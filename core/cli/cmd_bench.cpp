@@ -80,7 +80,7 @@ BenchResult run_bench(const BenchFlags& f) {
     if (path.empty()) throw Error("no model given and no bundled default model is installed");
     Checkpoint ck = open_checkpoint(path);
     r.model = path;
-    weights = std::make_shared<Gemma3Weights>(load_weights(ck.config, *ck.tensors, dtype, options.threads, {}));
+    weights = std::make_shared<Gemma3Weights>(load_checkpoint_weights(ck, options.precision, options.threads, {}));
   }
   const Gemma3Config config = weights->config;
   r.weight_bytes = weights->bytes();

@@ -13,7 +13,8 @@ namespace kiln::cli {
 void add_model_flags(CLI::App& cmd, ModelFlags& f, const std::string& default_precision) {
   f.precision = default_precision;
   cmd.add_option("-m,--model", f.model, "Model folder (Hugging Face) or .gguf file; default: the bundled model");
-  cmd.add_option("-p,--precision", f.precision, "Weights in memory: f32, f16, q8_0 (int8), q4_0 (int4)")
+  cmd.add_option("-p,--precision", f.precision,
+                 "Weights in memory: auto (a GGUF as stored, a folder in q8_0), f32, f16, q8_0 (int8), q4_0 (int4)")
       ->capture_default_str();
   cmd.add_option("--backend", f.backend, "auto, vulkan or cpu")->capture_default_str();
   cmd.add_option("--device", f.device, "Vulkan device index (see kiln info --hardware)");
@@ -47,7 +48,7 @@ LoadOptions load_options(const ModelFlags& f) {
   LoadOptions o;
   o.path = f.model;
   auto p = parse_precision(f.precision);
-  if (!p) throw Error("unknown precision '" + f.precision + "' (f32, f16, q8_0, q4_0)");
+  if (!p) throw Error("unknown precision '" + f.precision + "' (auto, f32, f16, q8_0, q4_0)");
   o.precision = *p;
   auto b = parse_backend(f.backend);
   if (!b) throw Error("unknown backend '" + f.backend + "' (auto, vulkan, cpu)");

@@ -11,7 +11,7 @@ namespace kiln::cli {
 
 struct ModelFlags {
   std::string model;        // folder or .gguf; "" = the bundled default model
-  std::string precision = "q8_0";
+  std::string precision = "auto";
   std::string backend = "auto";
   std::string attention = "auto";
   int device = -1;
@@ -28,7 +28,7 @@ struct SamplingFlags {
 };
 
 // --model, --precision, --backend, --device, --ctx, --threads, --attention, --tune
-void add_model_flags(CLI::App& cmd, ModelFlags& flags, const std::string& default_precision = "q8_0");
+void add_model_flags(CLI::App& cmd, ModelFlags& flags, const std::string& default_precision = "auto");
 // --temperature, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n, --seed, --max-tokens, --stop
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& flags);
 

@@ -6,13 +6,19 @@
 #include <vector>
 
 #include "kiln/types.h"
+#include "model/checkpoint.h"
 #include "model/weights.h"
 #include "runtime/backend.h"
 
 namespace kiln {
 
-// The storage format of the API's precision.
+// The storage format of the API's precision (Auto: Q8_0, for what stores no types of its own).
 DType dtype_of(Precision p);
+
+// The checkpoint's weights as `precision` asks: Auto keeps a GGUF's tensors as stored.
+Gemma3Weights load_checkpoint_weights(const Checkpoint& ck, Precision precision, int threads,
+                                      const std::function<void(int done, int total)>& progress,
+                                      std::stop_token cancel = {});
 
 // Throws kiln::Error for options no backend can take (an unknown Vulkan tuning key, a bad value),
 // so that a caller can say so before reading any weights.

@@ -131,8 +131,16 @@ DType dtype_of(Precision p) {
     case Precision::F16: return DType::F16;
     case Precision::Q8_0: return DType::Q8_0;
     case Precision::Q4_0: return DType::Q4_0;
+    case Precision::Auto: return DType::Q8_0;  // what Auto means where nothing is stored (folders, synthetic)
   }
   return DType::F32;
+}
+
+Gemma3Weights load_checkpoint_weights(const Checkpoint& ck, Precision precision, int threads,
+                                      const std::function<void(int, int)>& progress, std::stop_token cancel) {
+  if (precision == Precision::Auto && ck.format == "gguf")
+    return load_weights_as_stored(ck.config, *ck.tensors, threads, progress, cancel);
+  return load_weights(ck.config, *ck.tensors, dtype_of(precision), threads, progress, cancel);
 }
 
 void check_backend_options(const LoadOptions& options) {
@@ -207,9 +215,8 @@ std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
   const int context = context_for(options, ck.config);  // before any weight is read
   report("reading", 0.05);
 
-  const DType precision = dtype_of(options.precision);
-  auto weights = std::make_shared<Gemma3Weights>(load_weights(
-      ck.config, *ck.tensors, precision, options.threads,
+  auto weights = std::make_shared<Gemma3Weights>(load_checkpoint_weights(
+      ck, options.precision, options.threads,
       [&](int done, int total) { report("quantizing", 0.05 + 0.85 * done / total); }, options.cancel));
 
   ModelInfo info = describe(ck);

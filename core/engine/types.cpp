@@ -21,6 +21,7 @@ std::string to_string(Precision p) {
     case Precision::F16: return "f16";
     case Precision::Q8_0: return "q8_0";
     case Precision::Q4_0: return "q4_0";
+    case Precision::Auto: return "auto";
   }
   return "?";
 }
@@ -31,6 +32,7 @@ std::optional<Precision> parse_precision(std::string_view text) {
   if (s == "f16" || s == "fp16" || s == "float16") return Precision::F16;
   if (s == "q8_0" || s == "q8" || s == "int8") return Precision::Q8_0;
   if (s == "q4_0" || s == "q4" || s == "int4") return Precision::Q4_0;
+  if (s == "auto" || s == "as-stored") return Precision::Auto;
   return std::nullopt;
 }
 

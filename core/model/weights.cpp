@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "kiln/types.h"
 #include "quant/convert.h"
+#include "quant/kquants.h"
 #include "runtime/cpu/thread_pool.h"
 
 namespace kiln {
@@ -98,8 +100,25 @@ uint64_t Gemma3Weights::bytes() const {
   return total;
 }
 
-Gemma3Weights load_weights(const Gemma3Config& config, const TensorSource& source, DType precision, int threads,
-                           const std::function<void(int, int)>& progress, std::stop_token cancel) {
+namespace {
+
+// What a backend runs a matrix stored as `stored` in.
+DType runtime_type_for(DType stored) {
+  switch (stored) {
+    case DType::F32:
+    case DType::F16:
+    case DType::Q8_0:
+    case DType::Q4_0: return stored;
+    case DType::BF16: return DType::F16;
+    default: return DType::Q8_0;  // the K-quants: Q8_0 adds ~1/10 of their own rounding error
+  }
+}
+
+// type_for(tensor name, its stored type, whether it is the embedding) -> the type to hold it in.
+using TypeChoice = std::function<DType(const std::string&, DType, bool)>;
+
+Gemma3Weights load_weights_with(const Gemma3Config& config, const TensorSource& source, const TypeChoice& type_for,
+                                int threads, const std::function<void(int, int)>& progress, std::stop_token cancel) {
   const Shapes s(config);
   ThreadPool pool(threads);
   Gemma3Weights w;
@@ -110,9 +129,11 @@ Gemma3Weights load_weights(const Gemma3Config& config, const TensorSource& sourc
     if (cancel.stop_requested()) throw Error("loading cancelled");
     if (progress) progress(++done, total);
   };
-  w.embed = load_matrix(source, "embed_tokens.weight", s.vocab, s.hidden, embedding_type_for(precision), pool, w.notes);
-  if (embedding_type_for(precision) != precision)
-    w.notes.push_back("embedding (also the output projection) held in " + std::string(to_string(w.embed.type)));
+  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols, bool embedding = false) {
+    const TensorView& t = require(source, name, {rows, cols});
+    return load_matrix(source, name, rows, cols, type_for(name, t.dtype, embedding), pool, w.notes);
+  };
+  w.embed = matrix("embed_tokens.weight", s.vocab, s.hidden, /*embedding=*/true);
   step();
   w.final_norm = load_norm(source, "norm.weight", s.hidden);
   step();
@@ -127,21 +148,51 @@ Gemma3Weights load_weights(const Gemma3Config& config, const TensorSource& sourc
     l.q_norm = load_norm(source, p + "self_attn.q_norm.weight", s.head_dim);
     l.k_norm = load_norm(source, p + "self_attn.k_norm.weight", s.head_dim);
     for (int k = 0; k < 6; ++k) step();
-    l.wq = load_matrix(source, p + "self_attn.q_proj.weight", s.q_dim, s.hidden, precision, pool, w.notes);
+    l.wq = matrix(p + "self_attn.q_proj.weight", s.q_dim, s.hidden);
     step();
-    l.wk = load_matrix(source, p + "self_attn.k_proj.weight", s.kv_dim, s.hidden, precision, pool, w.notes);
+    l.wk = matrix(p + "self_attn.k_proj.weight", s.kv_dim, s.hidden);
     step();
-    l.wv = load_matrix(source, p + "self_attn.v_proj.weight", s.kv_dim, s.hidden, precision, pool, w.notes);
+    l.wv = matrix(p + "self_attn.v_proj.weight", s.kv_dim, s.hidden);
     step();
-    l.wo = load_matrix(source, p + "self_attn.o_proj.weight", s.hidden, s.q_dim, precision, pool, w.notes);
+    l.wo = matrix(p + "self_attn.o_proj.weight", s.hidden, s.q_dim);
     step();
-    l.w_gate = load_matrix(source, p + "mlp.gate_proj.weight", s.ffn, s.hidden, precision, pool, w.notes);
+    l.w_gate = matrix(p + "mlp.gate_proj.weight", s.ffn, s.hidden);
     step();
-    l.w_up = load_matrix(source, p + "mlp.up_proj.weight", s.ffn, s.hidden, precision, pool, w.notes);
+    l.w_up = matrix(p + "mlp.up_proj.weight", s.ffn, s.hidden);
     step();
-    l.w_down = load_matrix(source, p + "mlp.down_proj.weight", s.hidden, s.ffn, precision, pool, w.notes);
+    l.w_down = matrix(p + "mlp.down_proj.weight", s.hidden, s.ffn);
     step();
   }
+  return w;
+}
+
+}  // namespace
+
+Gemma3Weights load_weights(const Gemma3Config& config, const TensorSource& source, DType precision, int threads,
+                           const std::function<void(int, int)>& progress, std::stop_token cancel) {
+  Gemma3Weights w = load_weights_with(
+      config, source, [precision](const std::string&, DType, bool embedding) {
+        return embedding ? embedding_type_for(precision) : precision;
+      },
+      threads, progress, cancel);
+  if (embedding_type_for(precision) != precision)
+    w.notes.push_back("embedding (also the output projection) held in " + std::string(to_string(w.embed.type)));
+  return w;
+}
+
+Gemma3Weights load_weights_as_stored(const Gemma3Config& config, const TensorSource& source, int threads,
+                                     const std::function<void(int, int)>& progress, std::stop_token cancel) {
+  std::map<std::pair<DType, DType>, int> converted;  // (stored, held) -> tensors
+  Gemma3Weights w = load_weights_with(
+      config, source, [&converted](const std::string&, DType stored, bool) {
+        const DType held = runtime_type_for(stored);
+        if (held != stored) ++converted[{stored, held}];
+        return held;
+      },
+      threads, progress, cancel);
+  for (const auto& [types, count] : converted)
+    w.notes.push_back(std::to_string(count) + " tensors stored as " + to_string(types.first) + " held as " +
+                      to_string(types.second) + (is_kquant(types.first) ? " (Kiln has no K-quant kernels yet)" : ""));
   return w;
 }
 

@@ -50,6 +50,13 @@ Gemma3Weights load_weights(const Gemma3Config& config, const TensorSource& sourc
                            int threads, const std::function<void(int done, int total)>& progress,
                            std::stop_token cancel = {});
 
+// Keeps each matrix in the type its file stores it in where the backends run that type (F32, F16,
+// Q8_0, Q4_0): a GGUF file runs at its own size. BF16 becomes F16, and the K-quants Q8_0 until they
+// have kernels of their own; a note says which.
+Gemma3Weights load_weights_as_stored(const Gemma3Config& config, const TensorSource& source, int threads,
+                                     const std::function<void(int done, int total)>& progress,
+                                     std::stop_token cancel = {});
+
 // Random weights of the real shapes (for benchmarks of models whose weights are not here).
 Gemma3Weights synthetic_weights(const Gemma3Config& config, DType precision, uint64_t seed, int threads);
 

@@ -19,6 +19,7 @@ QString precisionName(kiln::Precision p) {
     case kiln::Precision::F16: return QStringLiteral("fp16");
     case kiln::Precision::Q8_0: return QStringLiteral("int8");
     case kiln::Precision::Q4_0: return QStringLiteral("int4");
+    case kiln::Precision::Auto: return QStringLiteral("auto");
   }
   return {};
 }

@@ -9,6 +9,7 @@
 #include "gguf_fixtures.h"
 #include "kiln/engine.h"
 #include "kiln/types.h"
+#include "model/gguf_file.h"
 
 using namespace kiln;
 using namespace kiln::test;
@@ -68,8 +69,14 @@ class GgufLogitsTest : public QObject {
       QTest::newRow((std::string(name) + " f16").c_str()) << name << "f16" << int(Precision::F32) << 2e-3 << int(BackendKind::Cpu) << 0.95;
       QTest::newRow((std::string(name) + " q8_0").c_str()) << name << "q8_0" << int(Precision::Q8_0) << 2e-2 << int(BackendKind::Cpu) << 0.95;
       QTest::newRow((std::string(name) + " q4_0").c_str()) << name << "q4_0" << int(Precision::Q4_0) << 5e-2 << int(BackendKind::Cpu) << 0.95;
+      // The default, Auto: each tensor as the file stores it, on both backends.
+      for (const char* kind : {"f16", "q8_0", "q4_0"})
+        for (BackendKind backend : {BackendKind::Cpu, BackendKind::Vulkan})
+          QTest::newRow((std::string(name) + " " + kind + " as stored " + to_string(backend)).c_str())
+              << name << kind << int(Precision::Auto) << (kind == std::string("f16") ? 2e-3 : kind == std::string("q8_0") ? 2e-2 : 5e-2)
+              << int(backend) << 0.95;
     }
-    // K-quants are dequantized at load and held as Q8_0 (the default precision), on both backends.
+    // Auto (the default) holds the K-quants as Q8_0, dequantized at load, on both backends.
     // On these random weights the logits are flat: the few positions whose top-1 differs are
     // near-ties that llama.cpp's 8-bit activations decide (the gap check below), 6 of 72 for
     // Q4_K_M even with exact F32 weights.
@@ -93,6 +100,13 @@ class GgufLogitsTest : public QObject {
     auto engine = Engine::load(options);
     if (options.backend == BackendKind::Vulkan && !engine->info().backend.starts_with("vulkan"))
       QSKIP("no Vulkan device (CI has lavapipe)");
+    if (options.precision == Precision::Auto && name != "k") {
+      // As stored: the weights in memory are the file's tensor bytes (norms widened to F32 aside).
+      uint64_t file_bytes = 0;
+      for (const auto& t : GgufFile::open(options.path)->tensors()) file_bytes += t.bytes;
+      const double ratio = double(engine->info().weight_bytes) / double(file_bytes);
+      QVERIFY2(ratio > 0.9 && ratio < 1.1, qPrintable(QString("weights %1 of the file's tensor bytes").arg(ratio)));
+    }
     QCOMPARE(engine->info().source_format, std::string("gguf"));
     const auto cases = read_cases(llama_logits_path(name.toStdString(), kind.toStdString()));
     QVERIFY(!cases.empty());

@@ -19,8 +19,9 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// How weights are held in memory after loading.
-enum class Precision { F32, F16, Q8_0, Q4_0 };
+// How weights are held in memory after loading. Auto: a GGUF file's tensors as the file stores
+// them (types Kiln has no kernels for yet, the K-quants, become Q8_0), a Hugging Face folder in Q8_0.
+enum class Precision { F32, F16, Q8_0, Q4_0, Auto };
 std::string to_string(Precision p);
 std::optional<Precision> parse_precision(std::string_view text);  // "f32", "fp16", "int8", "q4_0", ...
 
@@ -45,7 +46,7 @@ using VulkanTuning = std::vector<std::pair<std::string, std::string>>;
 
 struct LoadOptions {
   std::string path;                    // Hugging Face folder or .gguf file
-  Precision precision = Precision::Q8_0;
+  Precision precision = Precision::Auto;
   BackendKind backend = BackendKind::Auto;
   AttentionPlacement attention = AttentionPlacement::Auto;
   int vulkan_device = -1;              // -1: pick the best real GPU
