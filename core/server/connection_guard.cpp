@@ -248,8 +248,10 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
     if (connection_closed || connection.close) break;
   }
   tl_connection = nullptr;
-  if (strm.deadline_passed()) {
-    close_gently(sock, milliseconds(200));  // the client is still sending: let the 408 reach it
+  if (strm.deadline_passed() || connection.close) {
+    // The client may still be sending (a trickled head, or a body the answer left unread: 403, 413):
+    // let the answer reach it.
+    close_gently(sock, milliseconds(200));
   } else {
     ::shutdown(sock, SHUT_RDWR);
     ::close(sock);

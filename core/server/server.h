@@ -21,6 +21,9 @@
 //
 // A client that hangs up stops its generation within a token (through GenerateOptions::cancel) and frees
 // its place; stop() refuses waiting requests with 503, stops the running one, and joins the HTTP threads.
+//
+// Web pages and slow clients: request_policy.h says which Host and Origin values are served (others get
+// 403); connection_guard.h gives each request head and body a deadline (408) and caps connections (503).
 #pragma once
 
 #include <atomic>

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <thread>
 
+#include "server/request_policy.h"
 #include "server_fixture.h"
 
 using namespace kiln;
@@ -91,6 +92,29 @@ class ServerGuardTest : public QObject {
     // HTTP/1.0 without Host is not a browser, so it cannot be DNS rebinding. (httplib drops an empty
     // header, so "Host:" with no value reads as no Host; browsers never send one.)
     QVERIFY(raw_exchange(s->server->port(), "GET /health HTTP/1.0\r\n\r\n").rfind("HTTP/1.1 200", 0) == 0);
+  }
+
+  void policy_for_other_bindings() {
+    // Bound to every interface (not started here: tests listen on loopback only), any IP address
+    // with the port names the server, since an address cannot be rebound; names still cannot.
+    const server::RequestPolicy every("0.0.0.0", 8080, {}, "");
+    QVERIFY(every.host_allowed("192.168.1.5:8080"));
+    QVERIFY(every.host_allowed("[fe80::1]:8080"));
+    QVERIFY(!every.host_allowed("192.168.1.5:9090"));
+    QVERIFY(!every.host_allowed("192.168.1.5"));  // port 8080 is not the default one a client may leave out
+    QVERIFY(!every.host_allowed("evil.test:8080"));
+    QVERIFY(every.origin_allowed("http://192.168.1.5:8080"));
+    QVERIFY(!every.origin_allowed("http://evil.test:8080"));
+    const server::RequestPolicy lan("192.168.1.5", 80, {"fe80::2"}, "http://app.test/");
+    QVERIFY(lan.host_allowed("192.168.1.5") && lan.host_allowed("192.168.1.5:80") && lan.host_allowed("localhost"));
+    QVERIFY(lan.host_allowed("[fe80::2]:80") && lan.host_allowed("[FE80::2]"));
+    QVERIFY(!lan.host_allowed("10.0.0.1:80"));
+    QVERIFY(lan.origin_allowed("http://app.test") && lan.origin_allowed("http://localhost"));
+    QVERIFY(!lan.origin_allowed("http://app.test.evil.test"));
+    const server::RequestPolicy v6("::1", 8080, {}, "*");
+    QVERIFY(v6.host_allowed("[::1]:8080") && !v6.host_allowed("::1:8080"));
+    QVERIFY(v6.origin_allowed("http://anything.example"));  // --cors '*' is the user's choice
+    QVERIFY(v6.host_allowed("", false));  // no Host at all: not a browser
   }
 
   void allowed_host_option_adds_names() {
