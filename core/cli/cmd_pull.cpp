@@ -2,6 +2,7 @@
 // Models page scans, with a progress line, resume and checksum verification.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -62,9 +63,9 @@ void add_pull_command(CLI::App& app) {
     const bool tty = isatty(STDERR_FILENO);
     for (const kiln::HubFile& f : files) {
       auto show = [&](const kiln::DownloadProgress& p) {
-        if (p.retry_in_s > 0) {  // a line of its own, on a terminal or not: it explains a pause
+        if (p.retrying) {  // a line of its own, on a terminal or not: it explains a pause
           std::fprintf(stderr, "%s%s: %s; retrying in %.0f s (attempt %d of %d)\n", tty ? "\r\033[K" : "",
-                       p.file.c_str(), p.retry_reason.c_str(), p.retry_in_s < 1 ? 1.0 : p.retry_in_s, p.attempt,
+                       p.file.c_str(), p.retry_reason.c_str(), std::ceil(p.retry_in_s), p.attempt,
                        p.max_attempts);
           return;
         }

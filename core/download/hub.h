@@ -74,7 +74,8 @@ struct DownloadProgress {
   double bytes_per_s = 0;
   int attempt = 1;         // this file's request number, 1..max_attempts
   int max_attempts = 1;
-  double retry_in_s = 0;   // > 0: attempt `attempt` starts after this wait
+  bool retrying = false;   // this report announces attempt `attempt`, starting after retry_in_s
+  double retry_in_s = 0;
   std::string retry_reason;  // why the last attempt failed ("HTTP 503", curl's message), "" on the first
 };
 using DownloadCallback = std::function<void(const DownloadProgress&)>;

@@ -101,13 +101,13 @@ DownloadResult download_into(const HubOptions& options, const std::string& repo,
   const auto start = std::chrono::steady_clock::now();
   auto last_report = start - std::chrono::seconds(1);
   const uint64_t start_bytes = offset;
-  auto report = [&](bool always, double retry_in = 0) {
+  auto report = [&](bool always, bool retrying = false, double retry_in = 0) {
     const auto now = std::chrono::steady_clock::now();
     if (!progress || (!always && now - last_report < std::chrono::milliseconds(100))) return;
     last_report = now;
     const double s = std::chrono::duration<double>(now - start).count();
     progress({file.path, on_disk, file.size, s > 0 && on_disk >= start_bytes ? double(on_disk - start_bytes) / s : 0,
-              attempt, max_attempts, retry_in, reason});
+              attempt, max_attempts, retrying, retry_in, reason});
   };
   bool too_many_bytes = false, disk_error = false;
   HttpSink sink;
@@ -173,7 +173,7 @@ DownloadResult download_into(const HubOptions& options, const std::string& repo,
                   " bytes (" + reason + ", " + std::to_string(attempt) + " attempts); run again to resume");
     const double wait = detail::retry_delay(options, attempt + 1, r);
     ++attempt;
-    report(true, wait);
+    report(true, true, wait);
     --attempt;  // the loop's ++ moves to it once the wait is over
     if (!detail::wait_unless_cancelled(wait, cancel))
       throw Error(what + ": download cancelled; " + std::to_string(on_disk) + " of " + std::to_string(file.size) +

@@ -345,7 +345,7 @@ class DownloadTest : public QObject {
     QCOMPARE(read_file_bytes(dest + "/model.gguf"), model_);
     std::vector<int> waits;  // the attempts announced while waiting
     for (const DownloadProgress& p : seen)
-      if (p.retry_in_s > 0) waits.push_back(p.attempt);
+      if (p.retrying) waits.push_back(p.attempt);
     QCOMPARE(waits, (std::vector<int>{2, 3, 4}));
     QVERIFY(seen.front().retry_reason.empty());
     QCOMPARE(seen.back().attempt, 4);
