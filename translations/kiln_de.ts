@@ -305,6 +305,14 @@
         <source>Done</source>
         <translation>Fertig</translation>
     </message>
+    <message>
+        <source>Using the Hugging Face token from %1.</source>
+        <translation>Verwendet wird das Hugging-Face-Token aus %1.</translation>
+    </message>
+    <message>
+        <source>attempt %1 of %2</source>
+        <translation>Versuch %1 von %2</translation>
+    </message>
 </context>
 <context>
     <name>GpuFacts</name>
@@ -1251,6 +1259,46 @@
     <message>
         <source>This build has no downloader (libcurl was missing).</source>
         <translation>Dieser Build kann nichts herunterladen (libcurl fehlte).</translation>
+    </message>
+    <message>
+        <source>the app&apos;s settings</source>
+        <translation>den App-Einstellungen</translation>
+    </message>
+    <message>
+        <source>%1 was not found, or it is private or gated for the account of your token (from %2): check the name.</source>
+        <translation>%1 wurde nicht gefunden oder ist für das Konto Ihres Tokens (aus %2) privat oder zugangsbeschränkt: Prüfen Sie den Namen.</translation>
+    </message>
+    <message>
+        <source>%1 was not found, or it is private or gated: check the name, or sign in with a Hugging Face token in Settings → Downloads.</source>
+        <translation>%1 wurde nicht gefunden oder ist privat oder zugangsbeschränkt: Prüfen Sie den Namen oder melden Sie sich mit einem Hugging-Face-Token unter Einstellungen → Downloads an.</translation>
+    </message>
+    <message>
+        <source>Your token (from %1) is invalid or expired: create a new one at %2.</source>
+        <translation>Ihr Token (aus %1) ist ungültig oder abgelaufen: Erstellen Sie ein neues unter %2.</translation>
+    </message>
+    <message>
+        <source>%1 is gated: accept the licence at %2 with the account of your token (from %3).</source>
+        <translation>%1 ist zugangsbeschränkt: Akzeptieren Sie die Lizenz unter %2 mit dem Konto Ihres Tokens (aus %3).</translation>
+    </message>
+    <message>
+        <source>%1 is gated: accept the licence at %2, then enter a token of that account in Settings → Downloads.</source>
+        <translation>%1 ist zugangsbeschränkt: Akzeptieren Sie die Lizenz unter %2 und tragen Sie dann ein Token dieses Kontos unter Einstellungen → Downloads ein.</translation>
+    </message>
+    <message>
+        <source>Your access request for %1 is pending: its authors have not reviewed it yet (%2).</source>
+        <translation>Ihre Zugriffsanfrage für %1 ist noch offen: Die Autoren haben sie noch nicht geprüft (%2).</translation>
+    </message>
+    <message>
+        <source>This fine-grained token (from %1) lacks access to gated repositories: enable “public gated repositories” in its settings at %2.</source>
+        <translation>Diesem feingranularen Token (aus %1) fehlt der Zugriff auf zugangsbeschränkte Repositories: Aktivieren Sie „public gated repositories“ in seinen Einstellungen unter %2.</translation>
+    </message>
+    <message>
+        <source>Not enough free space in %1: the download needs %2, %3 are free.</source>
+        <translation>Nicht genug freier Speicherplatz in %1: Der Download braucht %2, frei sind %3.</translation>
+    </message>
+    <message>
+        <source>Connection problem (%1): retrying in %2 s, attempt %3 of %4.</source>
+        <translation>Verbindungsproblem (%1): neuer Versuch in %2 s, Versuch %3 von %4.</translation>
     </message>
 </context>
 <context>

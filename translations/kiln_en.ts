@@ -305,6 +305,14 @@
         <source>Done</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Using the Hugging Face token from %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>attempt %1 of %2</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>GpuFacts</name>
@@ -1250,6 +1258,46 @@
     <name>kiln::gui::DownloadController</name>
     <message>
         <source>This build has no downloader (libcurl was missing).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the app&apos;s settings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 was not found, or it is private or gated for the account of your token (from %2): check the name.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 was not found, or it is private or gated: check the name, or sign in with a Hugging Face token in Settings → Downloads.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Your token (from %1) is invalid or expired: create a new one at %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is gated: accept the licence at %2 with the account of your token (from %3).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is gated: accept the licence at %2, then enter a token of that account in Settings → Downloads.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Your access request for %1 is pending: its authors have not reviewed it yet (%2).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This fine-grained token (from %1) lacks access to gated repositories: enable “public gated repositories” in its settings at %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Not enough free space in %1: the download needs %2, %3 are free.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Connection problem (%1): retrying in %2 s, attempt %3 of %4.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

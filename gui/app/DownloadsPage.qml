@@ -97,6 +97,15 @@ Item {
                     }
                 }
                 Label {
+                    objectName: "tokenSource"
+                    visible: page.downloads.tokenSource.length > 0
+                    text: qsTr("Using the Hugging Face token from %1.").arg(page.downloads.tokenSource)
+                    color: Theme.textMuted
+                    font.pixelSize: Theme.fontSmall
+                    wrapMode: Text.Wrap
+                    Layout.fillWidth: true
+                }
+                Label {
                     text: qsTr("Gated models (Google's Gemma among them) need a Hugging Face token: Settings → Downloads.")
                     color: Theme.textMuted
                     font.pixelSize: Theme.fontSmall
@@ -201,8 +210,19 @@ Item {
                             text: qsTr("%1 of %2").arg(Format.bytes(page.downloads.bytesDone)).arg(Format.bytes(page.downloads.bytesTotal))
                                   + (page.downloads.bytesPerSecond > 0 ? "  ·  " + qsTr("%1/s").arg(Format.bytes(page.downloads.bytesPerSecond)) : "")
                                   + "  ·  " + Math.round(page.downloads.totalFraction * 100) + " %"
+                                  + (page.downloads.downloading && page.downloads.attempt > 1
+                                     ? "  ·  " + qsTr("attempt %1 of %2").arg(page.downloads.attempt).arg(page.downloads.maxAttempts) : "")
                             color: Theme.textMuted
                         }
+                    }
+                    Label {
+                        // Why the bar stands still: the hub or the network failed and the next attempt waits.
+                        objectName: "downloadRetry"
+                        visible: text.length > 0
+                        text: page.downloads.downloading ? page.downloads.retryMessage : ""
+                        color: Theme.warning
+                        wrapMode: Text.Wrap
+                        Layout.fillWidth: true
                     }
                     ProgressBar {
                         id: progress

@@ -4,8 +4,11 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include <QLocale>
+
 #ifdef KILN_HAVE_DOWNLOAD
 #include "download/hub.h"
+#include "download/hub_errors.h"
 #include "kiln/types.h"
 #endif
 
@@ -14,6 +17,59 @@ namespace kiln::gui {
 namespace {
 
 QString str(const std::string& s) { return QString::fromStdString(s); }
+
+// Core names the app's token source with this; the app shows it translated.
+constexpr const char* kSettingsSource = "settings";
+
+QString sourceText(const std::string& source) {
+  return source == kSettingsSource ? DownloadController::tr("the app's settings") : str(source);
+}
+
+#ifdef KILN_HAVE_DOWNLOAD
+// The hub's refusals and a full disk in the interface language; other errors stay core's English.
+QString describe(const std::exception& error) {
+  const auto* e = dynamic_cast<const kiln::HubError*>(&error);
+  if (!e) return str(error.what());
+  const QString repo = str(e->repo), page = str(e->page), from = sourceText(e->token_source);
+  const bool token = !e->token_source.empty();
+  const QString tokens = QStringLiteral("https://huggingface.co/settings/tokens");
+  switch (e->kind) {
+    case kiln::HubErrorKind::NotFoundOrNoAccess:
+      return token ? DownloadController::tr("%1 was not found, or it is private or gated for the account of your token "
+                                            "(from %2): check the name.").arg(repo, from)
+                   : DownloadController::tr("%1 was not found, or it is private or gated: check the name, or sign in "
+                                            "with a Hugging Face token in Settings → Downloads.").arg(repo);
+    case kiln::HubErrorKind::InvalidToken:
+      return DownloadController::tr("Your token (from %1) is invalid or expired: create a new one at %2.").arg(from, tokens);
+    case kiln::HubErrorKind::LicenceNotAccepted:
+      return token ? DownloadController::tr("%1 is gated: accept the licence at %2 with the account of your token (from %3).")
+                         .arg(repo, page, from)
+                   : DownloadController::tr("%1 is gated: accept the licence at %2, then enter a token of that account in "
+                                            "Settings → Downloads.").arg(repo, page);
+    case kiln::HubErrorKind::AccessPending:
+      return DownloadController::tr("Your access request for %1 is pending: its authors have not reviewed it yet (%2).")
+          .arg(repo, page);
+    case kiln::HubErrorKind::FineGrainedToken:
+      return DownloadController::tr("This fine-grained token (from %1) lacks access to gated repositories: enable "
+                                    "“public gated repositories” in its settings at %2.").arg(from, tokens);
+    case kiln::HubErrorKind::NotEnoughSpace: {
+      const QLocale locale;
+      return DownloadController::tr("Not enough free space in %1: the download needs %2, %3 are free.")
+          .arg(str(e->folder), locale.formattedDataSize(qint64(std::min<uint64_t>(e->needed, INT64_MAX)), 1, QLocale::DataSizeSIFormat),
+               locale.formattedDataSize(qint64(std::min<uint64_t>(e->available, INT64_MAX)), 1, QLocale::DataSizeSIFormat));
+    }
+    case kiln::HubErrorKind::Other:
+      break;
+  }
+  return str(error.what());
+}
+
+kiln::HubOptions optionsFor(const QString& endpoint, const QString& token) {
+  kiln::HubOptions options = kiln::hub_options_from_env(token.toStdString(), kSettingsSource);
+  if (!endpoint.isEmpty()) options.endpoint = endpoint.toStdString();
+  return options;
+}
+#endif
 
 }  // namespace
 
@@ -55,6 +111,14 @@ double DownloadController::totalFraction() const { return bytesTotal_ > 0 ? qBou
 
 QString DownloadController::token() const { return settings_ ? settings_->hfToken().trimmed() : QString(); }
 
+// The Settings field, else HF_TOKEN, HUGGING_FACE_HUB_TOKEN and the token file of `hf auth login`.
+void DownloadController::updateTokenSource() {
+#ifdef KILN_HAVE_DOWNLOAD
+  const kiln::HubToken found = kiln::find_hub_token(token().toStdString(), kSettingsSource);
+  tokenSource_ = found.token.empty() ? QString() : sourceText(found.source);
+#endif
+}
+
 void DownloadController::setError(const QString& message) {
   if (lastError_ == message) return;
   lastError_ = message;
@@ -68,6 +132,7 @@ void DownloadController::list(const QString& repoReference) {
   setError({});
   cancel_ = std::stop_source();
   listing_ = true;
+  updateTokenSource();
   emit stateChanged();
   const QString endpoint = endpoint_, tokenText = token(), reference = repoReference.trimmed();
   const std::stop_token stop = cancel_.get_token();
@@ -75,9 +140,7 @@ void DownloadController::list(const QString& repoReference) {
 #ifdef KILN_HAVE_DOWNLOAD
     QString repo = reference;
     try {
-      kiln::HubOptions options = kiln::hub_options_from_env();
-      if (!endpoint.isEmpty()) options.endpoint = endpoint.toStdString();
-      if (!tokenText.isEmpty()) options.token = tokenText.toStdString();
+      const kiln::HubOptions options = optionsFor(endpoint, tokenText);
       repo = str(kiln::parse_hub_reference(reference.toStdString()).repo);
       const std::vector<kiln::HubFile> listing = kiln::list_repo_files(options, repo.toStdString(), stop);
       QVariantList files;
@@ -93,7 +156,7 @@ void DownloadController::list(const QString& repoReference) {
       const QString folder = str(kiln::local_repo_dir(repo.toStdString()));
       QMetaObject::invokeMethod(this, [=, this] { onListed(repo, files, suggested, folder); }, Qt::QueuedConnection);
     } catch (const std::exception& e) {
-      const QString message = str(e.what());
+      const QString message = describe(e);
       QMetaObject::invokeMethod(this, [=, this] { onListFailed(repo, message); }, Qt::QueuedConnection);
     }
 #else
@@ -153,6 +216,9 @@ void DownloadController::download(const QStringList& paths) {
   bytesDone_ = 0;
   bytesTotal_ = total;
   bytesPerSecond_ = 0;
+  attempt_ = maxAttempts_ = 1;
+  retryMessage_.clear();
+  updateTokenSource();
   emit stateChanged();
   emit progressChanged();
   const QString endpoint = endpoint_, tokenText = token(), repo = repo_, folder = destination_;
@@ -161,9 +227,14 @@ void DownloadController::download(const QStringList& paths) {
 #ifdef KILN_HAVE_DOWNLOAD
     QString error;
     try {
-      kiln::HubOptions options = kiln::hub_options_from_env();
-      if (!endpoint.isEmpty()) options.endpoint = endpoint.toStdString();
-      if (!tokenText.isEmpty()) options.token = tokenText.toStdString();
+      const kiln::HubOptions options = optionsFor(endpoint, tokenText);
+      std::vector<kiln::HubFile> files;
+      for (const QVariant& v : chosen) {
+        const QVariantMap f = v.toMap();
+        files.push_back({f.value("path").toString().toStdString(), uint64_t(f.value("size").toDouble()),
+                         f.value("sha256").toString().toStdString()});
+      }
+      kiln::check_free_space(files, folder.toStdString());  // before the first byte, not when the disk is full
       double finished = 0;  // bytes of the files already done in this request
       for (const QVariant& v : chosen) {
         const QVariantMap f = v.toMap();
@@ -174,7 +245,12 @@ void DownloadController::download(const QStringList& paths) {
         const auto report = [this, finished](const kiln::DownloadProgress& p) {
           const QString name = str(p.file);
           const double done = double(p.done), total = double(p.total), speed = p.bytes_per_s;
-          QMetaObject::invokeMethod(this, [=, this] { onProgress(name, done, total, speed, finished + done); },
+          const int attempt = p.attempt, attempts = p.max_attempts;
+          const QString retry = p.retrying ? tr("Connection problem (%1): retrying in %2 s, attempt %3 of %4.")
+                                                       .arg(str(p.retry_reason)).arg(std::max(1, int(p.retry_in_s + 0.5)))
+                                                       .arg(attempt).arg(attempts)
+                                                 : QString();
+          QMetaObject::invokeMethod(this, [=, this] { onProgress(name, done, total, speed, finished + done, attempt, attempts, retry); },
                                     Qt::QueuedConnection);
         };
         kiln::download_file(options, repo.toStdString(), file, folder.toStdString(), report, stop);
@@ -184,7 +260,7 @@ void DownloadController::download(const QStringList& paths) {
         QMetaObject::invokeMethod(this, [=, this] { onProgress(name, size, size, 0, finished); }, Qt::QueuedConnection);
       }
     } catch (const std::exception& e) {
-      error = str(e.what());
+      error = describe(e);
     }
 #else
     Q_UNUSED(endpoint) Q_UNUSED(tokenText) Q_UNUSED(chosen) Q_UNUSED(stop)
@@ -195,8 +271,11 @@ void DownloadController::download(const QStringList& paths) {
 }
 
 void DownloadController::onProgress(const QString& file, double done, double total, double bytesPerSecond,
-                                    double requestDone) {
+                                    double requestDone, int attempt, int maxAttempts, const QString& retryMessage) {
   currentFile_ = file;
+  attempt_ = attempt;
+  maxAttempts_ = maxAttempts;
+  retryMessage_ = retryMessage;
   fileFraction_ = total > 0 ? qBound(0.0, done / total, 1.0) : 1.0;
   bytesDone_ = requestDone;
   bytesPerSecond_ = bytesPerSecond;
@@ -206,6 +285,7 @@ void DownloadController::onProgress(const QString& file, double done, double tot
 void DownloadController::onFinished(const QString& repo, const QString& folder, const QString& error) {
   downloading_ = false;
   bytesPerSecond_ = 0;
+  retryMessage_.clear();
   markLocalFiles();
   emit filesChanged();
   emit progressChanged();

@@ -22,7 +22,8 @@ class DownloadController : public QObject {
   Q_OBJECT
   QML_ELEMENT
   Q_PROPERTY(bool available READ available CONSTANT)
-  // Settings give the token; an empty field leaves HF_TOKEN from the environment in charge.
+  // Settings give the token; an empty field leaves HF_TOKEN, HUGGING_FACE_HUB_TOKEN and the token
+  // file of `hf auth login` in charge (kiln::find_hub_token).
   Q_PROPERTY(kiln::gui::AppSettings* settings READ settings WRITE setSettings NOTIFY settingsChanged)
   // The hub's base URL; "" = KILN_HF_ENDPOINT or https://huggingface.co (tests point it at loopback).
   Q_PROPERTY(QString endpoint READ endpoint WRITE setEndpoint NOTIFY endpointChanged)
@@ -39,6 +40,14 @@ class DownloadController : public QObject {
   Q_PROPERTY(double bytesDone READ bytesDone NOTIFY progressChanged)
   Q_PROPERTY(double bytesTotal READ bytesTotal NOTIFY progressChanged)
   Q_PROPERTY(double bytesPerSecond READ bytesPerSecond NOTIFY progressChanged)
+  // The request number of the current file (1..maxAttempts): > 1 after a dropped connection,
+  // 408, 429 or 5xx; retryMessage says why and how long the wait is, "" while transferring.
+  Q_PROPERTY(int attempt READ attempt NOTIFY progressChanged)
+  Q_PROPERTY(int maxAttempts READ maxAttempts NOTIFY progressChanged)
+  Q_PROPERTY(QString retryMessage READ retryMessage NOTIFY progressChanged)
+  // Where the token comes from ("" = none: public models only), never the token; updated per request.
+  Q_PROPERTY(QString tokenSource READ tokenSource NOTIFY stateChanged)
+  // Errors in the interface language: the hub's refusals and a full disk are translated here.
   Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
   Q_PROPERTY(QString destination READ destination NOTIFY filesChanged)  // local folder of `repo`
 
@@ -64,6 +73,10 @@ class DownloadController : public QObject {
   double bytesTotal() const { return bytesTotal_; }
   double bytesPerSecond() const { return bytesPerSecond_; }
   QString lastError() const { return lastError_; }
+  int attempt() const { return attempt_; }
+  int maxAttempts() const { return maxAttempts_; }
+  QString retryMessage() const { return retryMessage_; }
+  QString tokenSource() const { return tokenSource_; }
   QString destination() const { return destination_; }
 
   // "OWNER/REPO" (a hub URL works too). Replaces the listing; refused while busy.
@@ -89,10 +102,12 @@ class DownloadController : public QObject {
  private:
   void onListed(const QString& repo, const QVariantList& files, const QStringList& suggested, const QString& folder);
   void onListFailed(const QString& repo, const QString& message);
-  void onProgress(const QString& file, double done, double total, double bytesPerSecond, double requestDone);
+  void onProgress(const QString& file, double done, double total, double bytesPerSecond, double requestDone,
+                  int attempt = 1, int maxAttempts = 1, const QString& retryMessage = {});
   void onFinished(const QString& repo, const QString& folder, const QString& error);
   void setError(const QString& message);
   QString token() const;
+  void updateTokenSource();
   void markLocalFiles();
 
   QThread thread_;
@@ -107,6 +122,8 @@ class DownloadController : public QObject {
   QString currentFile_;
   double fileFraction_ = 0, bytesDone_ = 0, bytesTotal_ = 0, bytesPerSecond_ = 0;
   QString lastError_;
+  int attempt_ = 1, maxAttempts_ = 1;
+  QString retryMessage_, tokenSource_;
 };
 
 }  // namespace kiln::gui

@@ -1,6 +1,9 @@
 // A loopback server that answers the two hub requests the Downloads page makes: the recursive
-// tree listing and /resolve/ downloads (with HTTP ranges, so resumes are real), plus a gated
-// repository that wants a token. cpp-httplib in the test process; nothing leaves 127.0.0.1.
+// tree listing and /resolve/ downloads (with HTTP ranges, so resumes are real), refusing as the
+// real hub does: unknown tokens get 401 everywhere, a missing repository 401 + RepoNotFound
+// without a token, a gated repository is listable by anyone but its files need a token with
+// access (else X-Error-Code GatedRepo). It can also answer the next downloads with 503.
+// cpp-httplib in the test process; nothing leaves 127.0.0.1.
 #pragma once
 
 #include <httplib.h>
@@ -22,6 +25,7 @@ struct HubStandInFile {
   std::string path;
   std::string content;
   bool lfs = true;  // listed with its SHA-256, as the hub lists LFS files
+  double listedSize = -1;  // -1 = the real size; else what the listing claims
 };
 
 class HubStandIn {
@@ -29,21 +33,23 @@ class HubStandIn {
   std::map<std::string, std::vector<HubStandInFile>> repos;  // "owner/name" -> files
   std::string gatedRepo = "google/gemma-gated";
   std::string goodToken = "hf_right_token";
+  std::string pendingToken = "hf_pending_token";  // its access request awaits review
   std::atomic<int> delayPerChunkMs{0};  // slows transfers so a test can cancel midway
+  std::atomic<int> failNextDownloads{0};  // these many /resolve/ requests get 503 + Retry-After: 0
 
   HubStandIn() {
     server_.Get(R"(/api/models/([^/]+)/([^/]+)/tree/main)", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string repo = req.matches[1].str() + "/" + req.matches[2].str();
-      if (!allowed(req, repo, res)) return;
+      if (!allowed(req, repo, res, false)) return;
       const auto it = repos.find(repo);
-      if (it == repos.end()) return notFound(res);
       nlohmann::json list = nlohmann::json::array();
       for (const HubStandInFile& f : it->second) {
-        nlohmann::json e = {{"type", "file"}, {"path", f.path}, {"size", f.content.size()}, {"oid", "1234"}};
+        const uint64_t size = f.listedSize >= 0 ? uint64_t(f.listedSize) : f.content.size();
+        nlohmann::json e = {{"type", "file"}, {"path", f.path}, {"size", size}, {"oid", "1234"}};
         if (f.lfs) {
           Sha256 h;
           h.update(f.content.data(), f.content.size());
-          e["lfs"] = {{"oid", h.hex_digest()}, {"size", f.content.size()}, {"pointerSize", 130}};
+          e["lfs"] = {{"oid", h.hex_digest()}, {"size", size}, {"pointerSize", 130}};
         }
         list.push_back(e);
       }
@@ -51,9 +57,17 @@ class HubStandIn {
     });
     server_.Get(R"(/([^/]+)/([^/]+)/resolve/main/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string repo = req.matches[1].str() + "/" + req.matches[2].str();
-      if (!allowed(req, repo, res)) return;
+      if (!allowed(req, repo, res, true)) return;
+      if (failNextDownloads.fetch_sub(1) > 0) {
+        res.status = 503;
+        res.set_header("Retry-After", "0");
+        return;
+      }
       const HubStandInFile* f = find(repo, req.matches[3].str());
-      if (!f) return notFound(res);
+      if (!f) {
+        refuse(res, 404, "EntryNotFound", "Entry not found");
+        return;
+      }
       {
         std::lock_guard<std::mutex> lock(mutex_);
         ranges_.push_back(req.get_header_value("Range"));
@@ -84,15 +98,24 @@ class HubStandIn {
   }
 
  private:
-  bool allowed(const httplib::Request& req, const std::string& repo, httplib::Response& res) const {
-    if (repo != gatedRepo || req.get_header_value("Authorization") == "Bearer " + goodToken) return true;
-    res.status = 401;
-    res.set_content(R"({"error":"Access to model )" + repo + R"( is restricted."})", "application/json");
-    return false;
+  bool allowed(const httplib::Request& req, const std::string& repo, httplib::Response& res, bool file) const {
+    const std::string auth = req.get_header_value("Authorization");
+    const std::string token = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : "";
+    if (!token.empty() && token != goodToken && token != pendingToken)
+      return refuse(res, 401, "", "Invalid credentials in Authorization header");
+    if (repos.find(repo) == repos.end()) return refuse(res, token.empty() ? 401 : 404, "RepoNotFound", "Repository not found");
+    if (repo != gatedRepo || !file || token == goodToken) return true;  // gated listings are public
+    if (token == pendingToken)
+      return refuse(res, 403, "GatedRepo", "Your request to access model " + repo + " is awaiting a review from the repo authors.");
+    return refuse(res, 401, "GatedRepo", "Access to model " + repo + " is restricted. You must have access to it and be "
+                                         "authenticated to access it. Please log in.");
   }
-  static void notFound(httplib::Response& res) {
-    res.status = 404;
-    res.set_content(R"({"error":"Repository not found"})", "application/json");
+  static bool refuse(httplib::Response& res, int status, const std::string& code, const std::string& message) {
+    res.status = status;
+    if (!code.empty()) res.set_header("X-Error-Code", code);
+    res.set_header("X-Error-Message", message);
+    res.set_content(nlohmann::json{{"error", message}}.dump(), "application/json");
+    return false;
   }
   const HubStandInFile* find(const std::string& repo, const std::string& path) const {
     const auto it = repos.find(repo);

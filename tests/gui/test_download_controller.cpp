@@ -1,7 +1,8 @@
 // The Downloads page's controller on the real download code (libcurl) against a hub stand-in on
 // 127.0.0.1: listing with sizes, a download whose progress reaches 100 % and lands where the
-// Models page looks, cancel then resume from the part file, a gated repository's licence message,
-// and the Settings token opening it.
+// Models page looks, cancel then resume from the part file, the hub's refusals in the user's
+// language, tokens from Settings, the environment or the token file, retries shown as attempts,
+// and a download too big for the disk refused before it starts.
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -13,6 +14,7 @@
 #include "gui_test_support.h"
 #include "hub_stand_in.h"
 #include "model_library.h"
+#include "translator.h"
 
 using kiln::gui::AppSettings;
 using kiln::gui::DownloadController;
@@ -59,8 +61,11 @@ class TestDownloadController : public QObject {
   void initTestCase() {
     QVERIFY(home_.isValid());
     kiln::gui::test::useScratchHome(home_);  // downloads land in <scratch>/data/kiln/models
-    qunsetenv("HF_TOKEN");
-    qunsetenv("KILN_HF_ENDPOINT");
+    qputenv("HOME", home_.path().toUtf8());  // no real token file is ever read
+    for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HOME", "XDG_CACHE_HOME",
+                             "HF_ENDPOINT", "KILN_HF_ENDPOINT"})
+      qunsetenv(name);
+    qputenv("KILN_HF_RETRY_BASE_S", "0.01");  // retries wait milliseconds here
     weights_ = randomBytes(3 << 19, 7);
     hub_.repos["kiln-test/tiny-GGUF"] = {{"README.md", "# tiny\n", false}, {"tiny-Q8_0.gguf", weights_, true}};
     hub_.repos[hub_.gatedRepo.c_str()] = {{"gated-Q8_0.gguf", "GGUF gated", true}};
@@ -152,18 +157,37 @@ class TestDownloadController : public QObject {
     QVERIFY2(ranges.back().rfind("bytes=", 0) == 0 && ranges.back() != "bytes=0-", ranges.back().c_str());
   }
 
+  // Downloads `paths` of the listed repository and waits; "" on success, else the error shown.
+  static QString downloadAndWait(DownloadController& downloads, const QStringList& paths) {
+    QSignalSpy done(&downloads, &DownloadController::downloaded);
+    QSignalSpy failed(&downloads, &DownloadController::downloadFailed);
+    downloads.download(paths);
+    if (!QTest::qWaitFor([&] { return !done.isEmpty() || !failed.isEmpty(); }, 20000)) return "no answer in 20 s";
+    return failed.isEmpty() ? QString() : failed.first().at(1).toString();
+  }
+
   void gatedRepositoryNamesTheLicencePage() {
     DownloadController downloads;
     downloads.setEndpoint(QString::fromStdString(hub_.base()));
-    QSignalSpy failed(&downloads, &DownloadController::listFailed);
-    QVERIFY(!listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
-    QCOMPARE(failed.size(), 1);
-    const QString message = failed.first().at(1).toString();
-    QVERIFY2(message.contains("https://huggingface.co/google/gemma-gated"), qPrintable(message));
-    QVERIFY2(message.contains("licence"), qPrintable(message));
+    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));  // listing a gated repo is public
+    const QString message = downloadAndWait(downloads, {"gated-Q8_0.gguf"});
+    QVERIFY2(message.contains("accept the licence at https://huggingface.co/google/gemma-gated"), qPrintable(message));
+    QVERIFY2(message.contains("Settings → Downloads"), qPrintable(message));
     QVERIFY(!message.contains('\n'));
     QCOMPARE(downloads.lastError(), message);
-    QVERIFY(downloads.files().isEmpty());
+    QVERIFY(!QFileInfo::exists(downloads.destination() + "/gated-Q8_0.gguf.part"));  // no empty part left
+
+    // A typo is not a licence problem, and in German it says so in German.
+    kiln::gui::Translator translator;
+    translator.setLanguage("de");
+    QSignalSpy failed(&downloads, &DownloadController::listFailed);
+    QVERIFY(!listAndWait(downloads, "google/gemma-gatde"));
+    const QString typo = failed.first().at(1).toString();
+    QVERIFY2(typo.contains("wurde nicht gefunden") && typo.contains("google/gemma-gatde"), qPrintable(typo));
+    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
+    const QString gated = downloadAndWait(downloads, {"gated-Q8_0.gguf"});
+    QVERIFY2(gated.contains("Lizenz") && gated.contains("https://huggingface.co/google/gemma-gated"), qPrintable(gated));
+    translator.setLanguage("en");
   }
 
   void settingsTokenOpensGatedRepository() {
@@ -173,20 +197,80 @@ class TestDownloadController : public QObject {
     downloads.setSettings(&settings);
     settings.setHfToken("hf_wrong");
     QSignalSpy failed(&downloads, &DownloadController::listFailed);
-    QVERIFY(!listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
-    QVERIFY2(failed.first().at(1).toString().contains("token has no access"), qPrintable(failed.first().at(1).toString()));
+    QVERIFY(!listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));  // the real hub refuses bad tokens everywhere
+    QVERIFY2(failed.first().at(1).toString().contains("Your token (from the app's settings) is invalid or expired"),
+             qPrintable(failed.first().at(1).toString()));
+    QCOMPARE(downloads.tokenSource(), QStringLiteral("the app's settings"));
+
+    settings.setHfToken(QString::fromStdString(hub_.pendingToken));
+    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
+    const QString pending = downloadAndWait(downloads, {"gated-Q8_0.gguf"});
+    QVERIFY2(pending.contains("access request for google/gemma-gated is pending"), qPrintable(pending));
 
     settings.setHfToken(QString::fromStdString(hub_.goodToken));
     QCOMPARE(AppSettings().hfToken(), QString::fromStdString(hub_.goodToken));  // saved
     QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
     QCOMPARE(downloads.files().size(), 1);
+    QCOMPARE(downloadAndWait(downloads, {"gated-Q8_0.gguf"}), QString());
     QVERIFY(downloads.lastError().isEmpty());
+    QFile::remove(downloads.destination() + "/gated-Q8_0.gguf");
 
-    // An empty field leaves HF_TOKEN from the environment in charge.
+    // An empty field leaves HF_TOKEN from the environment in charge...
     settings.setHfToken("");
-    qputenv("HF_TOKEN", hub_.goodToken.c_str());
+    qputenv("HF_TOKEN", (hub_.goodToken + "\n").c_str());
     QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
+    QCOMPARE(downloads.tokenSource(), QStringLiteral("HF_TOKEN"));
+    QCOMPARE(downloadAndWait(downloads, {"gated-Q8_0.gguf"}), QString());
     qunsetenv("HF_TOKEN");
+    QFile::remove(downloads.destination() + "/gated-Q8_0.gguf");
+
+    // ...and without it, the token file `hf auth login` wrote, as a desktop-launched app needs.
+    QDir().mkpath(home_.path() + "/.cache/huggingface");
+    const QString tokenFile = home_.path() + "/.cache/huggingface/token";
+    QFile file(tokenFile);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray::fromStdString(hub_.goodToken) + "\n");
+    file.close();
+    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
+    QCOMPARE(downloads.tokenSource(), tokenFile);
+    QCOMPARE(downloadAndWait(downloads, {"gated-Q8_0.gguf"}), QString());
+    QFile::remove(tokenFile);
+    QVERIFY(listAndWait(downloads, "kiln-test/tiny-GGUF"));
+    QCOMPARE(downloads.tokenSource(), QString());  // none: public models only
+  }
+
+  void retriesShowTheirAttempts() {
+    const QString repo = "kiln-test/flaky-GGUF";
+    hub_.repos[repo.toStdString()] = {{"flaky-Q8_0.gguf", randomBytes(100000, 11), true}};
+    DownloadController downloads;
+    downloads.setEndpoint(QString::fromStdString(hub_.base()));
+    QVERIFY(listAndWait(downloads, repo));
+    int highest = 0;
+    QStringList notes;
+    connect(&downloads, &DownloadController::progressChanged, this, [&] {
+      highest = std::max(highest, downloads.attempt());
+      if (!downloads.retryMessage().isEmpty()) notes << downloads.retryMessage();
+    });
+    hub_.failNextDownloads = 2;
+    QCOMPARE(downloadAndWait(downloads, {"flaky-Q8_0.gguf"}), QString());
+    QCOMPARE(highest, 3);
+    QVERIFY2(!notes.isEmpty() && notes.first().contains("HTTP 503") && notes.last().contains("attempt 3 of 5"),
+             qPrintable(notes.join(" | ")));
+    QVERIFY(downloads.retryMessage().isEmpty());  // gone once it is done
+  }
+
+  void tooBigForTheDiskIsRefusedFirst() {
+    const QString repo = "kiln-test/huge-GGUF";
+    hub_.repos[repo.toStdString()] = {{"huge-Q8_0.gguf", "tiny", true, 1e15}};  // the listing claims a petabyte
+    DownloadController downloads;
+    downloads.setEndpoint(QString::fromStdString(hub_.base()));
+    QVERIFY(listAndWait(downloads, repo));
+    const size_t requests = hub_.ranges().size();
+    const QString message = downloadAndWait(downloads, {"huge-Q8_0.gguf"});
+    QVERIFY2(message.startsWith("Not enough free space in " + downloads.destination() + ": the download needs 1"),
+             qPrintable(message));
+    QCOMPARE(hub_.ranges().size(), requests);  // nothing was fetched
+    QVERIFY(!QFileInfo::exists(downloads.destination() + "/huge-Q8_0.gguf.part"));
   }
 
   void badReferenceIsOneLine() {
