@@ -18,6 +18,7 @@ namespace {
 
 QString str(const std::string& s) { return QString::fromStdString(s); }
 
+#ifdef KILN_HAVE_DOWNLOAD
 // Core names the app's token source with this; the app shows it translated.
 constexpr const char* kSettingsSource = "settings";
 
@@ -25,7 +26,6 @@ QString sourceText(const std::string& source) {
   return source == kSettingsSource ? DownloadController::tr("the app's settings") : str(source);
 }
 
-#ifdef KILN_HAVE_DOWNLOAD
 // The hub's refusals and a full disk in the interface language; other errors stay core's English.
 QString describe(const std::exception& error) {
   const auto* e = dynamic_cast<const kiln::HubError*>(&error);
