@@ -9,6 +9,7 @@
 #include <random>
 
 #include "download/file_trust.h"
+#include "download/http_client.h"
 #include "download/hub.h"
 #include "download/hub_errors.h"
 #include "download/sha256.h"
@@ -361,6 +362,20 @@ class DownloadTest : public QObject {
     QVERIFY(!error_of([&] { download_file(options_for(hub), "kiln/tiny", f, dest); }).empty());
     QCOMPARE(hub.fail_next.size(), size_t(1));
     hub.fail_next.clear();
+  }
+
+  void retryDelaysFromTheServer() {
+    HttpResult r;
+    QCOMPARE(server_retry_delay(r), -1.0);  // nothing said: our own backoff
+    r.retry_after = "7";
+    QCOMPARE(server_retry_delay(r), 7.0);
+    r.retry_after = "Wed, 21 Oct 2015 07:28:00 GMT";  // a date in the past: go now
+    QCOMPARE(server_retry_delay(r), 0.0);
+    r.retry_after.clear();
+    r.rate_limit = "\"api\";r=0;t=42";  // the hub's RateLimit: t = seconds until the window resets
+    QCOMPARE(server_retry_delay(r), 42.0);
+    QVERIFY(retryable_status(429) && retryable_status(408) && retryable_status(503) && !retryable_status(404) &&
+            !retryable_status(401));
   }
 
   void dropMidFileResumesWithinThePull() {
