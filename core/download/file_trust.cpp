@@ -30,7 +30,10 @@ std::string stamp(const std::string& file, const std::string& sha256) {
 
 std::string verified_marker_path(const std::string& file) {
   const fs::path p(file);
-  return (p.parent_path() / ("." + p.filename().string() + ".kiln-sha256")).string();
+  std::string name = ".";  // built by appending: GCC 12 warns falsely on "." + string (-Wrestrict)
+  name += p.filename().string();
+  name += ".kiln-sha256";
+  return (p.parent_path() / name).string();
 }
 
 bool verified_before(const std::string& file, const std::string& sha256) {
