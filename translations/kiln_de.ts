@@ -577,6 +577,18 @@
         <source>Loaded: %1, %2 of weights</source>
         <translation>Geladen: %1, %2 Gewichte</translation>
     </message>
+    <message>
+        <source>As stored</source>
+        <translation>Wie gespeichert</translation>
+    </message>
+    <message>
+        <source>The file&apos;s own quantization: %1</source>
+        <translation>Die Quantisierung der Datei: %1</translation>
+    </message>
+    <message>
+        <source>INT8: a Hugging Face folder stores no quantization</source>
+        <translation>INT8: ein Hugging-Face-Ordner speichert keine Quantisierung</translation>
+    </message>
 </context>
 <context>
     <name>Main</name>
@@ -963,10 +975,6 @@
         <translation>Genauigkeit</translation>
     </message>
     <message>
-        <source>How the weights are held in memory. INT8 is close to FP16 at half the size; INT4 is smaller again.</source>
-        <translation>Wie die Gewichte im Speicher gehalten werden. INT8 liegt nah an FP16 bei halber Größe; INT4 ist noch kleiner.</translation>
-    </message>
-    <message>
         <source>Backend</source>
         <translation>Backend</translation>
     </message>
@@ -1189,6 +1197,14 @@
     <message>
         <source>Use the model&apos;s default</source>
         <translation>Standardwert des Modells verwenden</translation>
+    </message>
+    <message>
+        <source>How the weights are held in memory. As stored keeps a GGUF file&apos;s own quantization (a folder: INT8). INT8 is close to FP16 at half the size; INT4 is smaller again.</source>
+        <translation>Wie die Gewichte im Speicher liegen. „Wie gespeichert“ behält die Quantisierung einer GGUF-Datei (ein Ordner: INT8). INT8 kommt FP16 nahe, bei halber Größe; INT4 ist noch kleiner.</translation>
+    </message>
+    <message>
+        <source>As stored</source>
+        <translation>Wie gespeichert</translation>
     </message>
 </context>
 <context>

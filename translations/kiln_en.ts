@@ -577,6 +577,18 @@
         <source>Loaded: %1, %2 of weights</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>As stored</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The file&apos;s own quantization: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>INT8: a Hugging Face folder stores no quantization</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Main</name>
@@ -963,10 +975,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>How the weights are held in memory. INT8 is close to FP16 at half the size; INT4 is smaller again.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Backend</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1188,6 +1196,14 @@
     </message>
     <message>
         <source>Use the model&apos;s default</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How the weights are held in memory. As stored keeps a GGUF file&apos;s own quantization (a folder: INT8). INT8 is close to FP16 at half the size; INT4 is smaller again.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>As stored</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

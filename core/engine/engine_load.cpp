@@ -120,6 +120,7 @@ ModelInfo describe(const Checkpoint& ck) {
   info.sampling_defaults = ck.generation.sampling.over(SamplingParams{});
   info.settings = setting_origins(ck);
   info.stored_types = ck.stored_types;
+  info.bytes_as_stored = ck.bytes_as_stored;
   return info;
 }
 

@@ -23,6 +23,7 @@ struct Checkpoint {
   std::string tokenizer_proto;  // serialized SentencePiece ModelProto when embedded (GGUF)
   // GGUF: each storage type in the file ("Q4_K") and how many tensors hold it, in file order.
   std::vector<std::pair<std::string, int>> stored_types;
+  uint64_t bytes_as_stored = 0;  // GGUF: the weights held as Precision::Auto holds them
 };
 
 // Reads config and tensor headers, maps the weight files (no copy). Throws kiln::Error.

@@ -10,6 +10,7 @@
 
 #include "kiln/types.h"
 #include "model/gguf_tokenizer.h"
+#include "model/weights.h"
 
 namespace kiln {
 namespace {
@@ -267,6 +268,12 @@ Checkpoint open_gguf_checkpoint(const std::string& path, bool header_only) {
   c.config = gemma3_config_from_gguf(*file);
   c.tokenizer_proto = build_sentencepiece_proto(*file);
   for (const GgufTensorInfo& t : file->tensors()) {
+    if (auto stored = dtype_of(t.type); stored && !t.dims.empty()) {
+      uint64_t rows = 1;
+      for (size_t d = 1; d < t.dims.size(); ++d) rows *= t.dims[d];
+      const DType held = rows > 1 ? held_type_for_stored(*stored) : DType::F32;  // vectors: norms, in F32
+      c.bytes_as_stored += rows * row_bytes(held, int64_t(t.dims[0]));
+    }
     const char* name = ggml_type_name(t.type);
     const std::string type = name ? name : "type " + std::to_string(t.type);
     auto it = std::find_if(c.stored_types.begin(), c.stored_types.end(), [&](const auto& p) { return p.first == type; });

@@ -100,10 +100,7 @@ uint64_t Gemma3Weights::bytes() const {
   return total;
 }
 
-namespace {
-
-// What a backend runs a matrix stored as `stored` in.
-DType runtime_type_for(DType stored) {
+DType held_type_for_stored(DType stored) {
   switch (stored) {
     case DType::F32:
     case DType::F16:
@@ -113,6 +110,8 @@ DType runtime_type_for(DType stored) {
     default: return DType::Q8_0;  // the K-quants: Q8_0 adds ~1/10 of their own rounding error
   }
 }
+
+namespace {
 
 // type_for(tensor name, its stored type, whether it is the embedding) -> the type to hold it in.
 using TypeChoice = std::function<DType(const std::string&, DType, bool)>;
@@ -185,7 +184,7 @@ Gemma3Weights load_weights_as_stored(const Gemma3Config& config, const TensorSou
   std::map<std::pair<DType, DType>, int> converted;  // (stored, held) -> tensors
   Gemma3Weights w = load_weights_with(
       config, source, [&converted](const std::string&, DType stored, bool) {
-        const DType held = runtime_type_for(stored);
+        const DType held = held_type_for_stored(stored);
         if (held != stored) ++converted[{stored, held}];
         return held;
       },

@@ -53,6 +53,8 @@ Gemma3Weights load_weights(const Gemma3Config& config, const TensorSource& sourc
 // Keeps each matrix in the type its file stores it in where the backends run that type (F32, F16,
 // Q8_0, Q4_0): a GGUF file runs at its own size. BF16 becomes F16, and the K-quants Q8_0 until they
 // have kernels of their own; a note says which.
+// The type a matrix stored as `stored` is held in by load_weights_as_stored.
+DType held_type_for_stored(DType stored);
 Gemma3Weights load_weights_as_stored(const Gemma3Config& config, const TensorSource& source, int threads,
                                      const std::function<void(int done, int total)>& progress,
                                      std::stop_token cancel = {});

@@ -18,7 +18,11 @@ Card {
     readonly property bool isLoaded: engine.modelLoaded && engine.modelInfo.path === path
     readonly property bool isLoading: engine.loading && engine.loadingPath === path
     readonly property bool needsReload: isLoaded && engine.loadedSignature !== settings.loadSignature
+    readonly property bool gguf: info.sourceFormat === "gguf"
     readonly property var precisions: [
+        { value: "auto", label: qsTr("As stored"), bytes: gguf ? (info.bytesAsStored || 0) : (info.bytesInt8 || 0),
+          note: gguf ? qsTr("The file's own quantization: %1").arg(info.storedTypes || "")
+                     : qsTr("INT8: a Hugging Face folder stores no quantization") },
         { value: "fp16", label: "FP16", bytes: info.bytesFp16 || 0, note: qsTr("Full quality, twice the memory of INT8") },
         { value: "int8", label: "INT8", bytes: info.bytesInt8 || 0, note: qsTr("Close to FP16, half its size") },
         { value: "int4", label: "INT4", bytes: info.bytesInt4 || 0, note: qsTr("Smallest and fastest; some quality lost") }

@@ -71,10 +71,11 @@ Item {
 
                 SettingRow {
                     label: qsTr("Precision")
-                    description: qsTr("How the weights are held in memory. INT8 is close to FP16 at half the size; INT4 is smaller again.")
+                    description: qsTr("How the weights are held in memory. As stored keeps a GGUF file's own quantization (a folder: INT8). INT8 is close to FP16 at half the size; INT4 is smaller again.")
                     SegmentedChoice {
                         objectName: "settingsPrecision"
-                        options: [{ value: "fp16", label: "FP16" }, { value: "int8", label: "INT8" }, { value: "int4", label: "INT4" }]
+                        options: [{ value: "auto", label: qsTr("As stored") }, { value: "fp16", label: "FP16" },
+                                  { value: "int8", label: "INT8" }, { value: "int4", label: "INT4" }]
                         value: page.settings.precision
                         onChosen: value => page.settings.precision = value
                     }

@@ -15,7 +15,7 @@ class AppSettings : public QObject {
   Q_OBJECT
   QML_ELEMENT
   // Loading: changes here need a reload, which loadSignature tells apart.
-  Q_PROPERTY(QString precision READ precision WRITE setPrecision NOTIFY changed)          // fp16 / int8 / int4
+  Q_PROPERTY(QString precision READ precision WRITE setPrecision NOTIFY changed)          // auto / fp16 / int8 / int4
   Q_PROPERTY(QString backend READ backend WRITE setBackend NOTIFY changed)                // auto / vulkan / cpu
   Q_PROPERTY(QString npuAttention READ npuAttention WRITE setNpuAttention NOTIFY changed)  // auto / on / off
   Q_PROPERTY(int contextLength READ contextLength WRITE setContextLength NOTIFY changed)  // 0: model default
@@ -50,7 +50,8 @@ class AppSettings : public QObject {
 
   explicit AppSettings(QObject* parent = nullptr);
 
-  QString precision() const { return value("load/precision", "int8").toString(); }
+  // auto: a GGUF as its file stores it (a folder: int8), what users of llama.cpp and LM Studio expect.
+  QString precision() const { return value("load/precision", "auto").toString(); }
   void setPrecision(const QString& v);
   QString backend() const { return value("load/backend", "auto").toString(); }
   void setBackend(const QString& v);

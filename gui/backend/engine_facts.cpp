@@ -71,6 +71,7 @@ QVariantMap modelInfoToMap(const kiln::ModelInfo& info) {
       {"bytesFp16", num(info.bytes_f16)},
       {"bytesInt8", num(info.bytes_q8_0)},
       {"bytesInt4", num(info.bytes_q4_0)},
+      {"bytesAsStored", num(info.bytes_as_stored)},  // 0 for a folder
       {"notes", notes},
       {"samplingDefaults", samplingDefaults},  // what an answer uses for a setting left unset
       {"settingOrigins", origins},             // [{name, value, origin}]: where each setting came from
@@ -138,6 +139,7 @@ std::optional<kiln::Precision> precisionFromSetting(const QString& name) {
   if (name == QLatin1String("int8")) return kiln::Precision::Q8_0;
   if (name == QLatin1String("int4")) return kiln::Precision::Q4_0;
   if (name == QLatin1String("fp32")) return kiln::Precision::F32;
+  if (name == QLatin1String("auto")) return kiln::Precision::Auto;
   return std::nullopt;
 }
 

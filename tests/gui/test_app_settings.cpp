@@ -37,6 +37,11 @@ class TestAppSettings : public QObject {
     const kiln::SamplingChoice choice = fresh.samplingChoice();
     QVERIFY(!choice.temperature && !choice.top_k && !choice.top_p && !choice.min_p && !choice.repeat_penalty);
     QVERIFY(!choice.repeat_last_n && !choice.seed);
+    QCOMPARE(fresh.precision(), QStringLiteral("auto"));  // a GGUF as its file stores it
+    fresh.setPrecision(QStringLiteral("int4"));
+    QCOMPARE(AppSettings().precision(), QStringLiteral("int4"));
+    fresh.setPrecision(QStringLiteral("q3_k"));  // not a choice: ignored
+    QCOMPARE(AppSettings().precision(), QStringLiteral("int4"));
   }
 
   void aSetValueIsKeptWithinBoundsAndAcrossRestarts() {

@@ -77,6 +77,19 @@ class TestEngineController : public QObject {
     QCOMPARE(engine.status(), EngineController::Empty);  // nothing was loaded
   }
 
+  // "As stored", the default: a GGUF runs at its own quantization and the app says which it is.
+  void aGgufLoadsAsStored() {
+    EngineController engine;
+    const QString gguf = QStringLiteral(KILN_TEST_DATA "/fixtures/gguf/tiny-gemma3-a/tiny-gemma3-a-q4_0.gguf");
+    QVERIFY(loadModel(engine, gguf, 256, QStringLiteral("auto")));
+    const QVariantMap info = engine.modelInfo();
+    QCOMPARE(info.value("precision").toString(), QStringLiteral("auto"));
+    QVERIFY2(info.value("storedTypes").toString().contains(QStringLiteral("Q4_0 × 42")), qPrintable(info.value("storedTypes").toString()));
+    const double ratio = info.value("weightBytes").toDouble() / info.value("bytesAsStored").toDouble();
+    QVERIFY2(ratio > 0.95 && ratio < 1.05, qPrintable(QString::number(ratio)));  // held as the file stores it
+    QVERIFY(info.value("weightBytes").toDouble() < 0.7 * info.value("bytesInt8").toDouble());  // not widened to INT8
+  }
+
   void badModelGivesOneLineNamingTheFile() {
     QTemporaryDir dir;
     QFile config(dir.filePath("config.json"));

@@ -115,6 +115,7 @@ struct ModelInfo {
   uint64_t weight_bytes = 0;           // bytes of weights held for the chosen precision
   uint64_t kv_cache_bytes = 0;
   uint64_t bytes_f32 = 0, bytes_f16 = 0, bytes_q8_0 = 0, bytes_q4_0 = 0;  // what each precision would take
+  uint64_t bytes_as_stored = 0;        // Precision::Auto on a GGUF (0 for a folder, where Auto is Q8_0)
   std::vector<std::string> notes;      // e.g. tensors kept in F16 because rows are not a block multiple
   // Kiln's sampling defaults with the model's own (generation_config.json) over them: what a
   // generation uses for every setting its caller leaves unset.
