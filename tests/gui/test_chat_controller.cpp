@@ -261,9 +261,12 @@ class TestChatController : public QObject {
     for (const QString& e : errors) QVERIFY2(!e.contains('\n'), "each problem is one line");
     QCOMPARE(chat->conversations()->rowCount(), 1);
     QCOMPARE(chat->conversations()->idAt(0), goodId);
-    // The damaged file is left for the user to rescue, byte for byte.
-    QVERIFY(broken.open(QIODevice::ReadOnly));
-    QCOMPARE(broken.readAll(), truncated);
+    // The damaged file is moved aside for the user to rescue, byte for byte, and not reported again.
+    QFile aside(conversationsDir() + "/broken.json.corrupt");
+    QVERIFY(aside.open(QIODevice::ReadOnly));
+    QCOMPARE(aside.readAll(), truncated);
+    QVERIFY(errors.filter("moved aside").size() == 1);
+    QCOMPARE(makeChat()->storageErrors().size(), 1);  // foreign.json, whole JSON, stays reported
   }
 
   void answerGoesToItsConversationWhenTheUserSwitches() {
