@@ -37,14 +37,19 @@ void add_pull_command(CLI::App& app) {
   auto token = std::make_shared<std::string>();
   auto dir = std::make_shared<std::string>();
   auto list_only = std::make_shared<bool>(false);
+  auto retry_wait = std::make_shared<double>(kiln::HubOptions{}.backoff_base_s);
   cmd->add_option("model", *reference, "OWNER/REPO, or OWNER/REPO:FILE for one file (a GGUF name or quant tag)")->required();
   cmd->add_option("--token", *token,
                   "Hugging Face access token (default: $HF_TOKEN, $HUGGING_FACE_HUB_TOKEN, then the token file of "
                   "`hf auth login`)");
   cmd->add_option("--dir", *dir, "Destination folder (default: the user models folder/OWNER/REPO)");
   cmd->add_flag("--list", *list_only, "Only list the repository's files with their sizes");
+  cmd->add_option("--retry-wait", *retry_wait, "Seconds before the first retry of a failed request; doubles each time")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->callback([=] {
     kiln::HubOptions options = kiln::hub_options_from_env(*token, "--token");
+    options.backoff_base_s = *retry_wait;
     const kiln::HubReference ref = kiln::parse_hub_reference(*reference);
     // Which token is used, never the token itself: a stale one in a forgotten file is a common surprise.
     std::fprintf(stderr, "%s\n", options.token.empty() ? "token: none (anonymous)"

@@ -35,7 +35,7 @@ std::vector<std::string> hub_token_files();
 HubToken find_hub_token(const std::string& given = "", const std::string& given_source = "--token");
 
 // The endpoint from KILN_HF_ENDPOINT, else HF_ENDPOINT (default https://huggingface.co), the
-// token from find_hub_token(token, token_source), and backoff_base_s from KILN_HF_RETRY_BASE_S.
+// token from find_hub_token(token, token_source); the rest HubOptions' defaults.
 HubOptions hub_options_from_env(const std::string& token = "", const std::string& token_source = "--token");
 
 struct HubFile {

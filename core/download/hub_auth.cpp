@@ -57,12 +57,6 @@ HubOptions hub_options_from_env(const std::string& token, const std::string& tok
   if (std::string e = trimmed(env("KILN_HF_ENDPOINT")); !e.empty()) o.endpoint = e;
   else if (std::string e2 = trimmed(env("HF_ENDPOINT")); !e2.empty()) o.endpoint = e2;
   while (!o.endpoint.empty() && o.endpoint.back() == '/') o.endpoint.pop_back();
-  // Tests (and impatient users on a flaky link) shorten the wait between attempts.
-  if (const char* b = std::getenv("KILN_HF_RETRY_BASE_S"); b && *b) {
-    char* end = nullptr;
-    const double v = std::strtod(b, &end);
-    if (end && *end == '\0' && v >= 0) o.backoff_base_s = v;
-  }
   const HubToken t = find_hub_token(token, token_source);
   o.token = t.token;
   o.token_source = t.source;

@@ -64,9 +64,10 @@ QString describe(const std::exception& error) {
   return str(error.what());
 }
 
-kiln::HubOptions optionsFor(const QString& endpoint, const QString& token) {
+kiln::HubOptions optionsFor(const QString& endpoint, const QString& token, double retryWait) {
   kiln::HubOptions options = kiln::hub_options_from_env(token.toStdString(), kSettingsSource);
   if (!endpoint.isEmpty()) options.endpoint = endpoint.toStdString();
+  if (retryWait >= 0) options.backoff_base_s = retryWait;
   return options;
 }
 #endif
@@ -136,11 +137,12 @@ void DownloadController::list(const QString& repoReference) {
   emit stateChanged();
   const QString endpoint = endpoint_, tokenText = token(), reference = repoReference.trimmed();
   const std::stop_token stop = cancel_.get_token();
-  QMetaObject::invokeMethod(worker_, [this, endpoint, tokenText, reference, stop] {
+  const double retryWait = retryWait_;
+  QMetaObject::invokeMethod(worker_, [this, endpoint, tokenText, reference, stop, retryWait] {
 #ifdef KILN_HAVE_DOWNLOAD
     QString repo = reference;
     try {
-      const kiln::HubOptions options = optionsFor(endpoint, tokenText);
+      const kiln::HubOptions options = optionsFor(endpoint, tokenText, retryWait);
       repo = str(kiln::parse_hub_reference(reference.toStdString()).repo);
       const std::vector<kiln::HubFile> listing = kiln::list_repo_files(options, repo.toStdString(), stop);
       QVariantList files;
@@ -223,11 +225,12 @@ void DownloadController::download(const QStringList& paths) {
   emit progressChanged();
   const QString endpoint = endpoint_, tokenText = token(), repo = repo_, folder = destination_;
   const std::stop_token stop = cancel_.get_token();
-  QMetaObject::invokeMethod(worker_, [this, endpoint, tokenText, repo, folder, chosen, stop] {
+  const double retryWait = retryWait_;
+  QMetaObject::invokeMethod(worker_, [this, endpoint, tokenText, repo, folder, chosen, stop, retryWait] {
 #ifdef KILN_HAVE_DOWNLOAD
     QString error;
     try {
-      const kiln::HubOptions options = optionsFor(endpoint, tokenText);
+      const kiln::HubOptions options = optionsFor(endpoint, tokenText, retryWait);
       std::vector<kiln::HubFile> files;
       for (const QVariant& v : chosen) {
         const QVariantMap f = v.toMap();

@@ -60,6 +60,8 @@ class DownloadController : public QObject {
   void setSettings(AppSettings* settings);
   QString endpoint() const { return endpoint_; }
   void setEndpoint(const QString& endpoint);
+  // Seconds before the first retry (doubling after); tests make it small.
+  void setRetryWait(double seconds) { retryWait_ = seconds; }
   bool busy() const { return listing_ || downloading_; }
   bool listing() const { return listing_; }
   bool downloading() const { return downloading_; }
@@ -115,6 +117,7 @@ class DownloadController : public QObject {
   std::stop_source cancel_;
   QPointer<AppSettings> settings_;
   QString endpoint_;
+  double retryWait_ = -1;  // < 0: HubOptions' default
   bool listing_ = false, downloading_ = false;
   QString repo_, destination_;
   QVariantList files_;

@@ -83,7 +83,7 @@ class DownloadTest : public QObject {
   void initTestCase() {
     qputenv("HOME", home_.path().toUtf8());
     for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HOME", "XDG_CACHE_HOME",
-                             "HF_ENDPOINT", "KILN_HF_ENDPOINT", "KILN_HF_RETRY_BASE_S"})
+                             "HF_ENDPOINT", "KILN_HF_ENDPOINT"})
       qunsetenv(name);
     model_ = random_bytes(1 << 20, 1);
     big_ = random_bytes(2 << 20, 2);
@@ -500,11 +500,10 @@ class DownloadTest : public QObject {
     env.remove("HF_TOKEN");
     env.insert("HOME", home.path());
     env.insert("HF_TOKEN_PATH", QString::fromStdString(token_file));
-    env.insert("KILN_HF_RETRY_BASE_S", "0.01");
     auto run = [&](const QStringList& args, QByteArray& out, QByteArray& err) {
       QProcess p;
       p.setProcessEnvironment(env);
-      p.start(kiln, args);
+      p.start(kiln, QStringList(args) << "--retry-wait" << "0.01");
       p.waitForFinished(60000);
       out = p.readAllStandardOutput();
       err = p.readAllStandardError();

@@ -65,7 +65,6 @@ class TestDownloadController : public QObject {
     for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HOME", "XDG_CACHE_HOME",
                              "HF_ENDPOINT", "KILN_HF_ENDPOINT"})
       qunsetenv(name);
-    qputenv("KILN_HF_RETRY_BASE_S", "0.01");  // retries wait milliseconds here
     weights_ = randomBytes(3 << 19, 7);
     hub_.repos["kiln-test/tiny-GGUF"] = {{"README.md", "# tiny\n", false}, {"tiny-Q8_0.gguf", weights_, true}};
     hub_.repos[hub_.gatedRepo.c_str()] = {{"gated-Q8_0.gguf", "GGUF gated", true}};
@@ -73,6 +72,7 @@ class TestDownloadController : public QObject {
 
   void listsFilesWithSizes() {
     DownloadController downloads;
+    downloads.setRetryWait(0.01);  // retries wait milliseconds here
     downloads.setEndpoint(QString::fromStdString(hub_.base()));
     QVERIFY(DownloadController::available());
     QVERIFY(listAndWait(downloads, "https://huggingface.co/kiln-test/tiny-GGUF"));  // a hub URL works too
@@ -89,6 +89,7 @@ class TestDownloadController : public QObject {
 
   void downloadReachesHundredPercentAndShowsInModels() {
     DownloadController downloads;
+    downloads.setRetryWait(0.01);  // retries wait milliseconds here
     downloads.setEndpoint(QString::fromStdString(hub_.base()));
     QVERIFY(listAndWait(downloads, "kiln-test/tiny-GGUF"));
     QList<double> fractions;
@@ -126,6 +127,7 @@ class TestDownloadController : public QObject {
     hub_.repos[repo.toStdString()] = {{"slow-Q8_0.gguf", big, true}};
     hub_.delayPerChunkMs = 15;  // 64 chunks of 32 KiB: about a second in all
     DownloadController downloads;
+    downloads.setRetryWait(0.01);  // retries wait milliseconds here
     downloads.setEndpoint(QString::fromStdString(hub_.base()));
     QVERIFY(listAndWait(downloads, repo));
     QSignalSpy done(&downloads, &DownloadController::downloaded);
@@ -168,6 +170,7 @@ class TestDownloadController : public QObject {
 
   void gatedRepositoryNamesTheLicencePage() {
     DownloadController downloads;
+    downloads.setRetryWait(0.01);  // retries wait milliseconds here
     downloads.setEndpoint(QString::fromStdString(hub_.base()));
     QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));  // listing a gated repo is public
     const QString message = downloadAndWait(downloads, {"gated-Q8_0.gguf"});
@@ -193,6 +196,7 @@ class TestDownloadController : public QObject {
   void settingsTokenOpensGatedRepository() {
     AppSettings settings;  // in the scratch config folder
     DownloadController downloads;
+    downloads.setRetryWait(0.01);  // retries wait milliseconds here
     downloads.setEndpoint(QString::fromStdString(hub_.base()));
     downloads.setSettings(&settings);
     settings.setHfToken("hf_wrong");
@@ -243,6 +247,7 @@ class TestDownloadController : public QObject {
     const QString repo = "kiln-test/flaky-GGUF";
     hub_.repos[repo.toStdString()] = {{"flaky-Q8_0.gguf", randomBytes(100000, 11), true}};
     DownloadController downloads;
+    downloads.setRetryWait(0.01);  // retries wait milliseconds here
     downloads.setEndpoint(QString::fromStdString(hub_.base()));
     QVERIFY(listAndWait(downloads, repo));
     int highest = 0;
@@ -263,6 +268,7 @@ class TestDownloadController : public QObject {
     const QString repo = "kiln-test/huge-GGUF";
     hub_.repos[repo.toStdString()] = {{"huge-Q8_0.gguf", "tiny", true, 1e15}};  // the listing claims a petabyte
     DownloadController downloads;
+    downloads.setRetryWait(0.01);  // retries wait milliseconds here
     downloads.setEndpoint(QString::fromStdString(hub_.base()));
     QVERIFY(listAndWait(downloads, repo));
     const size_t requests = hub_.ranges().size();
@@ -275,6 +281,7 @@ class TestDownloadController : public QObject {
 
   void badReferenceIsOneLine() {
     DownloadController downloads;
+    downloads.setRetryWait(0.01);  // retries wait milliseconds here
     downloads.setEndpoint(QString::fromStdString(hub_.base()));
     QSignalSpy failed(&downloads, &DownloadController::listFailed);
     QVERIFY(!listAndWait(downloads, "../etc"));
