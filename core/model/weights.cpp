@@ -130,10 +130,11 @@ Gemma3Weights load_weights_with(const Gemma3Config& config, const TensorSource& 
   };
   auto matrix = [&](const std::string& name, int64_t rows, int64_t cols, bool embedding = false) {
     const TensorView& t = require(source, name, {rows, cols});
-    return load_matrix(source, name, rows, cols, type_for(name, t.dtype, embedding), pool, w.notes);
+    Matrix m = load_matrix(source, name, rows, cols, type_for(name, t.dtype, embedding), pool, w.notes);
+    step();
+    return m;
   };
   w.embed = matrix("embed_tokens.weight", s.vocab, s.hidden, /*embedding=*/true);
-  step();
   w.final_norm = load_norm(source, "norm.weight", s.hidden);
   step();
   w.layers.resize(config.num_layers);
@@ -148,19 +149,12 @@ Gemma3Weights load_weights_with(const Gemma3Config& config, const TensorSource& 
     l.k_norm = load_norm(source, p + "self_attn.k_norm.weight", s.head_dim);
     for (int k = 0; k < 6; ++k) step();
     l.wq = matrix(p + "self_attn.q_proj.weight", s.q_dim, s.hidden);
-    step();
     l.wk = matrix(p + "self_attn.k_proj.weight", s.kv_dim, s.hidden);
-    step();
     l.wv = matrix(p + "self_attn.v_proj.weight", s.kv_dim, s.hidden);
-    step();
     l.wo = matrix(p + "self_attn.o_proj.weight", s.hidden, s.q_dim);
-    step();
     l.w_gate = matrix(p + "mlp.gate_proj.weight", s.ffn, s.hidden);
-    step();
     l.w_up = matrix(p + "mlp.up_proj.weight", s.ffn, s.hidden);
-    step();
     l.w_down = matrix(p + "mlp.down_proj.weight", s.hidden, s.ffn);
-    step();
   }
   return w;
 }
