@@ -17,7 +17,7 @@ struct MemoryHeap {
 // words for reports: `kiln info --hardware`, `kiln bench --json`.
 struct GpuPlan {
   std::string family;        // the row of the family table: "nvidia", "amd", "intel", "cpu", "other"
-  std::string prefill;       // batches: "nv_coopmat" (VK_NV_cooperative_matrix) or "fp32" tiles
+  std::string prefill;       // batches: "khr_coopmat" (VK_KHR_cooperative_matrix), "nv_coopmat" (VK_NV_…) or "fp32" tiles
   std::string decode;        // one token: "int8_act", "int8_staged", "int8_dot" or "fp32" matvecs
   bool stage_flags = false;  // decode steps ordered by stage flags; false: pipeline barriers
   bool run_ahead = false;    // greedy steps queued one ahead on the GPU
@@ -35,7 +35,7 @@ struct GpuDevice {
   std::string refusal;            // why not, when !usable
   bool fp16 = false, int8 = false, storage16 = false, storage8 = false, integer_dot = false;
   bool integer_dot_fast = false;    // 4 x int8 dots in hardware: decode multiplies int8 activations
-  bool cooperative_matrix = false;  // fp16 matrix units (VK_NV_cooperative_matrix): prefill uses them
+  bool cooperative_matrix = false;  // fp16 matrix units (VK_KHR_ or VK_NV_cooperative_matrix): prefill uses them
   int subgroup_size = 0;
   uint64_t max_storage_buffer_range = 0;
   // What the backend would plan for it (Q8_0/Q4_0 weights, no tuning); none where it cannot run Kiln.
