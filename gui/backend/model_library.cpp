@@ -1,7 +1,9 @@
 #include "model_library.h"
 
 #include <QDir>
+#include <QDirIterator>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QUrl>
 
 #include "kiln/engine.h"
@@ -9,6 +11,23 @@
 namespace kiln::gui {
 
 namespace {
+
+// The model files among the GGUFs under `folder`, sorted: not a vision projector (mmproj-*), and
+// of a file split in parts (NAME-00001-of-00003.gguf) only the first, which names the model.
+QStringList ggufModelsUnder(const QString& folder) {
+  static const QRegularExpression laterPart(QStringLiteral("-000*([2-9]|[1-9][0-9]+)-of-[0-9]+\\.gguf$"),
+                                            QRegularExpression::CaseInsensitiveOption);
+  QStringList found;
+  QDirIterator it(folder, {QStringLiteral("*.gguf"), QStringLiteral("*.GGUF")}, QDir::Files, QDirIterator::Subdirectories);
+  while (it.hasNext()) {
+    const QFileInfo file(it.next());
+    if (file.fileName().startsWith(QLatin1String("mmproj"), Qt::CaseInsensitive)) continue;
+    if (laterPart.match(file.fileName()).hasMatch()) continue;
+    found << file.absoluteFilePath();
+  }
+  found.sort();
+  return found;
+}
 
 QString nameOf(const QString& path) {
   const QFileInfo info(path);
@@ -75,15 +94,14 @@ void ModelLibrary::refresh() {
   // Downloads: each model is a folder (Hugging Face layout) or a .gguf file, possibly one level down.
   const QDir models(userModelsDir_);
   for (const QFileInfo& item : models.entryInfoList(QDir::Dirs | QDir::Files | QDir::NoDotAndDotDot, QDir::Name)) {
-    // Downloads land in OWNER/REPO/, so a GGUF file sits two levels down (OWNER/REPO/x.gguf).
+    // Downloads land in OWNER/REPO/, so a GGUF file sits two levels down (OWNER/REPO/x.gguf), or
+    // further where a repository keeps each quantization in a folder (OWNER/REPO/Q4_K_M/x.gguf).
     QStringList candidates{item.absoluteFilePath()};
     if (item.isDir() && !looksLikeModel(item.absoluteFilePath()))
       for (const QFileInfo& inner : QDir(item.absoluteFilePath()).entryInfoList(QDir::Dirs | QDir::Files | QDir::NoDotAndDotDot, QDir::Name)) {
         candidates << inner.absoluteFilePath();
         if (inner.isDir() && !looksLikeModel(inner.absoluteFilePath()))
-          for (const QFileInfo& gguf : QDir(inner.absoluteFilePath()).entryInfoList({QStringLiteral("*.gguf")}, QDir::Files, QDir::Name))
-            if (!gguf.fileName().startsWith(QLatin1String("mmproj"), Qt::CaseInsensitive))  // vision projector, not a model
-              candidates << gguf.absoluteFilePath();
+          candidates << ggufModelsUnder(inner.absoluteFilePath());
       }
     for (const QString& path : candidates)
       if (looksLikeModel(path) && !seen.contains(path)) {
