@@ -52,7 +52,7 @@ QByteArray post(int port, const QByteArray& path, const QByteArray& body) {
     }
     done = true;
   });
-  QTest::qWaitFor([&] { return done.load(); }, 60000);
+  if (!QTest::qWaitFor([&] { return done.load(); }, 60000)) qWarning("no answer within 60 s");
   client.join();
   return reply;
 }
