@@ -67,8 +67,10 @@ void InferenceJob::run(Engine& engine, const std::function<void(const RunResult&
     GenerationStats stats = chat ? engine.chat(request_.messages, options, on_text)
                                  : engine.generate(request_.prompt, options, on_text);
     const bool cancelled = stop_.stop_requested() || stats.stop_reason == StopReason::Cancelled;
-    return conclude(account, {cancelled ? Outcome::Cancelled : Outcome::Completed, stats.generated_tokens}, stats,
-                    std::nullopt);
+    return conclude(account,
+                    {cancelled ? Outcome::Cancelled : Outcome::Completed, stats.generated_tokens, stats.prompt_tokens,
+                     stats.decode_tokens_per_s},
+                    stats, std::nullopt);
   } catch (const std::exception& e) {
     return conclude(account, {Outcome::Failed, 0}, {},
                     ApiError(500, std::string("Generation failed: ") + e.what(), "server_error"));
@@ -194,6 +196,8 @@ bool FairQueue::run_next(Engine& engine) {
     std::lock_guard lock(mutex_);
     running_.reset();
     counters_.generated_tokens += static_cast<uint64_t>(std::max(0, result.generated_tokens));
+    counters_.prompt_tokens += static_cast<uint64_t>(std::max(0, result.prompt_tokens));
+    if (result.outcome == InferenceJob::Outcome::Completed) counters_.last_decode_tokens_per_s = result.decode_tokens_per_s;
     switch (result.outcome) {
       case InferenceJob::Outcome::Completed: ++counters_.completed; break;
       case InferenceJob::Outcome::Cancelled: ++counters_.cancelled; break;

@@ -35,6 +35,8 @@ class InferenceJob {
   struct RunResult {
     Outcome outcome = Outcome::Completed;
     int generated_tokens = 0;
+    int prompt_tokens = 0;             // as the response's usage reports them
+    double decode_tokens_per_s = 0;
   };
   // Counts the prompt, refuses one that does not fit the context, then generates. `account` sees the
   // outcome just before the client is told, so counters are up to date when a client reads them.
@@ -85,6 +87,8 @@ struct QueueCounters {
   uint64_t refused = 0;           // prompt too long, queue full, or shutting down
   uint64_t failed = 0;            // the engine threw
   uint64_t generated_tokens = 0;  // over all requests, cancelled ones included
+  uint64_t prompt_tokens = 0;     // of the generations that ran, cancelled ones included
+  double last_decode_tokens_per_s = 0;  // of the last generation that completed
 };
 
 class FairQueue {

@@ -32,8 +32,21 @@ void log_finished(const GenerationResponse& r, const GenerationStats& stats, con
   r.log(line);
 }
 
+// Counts the request once. Called before the body's end goes out, so a client that reads /metrics
+// after its answer always finds it counted.
+void count_outcome(GenerationResponse& r, std::optional<RequestOutcome> outcome = std::nullopt) {
+  if (r.counted || !r.metrics) return;
+  r.counted = true;
+  if (!outcome) {
+    const bool cancelled = r.job->stats().stop_reason == StopReason::Cancelled;
+    outcome = r.job->failure() ? RequestOutcome::Error : cancelled ? RequestOutcome::Cancelled : RequestOutcome::Ok;
+  }
+  r.metrics->count(r.who.endpoint, *outcome);
+}
+
 bool client_left(GenerationResponse& r) {
   r.queue->cancel(r.job);
+  count_outcome(r, RequestOutcome::Cancelled);
   if (r.log) r.log(r.request_line + ": the client hung up; generation stopped");
   return false;
 }
@@ -62,6 +75,7 @@ bool write_event_stream(GenerationResponse& r, bool& started, httplib::DataSink&
     if (usage) tail += sse_usage_chunk(r.who, stats);
   }
   tail += kSseDone;
+  count_outcome(r);
   if (!send(sink, tail)) return client_left(r);
   sink.done();
   log_finished(r, stats, failure);
@@ -78,6 +92,7 @@ bool write_json_when_done(GenerationResponse& r, std::string& text, httplib::Dat
   // The status (200) went out at admission; a failure after it (the engine threw, the server is
   // stopping) can only be reported in the body, in OpenAI's error shape.
   const std::string body = failure ? error_body(*failure) : completion_body(r.who, text, stats);
+  count_outcome(r);
   if (!send(sink, body)) return client_left(r);
   sink.done();
   log_finished(r, stats, failure);
@@ -87,6 +102,7 @@ bool write_json_when_done(GenerationResponse& r, std::string& text, httplib::Dat
 void release_generation(GenerationResponse& r) {
   // Idempotent: a finished job ignores it, a waiting or running one stops now.
   r.queue->cancel(r.job);
+  count_outcome(r);  // a response that ended without its writer finishing (connection dropped)
 }
 
 }  // namespace kiln::server

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "server/metrics.h"
 #include "server/openai_protocol.h"
 #include "server/request_queue.h"
 
@@ -23,6 +24,8 @@ struct GenerationResponse {
   std::string request_line;                              // "POST /v1/chat/completions", for the log
   std::function<void(const std::string&)> log;           // may be empty
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::shared_ptr<RequestMetrics> metrics;               // may be empty
+  bool counted = false;                                  // the outcome went into metrics (once)
 };
 
 // One call of httplib's chunked content provider: returns false to drop the connection.

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "server/connection_guard.h"
+#include "server/metrics.h"
 #include "server/openai_protocol.h"
 #include "server/request_policy.h"
 #include "server/request_queue.h"
@@ -73,6 +74,7 @@ Server::Server(ServerOptions options, ModelInfo model, std::shared_ptr<Inference
       model_id_(options_.model_id.empty() ? default_model_id(model_.path) : options_.model_id),
       executor_(std::move(executor)),
       queue_(std::make_shared<FairQueue>(options_.max_waiting)),
+      metrics_(std::make_shared<RequestMetrics>()),
       http_(std::make_unique<Http>()),
       id_salt_(std::random_device{}()),
       started_at_(unix_now()) {
@@ -213,6 +215,12 @@ void Server::install_routes() {
                     "application/json");
   });
 
+  // Traffic and model speed are for those who hold the key, as /v1 routes are.
+  http.Get("/metrics", [=, this](const httplib::Request& req, httplib::Response& res) {
+    if (!authorized(req)) return refuse_key(req, res);
+    res.set_content(prometheus_text(*metrics_, queue_->counters()), "text/plain; version=0.0.4; charset=utf-8");
+  });
+
   http.Get(kModelsPath, [=, this](const httplib::Request& req, httplib::Response& res) {
     if (!authorized(req)) return refuse_key(req, res);
     res.set_content(models_body(model_id_, started_at_), "application/json");
@@ -228,66 +236,78 @@ void Server::install_routes() {
 
   auto generation = [=, this](Endpoint endpoint) {
     return [=, this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
-      // Read (or, without the key, drain) the body first so the connection stays usable; never past the limit.
-      const bool key_ok = authorized(req);
-      std::string body;
-      size_t received = 0;
-      bool too_large = false;
-      const bool read_ok = reader([&](const char* data, size_t size) {
-        received += size;
-        if (received > options_.max_body_bytes) { too_large = true; return false; }
-        if (key_ok) body.append(data, size);
-        return true;
-      });
-      if (!read_ok) res.set_header("Connection", "close");  // the rest of the body is still on the wire
-      if (!read_ok && GuardedHttpServer::request_timed_out()) return send_timeout(res);
-      if (!key_ok) return refuse_key(req, res);
-      if (too_large || res.status == 413)
-        return send_error(res, ApiError(413, "The request body is larger than the server's limit of " +
-                                                 std::to_string(options_.max_body_bytes) + " bytes.",
-                                        "invalid_request_error", {}, "request_too_large"));
-      if (!read_ok) return send_error(res, ApiError(400, "The request body could not be read."));
+      // Requests answered here count as errors (or cancelled: the client left while waiting); an
+      // admitted one is counted by its response writer.
+      bool admitted = false;
+      std::shared_ptr<InferenceJob> queued;
+      [&] {
+        // Read (or, without the key, drain) the body first so the connection stays usable; never past the limit.
+        const bool key_ok = authorized(req);
+        std::string body;
+        size_t received = 0;
+        bool too_large = false;
+        const bool read_ok = reader([&](const char* data, size_t size) {
+          received += size;
+          if (received > options_.max_body_bytes) { too_large = true; return false; }
+          if (key_ok) body.append(data, size);
+          return true;
+        });
+        if (!read_ok) res.set_header("Connection", "close");  // the rest of the body is still on the wire
+        if (!read_ok && GuardedHttpServer::request_timed_out()) return send_timeout(res);
+        if (!key_ok) return refuse_key(req, res);
+        if (too_large || res.status == 413)
+          return send_error(res, ApiError(413, "The request body is larger than the server's limit of " +
+                                                   std::to_string(options_.max_body_bytes) + " bytes.",
+                                          "invalid_request_error", {}, "request_too_large"));
+        if (!read_ok) return send_error(res, ApiError(400, "The request body could not be read."));
 
-      try {
-        CompletionRequest request = parse_completion_request(endpoint, body);
-        const bool stream = request.stream;
-        const std::string client = request.user.empty() ? "addr:" + req.remote_addr : "user:" + request.user;
-        auto job = std::make_shared<InferenceJob>(std::move(request), client);
-        queue_->push(job);
-        executor_->post([queue = queue_](Engine& engine) { queue->run_next(engine); });
-        if (auto refused = job->wait_admission()) return send_error(res, *refused);
+        try {
+          CompletionRequest request = parse_completion_request(endpoint, body);
+          const bool stream = request.stream;
+          const std::string client = request.user.empty() ? "addr:" + req.remote_addr : "user:" + request.user;
+          auto job = std::make_shared<InferenceJob>(std::move(request), client);
+          queued = job;
+          queue_->push(job);
+          executor_->post([queue = queue_](Engine& engine) { queue->run_next(engine); });
+          if (auto refused = job->wait_admission()) return send_error(res, *refused);
 
-        const bool chat = endpoint == Endpoint::ChatCompletions;
-        char id[48];
-        std::snprintf(id, sizeof id, "%s%08llx%llu", chat ? "chatcmpl-" : "cmpl-",
-                      static_cast<unsigned long long>(id_salt_ & 0xffffffffu),
-                      static_cast<unsigned long long>(next_id_++));
-        auto response = std::make_shared<GenerationResponse>();
-        response->job = job;
-        response->queue = queue_;
-        response->who = {endpoint, id, unix_now(), model_id_};
-        response->request_line = req.method + " " + req.path;
-        response->log = options_.log;
-        auto release = [response](bool) { release_generation(*response); };
-        if (stream) {
-          res.set_header("Cache-Control", "no-cache");
-          auto started = std::make_shared<bool>(false);
-          res.set_chunked_content_provider(
-              "text/event-stream",
-              [response, started](size_t, httplib::DataSink& sink) {
-                return write_event_stream(*response, *started, sink);
-              },
-              release);
-        } else {
-          auto text = std::make_shared<std::string>();
-          res.set_chunked_content_provider(
-              "application/json",
-              [response, text](size_t, httplib::DataSink& sink) { return write_json_when_done(*response, *text, sink); },
-              release);
+          const bool chat = endpoint == Endpoint::ChatCompletions;
+          char id[48];
+          std::snprintf(id, sizeof id, "%s%08llx%llu", chat ? "chatcmpl-" : "cmpl-",
+                        static_cast<unsigned long long>(id_salt_ & 0xffffffffu),
+                        static_cast<unsigned long long>(next_id_++));
+          auto response = std::make_shared<GenerationResponse>();
+          response->job = job;
+          response->queue = queue_;
+          response->who = {endpoint, id, unix_now(), model_id_};
+          response->request_line = req.method + " " + req.path;
+          response->log = options_.log;
+          response->metrics = metrics_;
+          admitted = true;
+          auto release = [response](bool) { release_generation(*response); };
+          if (stream) {
+            res.set_header("Cache-Control", "no-cache");
+            auto started = std::make_shared<bool>(false);
+            res.set_chunked_content_provider(
+                "text/event-stream",
+                [response, started](size_t, httplib::DataSink& sink) {
+                  return write_event_stream(*response, *started, sink);
+                },
+                release);
+          } else {
+            auto text = std::make_shared<std::string>();
+            res.set_chunked_content_provider(
+                "application/json",
+                [response, text](size_t, httplib::DataSink& sink) { return write_json_when_done(*response, *text, sink); },
+                release);
+          }
+        } catch (const ApiError& e) {
+          send_error(res, e);
         }
-      } catch (const ApiError& e) {
-        send_error(res, e);
-      }
+      }();
+      if (admitted) return;
+      const bool left = queued && queued->cancelled() && !queued->failure();
+      metrics_->count(endpoint, left ? RequestOutcome::Cancelled : RequestOutcome::Error);
     };
   };
   http.Post(kChatPath, generation(Endpoint::ChatCompletions));
@@ -305,6 +325,7 @@ void Server::install_routes() {
   http.Get(kCompletionsPath, wrong_method("POST"));
   http.Post(kModelsPath, wrong_method("GET"));
   http.Post("/health", wrong_method("GET"));
+  http.Post("/metrics", wrong_method("GET"));
 
   if (!options_.cors_origin.empty()) {
     http.Options(R"(.*)", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
@@ -327,7 +348,8 @@ void Server::install_routes() {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     if (res.status == 404)
       send_error(res, ApiError(404, "Unknown request URL: " + req.method + " " + req.path +
-                                        ". This server offers /v1/chat/completions, /v1/completions, /v1/models and /health.",
+                                        ". This server offers /v1/chat/completions, /v1/completions, /v1/models, "
+                                        "/health and /metrics.",
                                "invalid_request_error", {}, "unknown_url"));
     else if (res.status == 413)
       send_error(res, ApiError(413, "The request body is larger than the server's limit of " +

@@ -1,6 +1,6 @@
 // Kiln's OpenAI-compatible HTTP server (cpp-httplib), on top of the engine API.
 //
-// Endpoints: GET /health, GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions,
+// Endpoints: GET /health, GET /metrics (Prometheus), GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions,
 // POST /v1/completions (streaming as server-sent events ending with "data: [DONE]").
 //
 // Threads. HTTP threads parse and validate requests and write responses; they never touch the Engine.
@@ -45,7 +45,7 @@ namespace kiln::server {
 struct ServerOptions {
   std::string host = "127.0.0.1";   // loopback only unless told otherwise
   int port = 8080;                  // 0: any free port (see Server::port())
-  std::string api_key;              // empty: no key needed; else "Authorization: Bearer KEY" on /v1/*
+  std::string api_key;              // empty: no key needed; else "Authorization: Bearer KEY" on /v1/* and /metrics
   std::string cors_origin;          // empty: no CORS headers at all; "*" or "http://host:port"
   // Host names served besides the bound address, localhost, 127.0.0.1 and [::1] (e.g. a reverse
   // proxy's); "name" allows it with any port's form we serve, "name:port" exactly that. Any other
@@ -95,6 +95,7 @@ class EngineThread final : public InferenceExecutor {
 };
 
 class FairQueue;
+class RequestMetrics;
 
 // Counters for /health and for tests.
 struct ServerCounters {
@@ -132,6 +133,7 @@ class Server {
   std::string model_id_;
   std::shared_ptr<InferenceExecutor> executor_;
   std::shared_ptr<FairQueue> queue_;  // shared with posted tasks, which may outlive the server
+  std::shared_ptr<RequestMetrics> metrics_;  // GET /metrics; shared with responses being written
   std::unique_ptr<Http> http_;
   std::thread listener_;
   std::atomic<bool> running_{false};

@@ -6,6 +6,9 @@
 #include <QJsonDocument>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <map>
+#include <set>
+#include <sstream>
 
 #include "server_fixture.h"
 
@@ -392,6 +395,77 @@ class ServerApiTest : public QObject {
     QCOMPARE(c.post("/v1/chat/completions", chat_body("hi", {{"max_tokens", 2}}), {"Authorization: Bearer sk-test-123"}).status,
              200L);
     QCOMPARE(c.get("/health").status, 200L);  // health checks need no key
+  }
+
+  // Prometheus text: every sample "name{labels} value" after its "# TYPE"; the counters match what the
+  // responses reported. A fresh server, so the other tests' traffic is not in its counts.
+  void metrics_count_requests_and_tokens() {
+    auto fresh = start_tiny_server({}, kContext);
+    const HttpClient& c = *fresh->client;
+    const HttpResponse chat = c.post("/v1/chat/completions", chat_body("Hello", {{"max_tokens", 5}, {"temperature", 0}}));
+    const HttpResponse completion = c.post("/v1/completions", completion_body("Once upon", {{"max_tokens", 4}}));
+    QCOMPARE(chat.status, 200L);
+    QCOMPARE(completion.status, 200L);
+    check_error(c.post("/v1/chat/completions", "{"), 400, "invalid_request_error");
+    int prompt = 0, generated = 0;
+    for (const HttpResponse* r : {&chat, &completion}) {
+      const QJsonObject usage = json_object(r->body)["usage"].toObject();
+      prompt += usage["prompt_tokens"].toInt();
+      generated += usage["completion_tokens"].toInt();
+    }
+    QVERIFY(generated > 0);
+
+    const HttpResponse m = c.get("/metrics");
+    QCOMPARE(m.status, 200L);
+    QVERIFY2(m.header("content-type").find("text/plain; version=0.0.4") == 0, m.header("content-type").c_str());
+    std::map<std::string, double> samples;
+    std::set<std::string> typed;
+    std::istringstream lines(m.body);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("# HELP ", 0) == 0) continue;
+      if (line.rfind("# TYPE ", 0) == 0) {
+        std::istringstream words(line.substr(7));
+        std::string name, type;
+        words >> name >> type;
+        QVERIFY2(type == "counter" || type == "gauge", line.c_str());
+        typed.insert(name);
+        continue;
+      }
+      const size_t space = line.rfind(' ');
+      QVERIFY2(space != std::string::npos && line.rfind("kiln_", 0) == 0, line.c_str());
+      const std::string key = line.substr(0, space);
+      QVERIFY2(typed.count(key.substr(0, key.find('{'))), line.c_str());
+      size_t used = 0;
+      samples[key] = std::stod(line.substr(space + 1), &used);
+      QCOMPARE(used, line.size() - space - 1);
+    }
+    auto requests = [&](const char* endpoint, const char* outcome) {
+      const std::string key = std::string("kiln_requests_total{endpoint=\"") + endpoint + "\",outcome=\"" + outcome + "\"}";
+      return samples.count(key) ? samples[key] : -1.0;
+    };
+    QCOMPARE(requests("chat", "ok"), 1.0);
+    QCOMPARE(requests("completions", "ok"), 1.0);
+    QCOMPARE(requests("chat", "error"), 1.0);
+    QCOMPARE(requests("completions", "error"), 0.0);
+    QCOMPARE(requests("chat", "cancelled"), 0.0);
+    QCOMPARE(samples["kiln_generated_tokens_total"], double(generated));
+    QCOMPARE(samples["kiln_prompt_tokens_total"], double(prompt));
+    QCOMPARE(samples.count("kiln_requests_waiting"), size_t(1));
+    QCOMPARE(samples["kiln_requests_waiting"], 0.0);
+    QCOMPARE(samples["kiln_requests_running"], 0.0);
+    QVERIFY(samples.count("kiln_decode_tokens_per_second") && samples["kiln_decode_tokens_per_second"] >= 0);
+    // The Host policy applies here as on every route.
+    QCOMPARE(c.get("/metrics", {"Host: attacker.test"}).status, 403L);
+  }
+
+  void metrics_need_the_key_when_set() {
+    server::ServerOptions options;
+    options.api_key = "sk-test-123";
+    auto keyed = start_tiny_server(options);
+    check_error(keyed->client->get("/metrics"), 401, "invalid_request_error", "invalid_api_key");
+    const HttpResponse m = keyed->client->get("/metrics", {"Authorization: Bearer sk-test-123"});
+    QCOMPARE(m.status, 200L);
+    QVERIFY(m.body.find("# TYPE kiln_requests_total counter") != std::string::npos);
   }
 
   void body_over_the_limit_gets_413() {
