@@ -11,24 +11,10 @@
 namespace kiln {
 namespace {
 
-constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";  // U+2581 "▁", SentencePiece's space
-
 bool is_positive_zero(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, 4);
   return bits == 0;
-}
-
-std::string spaces_to_markers(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (c == ' ')
-      out.append(kSpaceMarker);
-    else
-      out.push_back(c);
-  }
-  return out;
 }
 
 }  // namespace
@@ -72,7 +58,7 @@ SentencePieceVocabulary read_gguf_vocabulary(const GgufFile& file) {
     if (type == PieceType::Normal && text.size() >= 3 && text.front() == '<' && text.back() == '>' &&
         is_positive_zero(scores[i]))
       type = PieceType::UserDefined;  // BPE merges score -0.0 and below; +0.0 marks an added piece
-    vocabulary.pieces.push_back({type == PieceType::UserDefined ? spaces_to_markers(text) : std::string(text),
+    vocabulary.pieces.push_back({type == PieceType::UserDefined ? escape_spaces(text) : std::string(text),
                                  scores[i], type});
   }
   if (vocabulary.unk_id < 0) throw Error(path + ": the vocabulary has no unknown token, which SentencePiece requires");

@@ -46,6 +46,18 @@ void put_float(std::string& out, int field, float f) {
 
 }  // namespace
 
+std::string escape_spaces(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == ' ')
+      out.append(kSpaceMarker);
+    else
+      out.push_back(c);
+  }
+  return out;
+}
+
 std::string serialize_sentencepiece_model(const SentencePieceVocabulary& vocabulary, const std::string& origin) {
   const auto& pieces = vocabulary.pieces;
   const int64_t n = static_cast<int64_t>(pieces.size());

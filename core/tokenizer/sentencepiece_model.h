@@ -9,9 +9,15 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln {
+
+constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";  // U+2581 "▁": how SentencePiece writes a space
+
+// `text` with each space written as kSpaceMarker (added tokens that formats store with spaces).
+std::string escape_spaces(std::string_view text);
 
 // sentencepiece::ModelProto::SentencePiece::Type, same numbers.
 enum class PieceType : int { Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };

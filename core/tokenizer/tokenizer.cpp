@@ -21,7 +21,6 @@ namespace {
 // it whole would be a pointless huge allocation.
 constexpr std::uintmax_t kMaxTokenizerFileBytes = 256ull << 20;
 
-constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";  // U+2581 "▁", SentencePiece's space
 
 // Length of the UTF-8 character starting with `lead` (1 for anything that is not a lead byte).
 size_t utf8_char_length(unsigned char lead) {

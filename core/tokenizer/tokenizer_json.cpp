@@ -19,7 +19,6 @@ namespace kiln {
 namespace {
 
 using json = nlohmann::json;
-constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";  // U+2581 "▁", SentencePiece's space
 const json kSpaceValue = std::string(kSpaceMarker);
 const json kSpacePattern = {{"String", " "}};
 
@@ -67,11 +66,6 @@ size_t utf8_length(std::string_view s) {
 bool is_byte_piece(std::string_view p) {
   auto hex = [](char ch) { return (ch >= '0' && ch <= '9') || (ch >= 'A' && ch <= 'F'); };
   return p.size() == 6 && p.substr(0, 3) == "<0x" && hex(p[3]) && hex(p[4]) && p[5] == '>';
-}
-
-std::string spaces_escaped(std::string s) {
-  for (size_t at = 0; (at = s.find(' ', at)) != s.npos; at += kSpaceMarker.size()) s.replace(at, 1, kSpaceMarker);
-  return s;
 }
 
 // What the normalizer and pre-tokenizer amount to in SentencePiece terms.
@@ -241,7 +235,7 @@ SentencePieceVocabulary read(const json& doc, Context& c, const SpecialTokenIds&
     const bool special = flag(member(t, "special"), c);
     // Special tokens are never matched inside text by SentencePiece (Kiln parses their text on
     // request); the others are, in the normalized text, where spaces are "▁".
-    VocabularyPiece piece{special ? content : spaces_escaped(content), lowest,
+    VocabularyPiece piece{special ? content : escape_spaces(content), lowest,
                           special ? PieceType::Control : PieceType::UserDefined};
     if (id < n) {
       c.key = at + ".content";
