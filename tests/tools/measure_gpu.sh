@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# One complete Vulkan measurement on the NVIDIA machine (core/runtime/vulkan/PERFORMANCE.md):
-# kernel sweeps and the copy ceiling, then `kiln bench` on random weights of Gemma 3 27B's shape,
-# Q4_0 and Q8_0, a 512-token prefill and decode. Run from the repository root with the Vulkan
-# loader debs in .gl/ and Release binaries (kiln, bench_vulkan_kernels, their .so files in lib/) in
-# $BIN (default .vkbench/); results go to $OUT (or ./vk-results). KERNEL_ARGS go to
-# bench_vulkan_kernels (--prefill: only the prefill part); CHECK_FIXTURES=1 first checks the forward
-# pass against the fixtures' reference logits (check_fixtures.py). PROMPT sets the prompt's length
-# (default 512); decode is timed after it, so it also sets the context decode attends over.
-# TUNE (key=value+key=value) goes to check_fixtures.py, e.g. TUNE=family=other for the portable plan.
+# One complete Vulkan measurement on the NVIDIA machine (core/runtime/vulkan/PERFORMANCE.md,
+# "How to measure"): kernel sweeps and the copy ceiling, then `kiln bench` on random weights of
+# Gemma 3 27B's shape, Q4_0 and Q8_0, a 512-token prefill and decode. Run from the repository root
+# (bash tests/tools/measure_gpu.sh) with the Vulkan loader debs in .gl/ and Release binaries (kiln,
+# bench_vulkan_kernels, their .so files in lib/) in $BIN (default .vkbench/); results go to $OUT
+# (or ./vk-results). KERNEL_ARGS go to bench_vulkan_kernels (--prefill: only the prefill part);
+# SKIP_KERNELS=1 leaves them out; CHECK_FIXTURES=1 first checks the forward pass against the
+# fixtures' reference logits (check_fixtures.py, beside this script). PROMPT sets the prompt's
+# length (default 512); decode is timed after it, so it also sets the context decode attends over.
+# GEN: decode steps (default 128); PROFILE=1: per-op GPU times. TUNE (key=value+key=value) goes to
+# check_fixtures.py, e.g. TUNE=family=other for the portable plan. --help prints this and exits.
+if [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+  exit 0
+fi
 set -uo pipefail
+HERE=$(dirname "${BASH_SOURCE[0]}")
+if [ ! -d tests/data/fixtures ]; then
+  echo "measure_gpu.sh: run it from the repository root (bash tests/tools/measure_gpu.sh)" >&2
+  exit 2
+fi
 OUT=${OUT:-vk-results}
 mkdir -p "$OUT"
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -23,13 +34,13 @@ date -u +%FT%TZ | tee -a "$OUT/gpu.txt"
 
 # The same binary against the fixtures' transformers logits on this GPU (kernels lavapipe cannot run).
 if [ "${CHECK_FIXTURES:-0}" = 1 ]; then
-  python3 core/runtime/vulkan/check_fixtures.py "$BIN"/kiln --backend vulkan ${TUNE:+--tune "$TUNE"} 2>&1 | tee "$OUT/fixtures.txt"
+  python3 "$HERE"/check_fixtures.py "$BIN"/kiln --backend vulkan ${TUNE:+--tune "$TUNE"} 2>&1 | tee "$OUT/fixtures.txt"
 fi
 if [ "${SKIP_KERNELS:-0}" != 1 ]; then
   "$BIN"/bench_vulkan_kernels ${KERNEL_ARGS:-} 2>&1 | tee "$OUT/kernels.txt"
 fi
 # Each variant: "precision[:tag[:key=value+key=value...]]", each key=value a `kiln bench --tune`
-# (the plan's tuning keys, PERFORMANCE.md "Device plans"), e.g. q4_0:fp32:int8_dot=0 or
+# (the plan's tuning keys, PERFORMANCE.md "Tuning keys"), e.g. q4_0:fp32:int8_dot=0 or
 # q4_0:portable:family=other (values may hold commas: matvec=128,16,64).
 for v in ${VARIANTS:-q4_0 q8_0}; do
   IFS=: read -r p tag tunes <<< "$v"

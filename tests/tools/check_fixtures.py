@@ -3,11 +3,14 @@
 without Qt (the GPU measurement machine): for each fixture, precision and feeding mode (one batch,
 or 3 tokens then one at a time), prints the worst case's relative error
 (norm of the difference over norm of the reference) and top-1 agreement.
-Usage: check_fixtures.py KILN [--backend vulkan] [--precisions f32,f16,q8_0,q4_0] [--tune k=v+k=v]
+Run from the repository root (the fixtures' paths are relative to it); measure_gpu.sh runs it
+with CHECK_FIXTURES=1. Usage:
+    python3 tests/tools/check_fixtures.py KILN [--backend vulkan] [--precisions f32,f16,q8_0,q4_0]
+        [--tune k=v+k=v]
 (--tune: the Vulkan plan's tuning keys, e.g. family=other for the portable plan)"""
 import argparse, json, math, subprocess, sys
 
-ap = argparse.ArgumentParser()
+ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 ap.add_argument("kiln")
 ap.add_argument("--backend", default="vulkan")
 ap.add_argument("--precisions", default="f32,f16,q8_0,q4_0")
