@@ -96,6 +96,11 @@ class SafetensorsSource : public TensorSource {
     return it == tensors_.end() ? nullptr : &it->second;
   }
 
+  void release(const TensorView& t, size_t offset, size_t bytes) const override {
+    bytes = std::min(bytes, t.bytes - std::min(offset, t.bytes));
+    for (const SafetensorsFile& shard : shards_) shard.mapping().release(t.data + offset, bytes);
+  }
+
   std::vector<std::string> names() const override {
     std::vector<std::string> result;
     result.reserve(tensors_.size());

@@ -118,6 +118,10 @@ std::optional<DType> dtype_of(uint32_t ggml_type) {
     case GgmlType::Q4_K: return DType::Q4_K;
     case GgmlType::Q5_K: return DType::Q5_K;
     case GgmlType::Q6_K: return DType::Q6_K;
+    case GgmlType::Q4_1: return DType::Q4_1;
+    case GgmlType::Q5_0: return DType::Q5_0;
+    case GgmlType::Q5_1: return DType::Q5_1;
+    case GgmlType::IQ4_NL: return DType::IQ4_NL;
     default: return std::nullopt;
   }
 }
@@ -132,7 +136,7 @@ class GgufTensorSource final : public TensorSource {
       if (!dtype) {
         const char* type = ggml_type_name(info.type);
         throw Error(file_->path() + ": tensor '" + info.name + "' is stored as " + (type ? type : "?") +
-                    ", which Kiln cannot load (it reads F32, F16, BF16, Q8_0, Q4_0 and Q2_K to Q6_K)");
+                    ", which Kiln cannot load (it reads F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and Q2_K to Q6_K)");
       }
       TensorView view;
       view.name = name;
@@ -160,6 +164,9 @@ class GgufTensorSource final : public TensorSource {
   }
   // llama.cpp's converter stores Gemma's RMSNorm weights as 1 + w.
   bool norms_include_one() const override { return true; }
+  void release(const TensorView& t, size_t offset, size_t bytes) const override {
+    file_->release(t.data + offset, std::min(bytes, t.bytes - std::min(offset, t.bytes)));
+  }
 
  private:
   std::shared_ptr<const GgufFile> file_;  // keeps the mapping alive as long as the views

@@ -6,11 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
 
 #include "kiln/types.h"
+#include "model/mapped_file.h"
 
 namespace kiln {
 namespace {
@@ -197,6 +199,11 @@ std::shared_ptr<const GgufFile> GgufFile::from_bytes(std::string bytes, const st
   f->size_ = f->owned_.size();
   f->parse();
   return f;
+}
+
+void GgufFile::release(const uint8_t* begin, size_t bytes) const {
+  if (mapping_ == nullptr || begin < base_ || begin >= base_ + size_) return;
+  release_mapped_pages(begin, std::min(bytes, size_t(base_ + size_ - begin)));
 }
 
 GgufFile::~GgufFile() {

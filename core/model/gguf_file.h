@@ -78,6 +78,9 @@ class GgufFile {
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
   const GgufValue* find(std::string_view key) const;
   const GgufTensorInfo* find_tensor(std::string_view name) const;
+  // Drops the mapped pages of [begin, begin + bytes) once a reader copied them (MappedFile::release);
+  // does nothing for bytes held in memory (from_bytes).
+  void release(const uint8_t* begin, size_t bytes) const;
 
   // Typed look-ups: nullopt when the key is absent; kiln::Error when it has an incompatible type
   // or an integer out of range. Integers of any width convert; floats accept F32 and F64.

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -71,6 +72,19 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 }
 
 MappedFile::~MappedFile() { unmap(); }
+
+void MappedFile::release(const uint8_t* begin, size_t bytes) const {
+  if (data_ == nullptr || begin < data_ || begin >= data_ + size_) return;
+  release_mapped_pages(begin, std::min(bytes, size_t(data_ + size_ - begin)));
+}
+
+void release_mapped_pages(const uint8_t* begin, size_t bytes) {
+  static const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (uintptr_t(begin) + page - 1) & ~(page - 1);
+  const uintptr_t last = (uintptr_t(begin) + bytes) & ~(page - 1);
+  // MADV_DONTNEED on a private read-only file mapping only forgets pages: no data can be lost.
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
 
 void MappedFile::unmap() noexcept {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);

@@ -26,6 +26,11 @@ class MappedFile {
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
+  // Drops the pages of [begin, begin + bytes) from this process once their contents were copied:
+  // a later read maps them again from the file, so the bytes never change, but resident memory no
+  // longer counts the mapping and the copy both. Ranges outside the mapping are ignored.
+  void release(const uint8_t* begin, size_t bytes) const;
+
  private:
   void unmap() noexcept;
 
@@ -33,5 +38,9 @@ class MappedFile {
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };
+
+// MappedFile::release for any read-only private file mapping (GGUF files map themselves): only the
+// whole pages inside the range are dropped, so neighbouring tensors are never touched.
+void release_mapped_pages(const uint8_t* begin, size_t bytes);
 
 }  // namespace kiln

@@ -33,6 +33,10 @@ class TensorSource {
   virtual std::vector<std::string> names() const = 0;
   // GGUF files from llama.cpp store RMSNorm weights as (1 + w); Hugging Face stores w.
   virtual bool norms_include_one() const { return false; }
+  // The loader calls this once it holds its own copy of [offset, offset + bytes) of a tensor, so the
+  // file's pages stop counting in resident memory (a model is not held twice while it loads).
+  // The view stays readable. Sources whose bytes are not a file mapping do nothing.
+  virtual void release(const TensorView& /*tensor*/, size_t /*offset*/, size_t /*bytes*/) const {}
 };
 
 }  // namespace kiln

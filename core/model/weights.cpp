@@ -39,6 +39,8 @@ std::vector<float> load_norm(const TensorSource& source, const std::string& name
   return out;
 }
 
+constexpr size_t kLoadSliceBytes = size_t(32) << 20;  // of the file, per step of load_matrix
+
 // Converts a [rows, cols] tensor to `wanted` (or the fallback storage_type_for picks), row-parallel.
 Matrix load_matrix(const TensorSource& source, const std::string& name, int64_t rows, int64_t cols, DType wanted,
                    ThreadPool& pool, std::vector<std::string>& notes) {
@@ -56,20 +58,28 @@ Matrix load_matrix(const TensorSource& source, const std::string& name, int64_t 
   m.storage = allocate_aligned(m.bytes());
   const size_t src_row = row_bytes(t.dtype, cols);
   const size_t dst_row = row_bytes(m.type, cols);
-  if (t.dtype == m.type) {
-    std::memcpy(m.storage.get(), t.data, m.bytes());
-    return m;
+  // A slice of rows at a time, the file's pages of each released behind it: the model is never
+  // resident twice (mapping and copy) while it loads, only one slice of it.
+  const int64_t slice = std::max<int64_t>(1, int64_t(kLoadSliceBytes / src_row));
+  for (int64_t first = 0; first < rows; first += slice) {
+    const int64_t count = std::min(slice, rows - first);
+    if (t.dtype == m.type) {
+      std::memcpy(m.storage.get() + first * dst_row, t.data + first * src_row, size_t(count) * src_row);
+    } else {
+      pool.parallel_for(
+          count,
+          [&](int64_t begin, int64_t end) {
+            std::vector<float> tmp(cols);
+            for (int64_t r = first + begin; r < first + end; ++r) {
+              dequantize_row(t.dtype, t.data + r * src_row, cols, tmp.data());
+              quantize_row(m.type, tmp.data(), cols, m.storage.get() + r * dst_row);
+            }
+          },
+          16);
+    }
+    source.release(t, size_t(first) * src_row, size_t(count) * src_row);
   }
-  pool.parallel_for(
-      rows,
-      [&](int64_t begin, int64_t end) {
-        std::vector<float> tmp(cols);
-        for (int64_t r = begin; r < end; ++r) {
-          dequantize_row(t.dtype, t.data + r * src_row, cols, tmp.data());
-          quantize_row(m.type, tmp.data(), cols, m.storage.get() + r * dst_row);
-        }
-      },
-      16);
+  source.release(t, 0, t.bytes);  // the pages slices shared at their edges
   return m;
 }
 
