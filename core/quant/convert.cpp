@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kiln/types.h"
+#include "quant/block32_formats.h"
 #include "quant/kquants.h"
 
 namespace kiln {
@@ -165,9 +166,13 @@ void quantize_row(DType type, const float* src, int64_t n, void* dst) {
     case DType::Q5_K:
     case DType::Q6_K:
     case DType::Q2_K:
-    case DType::Q3_K: break;
+    case DType::Q3_K:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::IQ4_NL: break;
   }
-  throw Error(std::string("quantize_row: ") + to_string(type) + " is a load-only format (GGUF K-quant)");
+  throw Error(std::string("quantize_row: ") + to_string(type) + " is a load-only format (read from GGUF files)");
 }
 
 void dequantize_row(DType type, const void* src, int64_t n, float* dst) {
@@ -195,6 +200,10 @@ void dequantize_row(DType type, const void* src, int64_t n, float* dst) {
     case DType::Q6_K:
     case DType::Q2_K:
     case DType::Q3_K: dequantize_row_kquant(type, src, n, dst); return;
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::IQ4_NL: dequantize_row_block32(type, src, n, dst); return;
   }
   throw Error("dequantize_row: unknown storage type " + std::to_string(static_cast<int>(type)));
 }
@@ -202,7 +211,11 @@ void dequantize_row(DType type, const void* src, int64_t n, float* dst) {
 DType storage_type_for(DType wanted, int64_t cols) {
   switch (wanted) {
     case DType::Q8_0:
-    case DType::Q4_0: return cols % kBlockSize == 0 ? wanted : DType::F16;
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::IQ4_NL: return cols % kBlockSize == 0 ? wanted : DType::F16;
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K:

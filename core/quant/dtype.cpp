@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kiln/types.h"
+#include "quant/block32_formats.h"
 #include "quant/kquants.h"
 
 namespace kiln {
@@ -20,6 +21,10 @@ const char* to_string(DType t) {
     case DType::Q6_K: return "Q6_K";
     case DType::Q2_K: return "Q2_K";
     case DType::Q3_K: return "Q3_K";
+    case DType::Q4_1: return "Q4_1";
+    case DType::Q5_0: return "Q5_0";
+    case DType::Q5_1: return "Q5_1";
+    case DType::IQ4_NL: return "IQ4_NL";
   }
   return "unknown";
 }
@@ -32,7 +37,11 @@ bool is_block_quantized(DType t) {
     case DType::Q5_K:
     case DType::Q6_K:
     case DType::Q2_K:
-    case DType::Q3_K: return true;
+    case DType::Q3_K:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::IQ4_NL: return true;
     default: return false;
   }
 }
@@ -66,6 +75,10 @@ size_t row_bytes(DType t, int64_t cols) {
     case DType::Q2_K:
     case DType::Q3_K:
       return static_cast<size_t>(whole_blocks(t, cols, kSuperBlockSize)) * kquant_block_bytes(t);
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::IQ4_NL: return static_cast<size_t>(whole_blocks(t, cols, kBlockSize)) * block32_format_bytes(t);
   }
   throw Error("unknown storage type " + std::to_string(static_cast<int>(t)));
 }

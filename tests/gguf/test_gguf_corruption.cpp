@@ -203,17 +203,17 @@ class GgufCorruptionTest : public QObject {
 
   void unsupportedTensorTypeNamesTensorAndType() {
     std::string b = f16_;
-    poke<uint32_t>(b, norm_entry_ + 12, uint32_t(GgmlType::Q4_1));  // 64 weights = 2 blocks = 40 bytes
+    poke<uint32_t>(b, norm_entry_ + 12, uint32_t(GgmlType::MXFP4));  // 64 weights = 2 blocks = 34 bytes
     QTemporaryDir dir;
-    const std::string path = dir.filePath("q4_1.gguf").toStdString();
+    const std::string path = dir.filePath("mxfp4.gguf").toStdString();
     std::ofstream(path, std::ios::binary) << b;
     try {
       open_gguf_checkpoint(path);
-      QFAIL("no error for a Q4_1 tensor");
+      QFAIL("no error for an MXFP4 tensor");
     } catch (const Error& e) {
       const std::string msg = e.what();
       QVERIFY2(msg.find(path) == 0 && msg.find("output_norm.weight") != std::string::npos &&
-                   msg.find("Q4_1") != std::string::npos,
+                   msg.find("MXFP4") != std::string::npos,
                msg.c_str());
     }
     // A missing file and a directory are errors too.

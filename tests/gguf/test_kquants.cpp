@@ -1,6 +1,7 @@
-// K-quant block formats: their byte layout, blocks worked out by hand, and dequantization against
-// llama.cpp's own (gguf-py, numpy; tests/tools/kquants_reference.py) on random super-blocks, both
-// directly and through a GGUF file holding the blocks as tensors.
+// K-quant block formats (and GGUF's other 32-weight formats Kiln reads: Q4_1, Q5_0, Q5_1, IQ4_NL):
+// their byte layout, blocks worked out by hand, and dequantization against llama.cpp's own (gguf-py,
+// numpy; tests/tools/kquants_reference.py) on random blocks, both directly and through a GGUF file
+// holding the blocks as tensors.
 #include <QtTest>
 #include <cstddef>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include "gguf_fixtures.h"
 #include "kiln/types.h"
 #include "model/gguf_file.h"
+#include "quant/block32_formats.h"
 #include "quant/convert.h"
 #include "quant/kquant_blocks.h"
 #include "quant/kquants.h"
@@ -32,7 +34,9 @@ std::vector<ReferenceCase> read_reference() {
     const std::string t = c["type"];
     const std::pair<DType, GgmlType> types[] = {{DType::Q2_K, GgmlType::Q2_K}, {DType::Q3_K, GgmlType::Q3_K},
                                                 {DType::Q4_K, GgmlType::Q4_K}, {DType::Q5_K, GgmlType::Q5_K},
-                                                {DType::Q6_K, GgmlType::Q6_K}};
+                                                {DType::Q6_K, GgmlType::Q6_K}, {DType::Q4_1, GgmlType::Q4_1},
+                                                {DType::Q5_0, GgmlType::Q5_0}, {DType::Q5_1, GgmlType::Q5_1},
+                                                {DType::IQ4_NL, GgmlType::IQ4_NL}};
     const auto& [type, ggml] = *std::find_if(std::begin(types), std::end(types),
                                              [&t](const auto& p) { return to_string(p.first) == t; });
     r.type = type;
@@ -163,12 +167,15 @@ class KQuantsTest : public QObject {
 
   void matchesLlamaCpp() {
     const auto cases = read_reference();
-    QCOMPARE(cases.size(), size_t(5));
+    QCOMPARE(cases.size(), size_t(9));
     for (const auto& c : cases) {
       const int64_t n = int64_t(c.values.size());
-      QCOMPARE(c.blocks.size(), size_t(n / 256) * kquant_block_bytes(c.type));
+      QCOMPARE(c.blocks.size(), row_bytes(c.type, n));
       std::vector<float> ours(n), via_convert(n);
-      dequantize_row_kquant(c.type, c.blocks.data(), n, ours.data());
+      if (is_kquant(c.type))
+        dequantize_row_kquant(c.type, c.blocks.data(), n, ours.data());
+      else
+        dequantize_row_block32(c.type, c.blocks.data(), n, ours.data());
       dequantize_row(c.type, c.blocks.data(), n, via_convert.data());
       for (int64_t i = 0; i < n; ++i) {
         // The same products in float32; allow one rounding of difference in the order of operations.
@@ -190,9 +197,52 @@ class KQuantsTest : public QObject {
       QCOMPARE(t->bytes, cases[i].blocks.size());
       QVERIFY(std::memcmp(t->data, cases[i].blocks.data(), t->bytes) == 0);
       std::vector<float> row(256);
-      dequantize_row_kquant(cases[i].type, t->data + kquant_block_bytes(cases[i].type), 256, row.data());
+      dequantize_row(cases[i].type, t->data + row_bytes(cases[i].type, 256), 256, row.data());
       for (int k = 0; k < 256; ++k) QVERIFY(std::abs(row[k] - cases[i].values[256 + k]) <= 1e-6f * std::max(1.0f, std::abs(row[k])));
     }
+  }
+
+  // Q4_1, Q5_0, Q5_1 and IQ4_NL blocks with the same codes: nibble byte j = j | (15 - j) << 4, so
+  // weight j has code j and weight j + 16 code 15 - j; the fifth bits 0xAAAA5555 set weights 0, 2, ...
+  // 14 and 17, 19, ... 31.
+  void handComputedBlock32() {
+    std::vector<uint8_t> nibbles(16);
+    for (int j = 0; j < 16; ++j) nibbles[j] = uint8_t(j | (15 - j) << 4);
+    const uint8_t qh[4] = {0x55, 0x55, 0xAA, 0xAA};
+    auto block = [&](std::vector<uint16_t> halves, bool fifth) {
+      std::string b;
+      for (uint16_t h : halves) b.append(reinterpret_cast<const char*>(&h), 2);
+      if (fifth) b.append(reinterpret_cast<const char*>(qh), 4);
+      b.append(reinterpret_cast<const char*>(nibbles.data()), 16);
+      return b;
+    };
+    auto values = [](DType t, const std::string& b) {
+      std::vector<float> y(32);
+      dequantize_row(t, b.data(), 32, y.data());
+      return y;
+    };
+    // d = 0.5 (0x3800), m = -1 (0xBC00).
+    auto y = values(DType::Q4_1, block({0x3800, 0xBC00}, false));
+    QCOMPARE(y[0], -1.0f);
+    QCOMPARE(y[3], 0.5f);
+    QCOMPARE(y[16], 6.5f);   // code 15
+    QCOMPARE(y[31], -1.0f);  // code 0
+    // d = 0.25: x = (code - 16) / 4; weight 0 code 16, weight 1 code 1, weight 16 code 15, weight 17 code 30.
+    y = values(DType::Q5_0, block({0x3400}, true));
+    QCOMPARE(y[0], 0.0f);
+    QCOMPARE(y[1], -3.75f);
+    QCOMPARE(y[16], -0.25f);
+    QCOMPARE(y[17], 3.5f);
+    y = values(DType::Q5_1, block({0x3400, 0xBC00}, true));
+    QCOMPARE(y[0], 3.0f);    // 16 / 4 - 1
+    QCOMPARE(y[17], 6.5f);   // 30 / 4 - 1
+    // d = 2: the grid's values, twice.
+    y = values(DType::IQ4_NL, block({0x4000}, false));
+    QCOMPARE(y[0], -254.0f);
+    QCOMPARE(y[8], 2.0f);
+    QCOMPARE(y[16], 226.0f);  // code 15
+    QCOMPARE(row_bytes(DType::Q5_0, 64), size_t(44));
+    QCOMPARE(row_bytes(DType::IQ4_NL, 1152), size_t(36 * 18));
   }
 
   void wrongLengthIsAnError() {
@@ -200,6 +250,8 @@ class KQuantsTest : public QObject {
     const std::string zeros(1000, '\0');
     QVERIFY_THROWS_EXCEPTION(Error, dequantize_row_kquant(DType::Q4_K, zeros.data(), 300, out.data()));
     QVERIFY_THROWS_EXCEPTION(Error, dequantize_row_kquant(DType::Q8_0, zeros.data(), 256, out.data()));
+    QVERIFY_THROWS_EXCEPTION(Error, dequantize_row(DType::Q5_0, zeros.data(), 40, out.data()));
+    QVERIFY_THROWS_EXCEPTION(Error, row_bytes(DType::Q5_1, 48));
   }
 };
 
