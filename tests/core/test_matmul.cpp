@@ -227,10 +227,10 @@ class TestMatmul : public QObject {
     std::vector<float> out(8), x(8);
     QVERIFY_THROWS_EXCEPTION(Error, matrix_row(w, 4, out.data()));
     QVERIFY_THROWS_EXCEPTION(Error, matrix_row(w, -1, out.data()));
-    Matrix kquant;
+    Matrix kquant;  // K-quant rows are whole 256-weight super-blocks
     kquant.type = DType::Q4_K;
     kquant.rows = 1;
-    kquant.cols = 256;
+    kquant.cols = 128;
     kquant.storage = allocate_aligned(144);
     QVERIFY_THROWS_EXCEPTION(Error, matmul(kquant, x.data(), 1, out.data(), pool));
     Matrix ragged;

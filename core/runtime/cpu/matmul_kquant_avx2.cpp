@@ -1,0 +1,234 @@
+// AVX2 decode kernels for GGUF's K-quants (quant/kquant_blocks.h) against activations rounded to
+// int8 (ActivationBlockQ8K). The sums are split as in matmul_kquant_portable.cpp; here each group
+// of 32 weights is unpacked to one byte a weight (unsigned, 0..63), multiplied with 32 activations
+// by vpmaddubsw (16 pair sums in int16, which cannot overflow: 2 * 63 * 127 < 32767), weighted by
+// the sub-block scales with vpmaddwd into int32, and only the super-block total goes to float.
+// Compiled for baseline x86-64 like matmul_avx2.cpp: only KILN_AVX2 functions use AVX2.
+#include "runtime/cpu/matmul_kernels.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+
+#include <immintrin.h>
+
+#include "quant/convert.h"
+#include "quant/kquant_blocks.h"
+#include "quant/kquants.h"
+
+#define KILN_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+namespace kiln {
+
+namespace {
+
+// As in matmul_avx2.cpp: software prefetch a little ahead of the block being read pays off.
+constexpr uintptr_t kPrefetchBytes = 512;
+KILN_AVX2 inline void prefetch_ahead(const void* p) {
+  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + kPrefetchBytes), _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + kPrefetchBytes + 64), _MM_HINT_T0);
+}
+
+KILN_AVX2 inline float horizontal_sum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+KILN_AVX2 inline int horizontal_sum(__m128i v) {
+  v = _mm_add_epi32(v, _mm_unpackhi_epi64(v, v));
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 1));
+  return _mm_cvtsi128_si32(v);
+}
+
+KILN_AVX2 inline int horizontal_sum(__m256i v) {
+  return horizontal_sum(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+}
+
+KILN_AVX2 inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+KILN_AVX2 inline __m256i bytes(int v) { return _mm256_set1_epi8(static_cast<char>(v)); }
+
+// 32 weights (unsigned bytes) times 32 activations, the first 16 weighted by scale_a and the last
+// 16 by scale_b: 8 int32 partial sums.
+KILN_AVX2 inline __m256i scaled_dot32(__m256i q, const int8_t* xq, int scale_a, int scale_b) {
+  const __m256i pairs = _mm256_maddubs_epi16(q, load32(xq));
+  const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(scale_b)),
+                                          _mm_set1_epi16(static_cast<short>(scale_a)));
+  return _mm256_madd_epi16(pairs, scales);
+}
+
+// sum_s scale[s] * sums[s] for 16 scales in int8.
+KILN_AVX2 inline int weighted_sums(const int8_t* scale, const int16_t* sums) {
+  const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scale)));
+  return horizontal_sum(_mm256_madd_epi16(s16, load32(sums)));
+}
+
+// sum_s min[s] * (sums[2 s] + sums[2 s + 1]) for the 8 sub-blocks of 32 weights of Q4_K / Q5_K.
+KILN_AVX2 inline int weighted_sums32(const uint8_t* min, const int16_t* sums) {
+  const __m128i pairs = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sums)),
+                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(sums + 8)));
+  const __m128i m16 = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(min)));
+  return horizontal_sum(_mm_madd_epi16(m16, pairs));
+}
+
+// Q4_K and Q5_K: chunk c of 64 weights is the low nibbles (sub-block 2c) then the high nibbles
+// (2c + 1) of qs[32c ..]; Q5_K adds bit 2c / 2c + 1 of qh[l] as bit 4.
+template <bool kFifthBit, typename Block>
+KILN_AVX2 void dot_rows_q45k(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
+                             const ActivationBlockQ8K* x, float* y) {
+  const int64_t blocks = cols / kSuperBlockSize;
+  const __m256i nibble = bytes(0x0F);
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto* row = reinterpret_cast<const Block*>(w + r * stride);
+    __m256 acc = _mm256_setzero_ps();
+    float offsets = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const Block& wb = row[b];
+      const ActivationBlockQ8K& a = x[b];
+      prefetch_ahead(&wb);
+      uint8_t scale[8], min[8];
+      unpack_q4k_scales(wb.scales, scale, min);
+      __m256i sum = _mm256_setzero_si256();
+      [[maybe_unused]] __m256i high_bits;
+      if constexpr (kFifthBit) high_bits = load32(wb.qh);
+      for (int c = 0; c < 4; ++c) {
+        const __m256i packed = load32(wb.qs + 32 * c);
+        __m256i q0 = _mm256_and_si256(packed, nibble);
+        __m256i q1 = _mm256_and_si256(_mm256_srli_epi16(packed, 4), nibble);
+        if constexpr (kFifthBit) {  // bits 0 and 1 of high_bits (shifted 2c down) move to bit 4
+          q0 = _mm256_or_si256(q0, _mm256_and_si256(_mm256_slli_epi16(high_bits, 4), bytes(0x10)));
+          q1 = _mm256_or_si256(q1, _mm256_and_si256(_mm256_slli_epi16(high_bits, 3), bytes(0x10)));
+          high_bits = _mm256_srli_epi16(high_bits, 2);
+        }
+        const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(q0, load32(a.q + 64 * c)),
+                                             _mm256_set1_epi16(scale[2 * c]));
+        const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(q1, load32(a.q + 64 * c + 32)),
+                                             _mm256_set1_epi16(scale[2 * c + 1]));
+        sum = _mm256_add_epi32(sum, _mm256_add_epi32(p0, p1));
+      }
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(a.d * _cvtsh_ss(wb.d)), _mm256_cvtepi32_ps(sum), acc);
+      offsets += a.d * _cvtsh_ss(wb.dmin) * float(weighted_sums32(min, a.sums));
+    }
+    y[r] = horizontal_sum(acc) - offsets;
+  }
+}
+
+// Q6_K: for each half h, weights 32 j + l take the low (j < 2) or high nibble of ql[64 h + 32 (j % 2) + l]
+// and bits 2j, 2j + 1 of qh[32 h + l] as bits 4, 5. Weight = q - 32.
+KILN_AVX2 void dot_rows_q6k(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
+                            const ActivationBlockQ8K* x, float* y) {
+  const int64_t blocks = cols / kSuperBlockSize;
+  const __m256i nibble = bytes(0x0F), bits45 = bytes(0x30);
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto* row = reinterpret_cast<const BlockQ6K*>(w + r * stride);
+    float total = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const BlockQ6K& wb = row[b];
+      const ActivationBlockQ8K& a = x[b];
+      prefetch_ahead(&wb);
+      const int8_t* sc = wb.scales;
+      __m256i sum = _mm256_setzero_si256();
+      for (int h = 0; h < 2; ++h) {
+        const __m256i low0 = load32(wb.ql + 64 * h), low1 = load32(wb.ql + 64 * h + 32);
+        const __m256i high = load32(wb.qh + 32 * h);
+        const __m256i q0 = _mm256_or_si256(_mm256_and_si256(low0, nibble),
+                                           _mm256_and_si256(_mm256_slli_epi16(high, 4), bits45));
+        const __m256i q1 = _mm256_or_si256(_mm256_and_si256(low1, nibble),
+                                           _mm256_and_si256(_mm256_slli_epi16(high, 2), bits45));
+        const __m256i q2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low0, 4), nibble),
+                                           _mm256_and_si256(high, bits45));
+        const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low1, 4), nibble),
+                                           _mm256_and_si256(_mm256_srli_epi16(high, 2), bits45));
+        const int8_t* xq = a.q + 128 * h;
+        const int8_t* s = sc + 8 * h;
+        sum = _mm256_add_epi32(sum, _mm256_add_epi32(scaled_dot32(q0, xq, s[0], s[1]),
+                                                     scaled_dot32(q1, xq + 32, s[2], s[3])));
+        sum = _mm256_add_epi32(sum, _mm256_add_epi32(scaled_dot32(q2, xq + 64, s[4], s[5]),
+                                                     scaled_dot32(q3, xq + 96, s[6], s[7])));
+      }
+      total += a.d * _cvtsh_ss(wb.d) * float(horizontal_sum(sum) - 32 * weighted_sums(sc, a.sums));
+    }
+    y[r] = total;
+  }
+}
+
+// Q3_K: q = bits 2j of qs[32 h + l] plus 4 * (bit 4 h + j of hmask[l]); weight = q - 4.
+KILN_AVX2 void dot_rows_q3k(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
+                            const ActivationBlockQ8K* x, float* y) {
+  const int64_t blocks = cols / kSuperBlockSize;
+  const __m256i two_bits = bytes(3), four = bytes(4);
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto* row = reinterpret_cast<const BlockQ3K*>(w + r * stride);
+    float total = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const BlockQ3K& wb = row[b];
+      const ActivationBlockQ8K& a = x[b];
+      prefetch_ahead(&wb);
+      int8_t sc[16];
+      unpack_q3k_scales(wb.scales, sc);
+      const __m256i hmask = load32(wb.hmask);
+      __m256i sum = _mm256_setzero_si256();
+      for (int h = 0; h < 2; ++h) {
+        const __m256i packed = load32(wb.qs + 32 * h);
+        for (int j = 0; j < 4; ++j) {
+          const __m256i bit = bytes(1 << (4 * h + j));
+          const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hmask, bit), bit), four);
+          const __m256i q = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(packed, 2 * j), two_bits), high);
+          sum = _mm256_add_epi32(sum, scaled_dot32(q, a.q + 128 * h + 32 * j, sc[8 * h + 2 * j], sc[8 * h + 2 * j + 1]));
+        }
+      }
+      total += a.d * _cvtsh_ss(wb.d) * float(horizontal_sum(sum) - 4 * weighted_sums(sc, a.sums));
+    }
+    y[r] = total;
+  }
+}
+
+// Q2_K: q = bits 2j of qs[32 h + l]; scales[s] holds the sub-block's scale (low nibble) and min (high).
+KILN_AVX2 void dot_rows_q2k(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
+                            const ActivationBlockQ8K* x, float* y) {
+  const int64_t blocks = cols / kSuperBlockSize;
+  const __m256i two_bits = bytes(3);
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto* row = reinterpret_cast<const BlockQ2K*>(w + r * stride);
+    float total = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const BlockQ2K& wb = row[b];
+      const ActivationBlockQ8K& a = x[b];
+      prefetch_ahead(&wb);
+      __m256i sum = _mm256_setzero_si256();
+      for (int h = 0; h < 2; ++h) {
+        const __m256i packed = load32(wb.qs + 32 * h);
+        for (int j = 0; j < 4; ++j) {
+          const int s = 8 * h + 2 * j;
+          const __m256i q = _mm256_and_si256(_mm256_srli_epi16(packed, 2 * j), two_bits);
+          sum = _mm256_add_epi32(sum, scaled_dot32(q, a.q + 128 * h + 32 * j, wb.scales[s] & 15, wb.scales[s + 1] & 15));
+        }
+      }
+      const __m128i packed_scales = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wb.scales));
+      int8_t min[16];
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(min), _mm_and_si128(_mm_srli_epi16(packed_scales, 4), _mm_set1_epi8(0x0F)));
+      total += a.d * (_cvtsh_ss(wb.d) * float(horizontal_sum(sum)) -
+                      _cvtsh_ss(wb.dmin) * float(weighted_sums(min, a.sums)));
+    }
+    y[r] = total;
+  }
+}
+
+}  // namespace
+
+void add_avx2_kquant_kernels(MatmulKernels& k) {
+  k.dot_rows_q8k[static_cast<int>(DType::Q4_K)] = dot_rows_q45k<false, BlockQ4K>;
+  k.dot_rows_q8k[static_cast<int>(DType::Q5_K)] = dot_rows_q45k<true, BlockQ5K>;
+  k.dot_rows_q8k[static_cast<int>(DType::Q6_K)] = dot_rows_q6k;
+  k.dot_rows_q8k[static_cast<int>(DType::Q3_K)] = dot_rows_q3k;
+  k.dot_rows_q8k[static_cast<int>(DType::Q2_K)] = dot_rows_q2k;
+}
+
+}  // namespace kiln
+
+#else  // not x86-64: the portable K-quant kernels stand in
+
+namespace kiln {
+void add_avx2_kquant_kernels(MatmulKernels& k) { add_portable_kquant_kernels(k); }
+}  // namespace kiln
+
+#endif
