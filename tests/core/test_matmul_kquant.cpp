@@ -324,6 +324,33 @@ class TestMatmulKQuant : public QObject {
     }
   }
 
+  void expansion_to_floats_matches_dequantize() {
+    // Prefill expands weights with each set's to_float; it must read every field as the scalar
+    // dequantization does (up to the rounding of scale * q + offset in one fused step).
+    std::mt19937 rng(7);
+    for (DType type : kTypes) {
+      for (Source source : {Source::Quantized, Source::RandomBytes}) {
+        const Matrix w = kquant_matrix(type, 4, 1024, source, rng);
+        std::vector<float> want(1024), got(1024);
+        for (const auto& kernels : kernel_sets()) {
+          for (int64_t r = 0; r < w.rows; ++r) {
+            dequantize_row_kquant(type, w.row(r), w.cols, want.data());
+            kernels.to_float[static_cast<int>(type)](w.row(r), w.cols, got.data());
+            // Relative to the row's largest weight: scale * q and offset may nearly cancel.
+            const float largest = std::fabs(*std::max_element(want.begin(), want.end(), [](float a, float b) {
+              return std::fabs(a) < std::fabs(b);
+            }));
+            for (int64_t c = 0; c < w.cols; ++c) {
+              QVERIFY2(std::fabs(got[c] - want[c]) <= 1e-6f * largest,
+                       qPrintable(QString("%1 %2 row %3 weight %4: %5 vs %6").arg(to_string(type)).arg(kernels.name)
+                                      .arg(r).arg(c).arg(got[c]).arg(want[c])));
+            }
+          }
+        }
+      }
+    }
+  }
+
   void activations_round_to_int8_per_super_block() {
     std::mt19937 rng(3);
     const std::vector<float> x = random_activations(1, 768, rng);

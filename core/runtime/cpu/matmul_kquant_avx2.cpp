@@ -213,9 +213,118 @@ KILN_AVX2 void dot_rows_q2k(const uint8_t* w, size_t stride, int64_t rows, int64
   }
 }
 
+// ---- Expansion to floats for prefill: the same unpacking, then w = scale * q + offset per 16 weights.
+
+// The low 8 unsigned bytes as floats.
+KILN_AVX2 inline __m256 as_float(__m128i bytes8) { return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes8)); }
+
+// dst[0..32) = scale * q + offset for 32 weights q (unsigned bytes); the first 16 take (scale_a,
+// offset_a), the last 16 (scale_b, offset_b).
+KILN_AVX2 inline void store32(float* dst, __m256i q, float scale_a, float offset_a, float scale_b, float offset_b) {
+  const __m128i low = _mm256_castsi256_si128(q), high = _mm256_extracti128_si256(q, 1);
+  const __m256 sa = _mm256_set1_ps(scale_a), oa = _mm256_set1_ps(offset_a);
+  const __m256 sb = _mm256_set1_ps(scale_b), ob = _mm256_set1_ps(offset_b);
+  _mm256_storeu_ps(dst, _mm256_fmadd_ps(sa, as_float(low), oa));
+  _mm256_storeu_ps(dst + 8, _mm256_fmadd_ps(sa, as_float(_mm_unpackhi_epi64(low, low)), oa));
+  _mm256_storeu_ps(dst + 16, _mm256_fmadd_ps(sb, as_float(high), ob));
+  _mm256_storeu_ps(dst + 24, _mm256_fmadd_ps(sb, as_float(_mm_unpackhi_epi64(high, high)), ob));
+}
+
+template <bool kFifthBit, typename Block>
+KILN_AVX2 void to_float_q45k(const uint8_t* src, int64_t n, float* dst) {
+  const auto* blocks = reinterpret_cast<const Block*>(src);
+  const __m256i nibble = bytes(0x0F);
+  for (int64_t b = 0; b < n / kSuperBlockSize; ++b) {
+    const Block& wb = blocks[b];
+    const float d = _cvtsh_ss(wb.d), dmin = _cvtsh_ss(wb.dmin);
+    uint8_t scale[8], min[8];
+    unpack_q4k_scales(wb.scales, scale, min);
+    [[maybe_unused]] __m256i high_bits;
+    if constexpr (kFifthBit) high_bits = load32(wb.qh);
+    for (int s = 0; s < 8; ++s, dst += 32) {  // sub-block s: nibble s % 2 of qs[32 (s / 2) ..]
+      const __m256i packed = load32(wb.qs + 32 * (s / 2));
+      __m256i q = _mm256_and_si256(s % 2 ? _mm256_srli_epi16(packed, 4) : packed, nibble);
+      if constexpr (kFifthBit) {
+        q = _mm256_or_si256(q, _mm256_and_si256(_mm256_slli_epi16(high_bits, 4), bytes(0x10)));
+        high_bits = _mm256_srli_epi16(high_bits, 1);
+      }
+      const float sc = d * scale[s], offset = -dmin * min[s];
+      store32(dst, q, sc, offset, sc, offset);
+    }
+  }
+}
+
+KILN_AVX2 void to_float_q6k(const uint8_t* src, int64_t n, float* dst) {
+  const auto* blocks = reinterpret_cast<const BlockQ6K*>(src);
+  const __m256i nibble = bytes(0x0F), bits45 = bytes(0x30);
+  for (int64_t b = 0; b < n / kSuperBlockSize; ++b) {
+    const BlockQ6K& wb = blocks[b];
+    const float d = _cvtsh_ss(wb.d);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i low0 = load32(wb.ql + 64 * h), low1 = load32(wb.ql + 64 * h + 32);
+      const __m256i high = load32(wb.qh + 32 * h);
+      const __m256i q[4] = {
+          _mm256_or_si256(_mm256_and_si256(low0, nibble), _mm256_and_si256(_mm256_slli_epi16(high, 4), bits45)),
+          _mm256_or_si256(_mm256_and_si256(low1, nibble), _mm256_and_si256(_mm256_slli_epi16(high, 2), bits45)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low0, 4), nibble), _mm256_and_si256(high, bits45)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low1, 4), nibble),
+                          _mm256_and_si256(_mm256_srli_epi16(high, 2), bits45))};
+      for (int j = 0; j < 4; ++j, dst += 32) {
+        const float sa = d * wb.scales[8 * h + 2 * j], sb = d * wb.scales[8 * h + 2 * j + 1];
+        store32(dst, q[j], sa, -32.0f * sa, sb, -32.0f * sb);
+      }
+    }
+  }
+}
+
+KILN_AVX2 void to_float_q3k(const uint8_t* src, int64_t n, float* dst) {
+  const auto* blocks = reinterpret_cast<const BlockQ3K*>(src);
+  const __m256i two_bits = bytes(3), four = bytes(4);
+  for (int64_t b = 0; b < n / kSuperBlockSize; ++b) {
+    const BlockQ3K& wb = blocks[b];
+    const float d = _cvtsh_ss(wb.d);
+    int8_t sc[16];
+    unpack_q3k_scales(wb.scales, sc);
+    const __m256i hmask = load32(wb.hmask);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i packed = load32(wb.qs + 32 * h);
+      for (int j = 0; j < 4; ++j, dst += 32) {
+        const __m256i bit = bytes(1 << (4 * h + j));
+        const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hmask, bit), bit), four);
+        const __m256i q = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(packed, 2 * j), two_bits), high);
+        const float sa = d * sc[8 * h + 2 * j], sb = d * sc[8 * h + 2 * j + 1];
+        store32(dst, q, sa, -4.0f * sa, sb, -4.0f * sb);
+      }
+    }
+  }
+}
+
+KILN_AVX2 void to_float_q2k(const uint8_t* src, int64_t n, float* dst) {
+  const auto* blocks = reinterpret_cast<const BlockQ2K*>(src);
+  const __m256i two_bits = bytes(3);
+  for (int64_t b = 0; b < n / kSuperBlockSize; ++b) {
+    const BlockQ2K& wb = blocks[b];
+    const float d = _cvtsh_ss(wb.d), dmin = _cvtsh_ss(wb.dmin);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i packed = load32(wb.qs + 32 * h);
+      for (int j = 0; j < 4; ++j, dst += 32) {
+        const int s = 8 * h + 2 * j;
+        const __m256i q = _mm256_and_si256(_mm256_srli_epi16(packed, 2 * j), two_bits);
+        store32(dst, q, d * (wb.scales[s] & 15), -dmin * (wb.scales[s] >> 4), d * (wb.scales[s + 1] & 15),
+                -dmin * (wb.scales[s + 1] >> 4));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void add_avx2_kquant_kernels(MatmulKernels& k) {
+  k.to_float[static_cast<int>(DType::Q4_K)] = to_float_q45k<false, BlockQ4K>;
+  k.to_float[static_cast<int>(DType::Q5_K)] = to_float_q45k<true, BlockQ5K>;
+  k.to_float[static_cast<int>(DType::Q6_K)] = to_float_q6k;
+  k.to_float[static_cast<int>(DType::Q3_K)] = to_float_q3k;
+  k.to_float[static_cast<int>(DType::Q2_K)] = to_float_q2k;
   k.dot_rows_q8k[static_cast<int>(DType::Q4_K)] = dot_rows_q45k<false, BlockQ4K>;
   k.dot_rows_q8k[static_cast<int>(DType::Q5_K)] = dot_rows_q45k<true, BlockQ5K>;
   k.dot_rows_q8k[static_cast<int>(DType::Q6_K)] = dot_rows_q6k;
