@@ -2,8 +2,8 @@
 // fused dequantize-and-dot kernel: it is memory-bandwidth bound, so the weights are read in their
 // stored format and never expanded. Prefill (several tokens) expands a tile of rows to floats once
 // and applies it to a group of up to 32 tokens, so the dequantization cost is shared by them.
-// K-quant weights decode against activations rounded to int8 once per call (ActivationBlockQ8K),
-// and expand in prefill a whole 256-weight super-block at a time.
+// K-quant weights take their own path for any number of tokens (kquant_matmul): integer dot products
+// against activations rounded to int8, which measured faster than expanding them to floats.
 #include "runtime/cpu/matmul.h"
 
 #include <algorithm>
@@ -21,12 +21,10 @@ namespace {
 
 // Prefill blocking, chosen by measurement (tests/bench, 2560 x 10240): a tile of 6 rows x 128
 // columns of weights (3 KiB) and the same 128 columns of 32 tokens (16 KiB) stay in L1 together.
-// K-quants expand whole super-blocks, so their tiles are 256 columns wide.
 constexpr int64_t kTileCols = 128;
-constexpr int64_t kKQuantTileCols = kSuperBlockSize;
-static_assert(kKQuantTileCols >= kTileCols, "the expanded tile buffer is sized for the wider tiles");
 constexpr int64_t kTokenGroup = 32;
 constexpr size_t kDecodeChunkBytes = 64 * 1024;  // weight bytes a thread takes at a time in decode
+constexpr size_t kPrefillRowBytes = 16 * 1024;   // K-quant weight bytes applied to all tokens at a time
 
 void check_matmul_args(const Matrix& w, const float* x, int64_t n, const float* y) {
   if (!is_matmul_type(w.type)) {
@@ -46,19 +44,29 @@ void check_matmul_args(const Matrix& w, const float* x, int64_t n, const float* 
 void decode(const MatmulKernels& kernels, const Matrix& w, const float* x, float* y, ThreadPool& pool) {
   const size_t stride = row_bytes(w.type, w.cols);
   const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kDecodeChunkBytes / std::max<size_t>(1, stride)));
-  if (is_kquant(w.type)) {
-    std::vector<ActivationBlockQ8K> xq(static_cast<size_t>(w.cols / kSuperBlockSize));  // [cols / 256]
-    quantize_activations_q8k(x, w.cols, xq.data());
-    const auto dot_rows = kernels.dot_rows_q8k[static_cast<int>(w.type)];
-    pool.parallel_for(w.rows, [&](int64_t begin, int64_t end) {
-      dot_rows(w.row(begin), stride, end - begin, w.cols, xq.data(), y + begin);
-    }, grain);
-    return;
-  }
   const auto dot_rows = kernels.dot_rows[static_cast<int>(w.type)];
   pool.parallel_for(w.rows, [&](int64_t begin, int64_t end) {
     dot_rows(w.row(begin), stride, end - begin, w.cols, x, y + begin);
   }, grain);
+}
+
+// K-quants, any number of tokens: every token's activations are rounded to int8 once, then each
+// thread applies its rows to all tokens, a few rows at a time so that they stay in L1 while the
+// kernel walks the tokens (which it takes four at a time, unpacking each super-block once).
+void kquant_matmul(const MatmulKernels& kernels, const Matrix& w, const float* x, int64_t n, float* y,
+                   ThreadPool& pool) {
+  const int64_t blocks = w.cols / kSuperBlockSize;
+  std::vector<ActivationBlockQ8K> xq(static_cast<size_t>(n * blocks));  // [n][cols / 256]
+  for (int64_t t = 0; t < n; ++t) quantize_activations_q8k(x + t * w.cols, w.cols, xq.data() + t * blocks);
+  const size_t stride = row_bytes(w.type, w.cols);
+  const auto dot_rows = kernels.dot_rows_q8k[static_cast<int>(w.type)];
+  const size_t chunk_bytes = n == 1 ? kDecodeChunkBytes : kPrefillRowBytes;
+  const int64_t rows_at_once = std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / stride));
+  pool.parallel_for(w.rows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; r += rows_at_once) {
+      dot_rows(w.row(r), stride, std::min(rows_at_once, end - r), w.cols, xq.data(), n, y + r, w.rows);
+    }
+  }, rows_at_once);
 }
 
 // xt[c][t] = x[t][c] for t < tokens, zero for tokens <= t < padded: the tile kernels vectorize
@@ -76,7 +84,6 @@ void prefill(const MatmulKernels& kernels, const Matrix& w, const float* x, int6
   constexpr int64_t kRows = MatmulKernels::kTileRows;
   const int64_t tiles = (w.rows + kRows - 1) / kRows;
   const auto to_float = kernels.to_float[static_cast<int>(w.type)];
-  const int64_t tile_cols = is_kquant(w.type) ? kKQuantTileCols : kTileCols;
   std::vector<float> xt(static_cast<size_t>(w.cols) * kTokenGroup);  // [cols][padded tokens]
   for (int64_t g0 = 0; g0 < n; g0 += kTokenGroup) {
     const int64_t tokens = std::min(kTokenGroup, n - g0);
@@ -84,17 +91,17 @@ void prefill(const MatmulKernels& kernels, const Matrix& w, const float* x, int6
     transpose_tokens(x + g0 * w.cols, w.cols, tokens, padded, xt.data());
     pool.parallel_for(tiles, [&](int64_t tile_begin, int64_t tile_end) {
       // Rows past the last weight row hold zeros or an earlier tile's values: their sums are not stored.
-      float expanded[kRows * kKQuantTileCols] = {};  // [kRows][tile_cols]
+      float expanded[kRows * kTileCols] = {};  // [kRows][kTileCols]
       float acc[kRows * kTokenGroup];          // [kRows][padded]
       for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
         const int64_t r0 = tile * kRows;
         const int64_t rows = std::min(kRows, w.rows - r0);
         std::fill_n(acc, kRows * padded, 0.0f);
-        for (int64_t c0 = 0; c0 < w.cols; c0 += tile_cols) {
-          const int64_t cols = std::min(tile_cols, w.cols - c0);
+        for (int64_t c0 = 0; c0 < w.cols; c0 += kTileCols) {
+          const int64_t cols = std::min(kTileCols, w.cols - c0);
           const size_t offset = row_bytes(w.type, c0);  // c0 is a whole number of blocks
-          for (int64_t r = 0; r < rows; ++r) to_float(w.row(r0 + r) + offset, cols, expanded + r * tile_cols);
-          kernels.tile_product(expanded, tile_cols, xt.data() + c0 * padded, padded, padded, cols, acc, padded);
+          for (int64_t r = 0; r < rows; ++r) to_float(w.row(r0 + r) + offset, cols, expanded + r * kTileCols);
+          kernels.tile_product(expanded, kTileCols, xt.data() + c0 * padded, padded, padded, cols, acc, padded);
         }
         for (int64_t r = 0; r < rows; ++r) {
           for (int64_t t = 0; t < tokens; ++t) y[(g0 + t) * w.rows + r0 + r] = acc[r * padded + t];
@@ -118,7 +125,9 @@ void matmul_with(const MatmulKernels& kernels, const Matrix& w, const float* x, 
     std::fill_n(y, n * w.rows, 0.0f);
     return;
   }
-  if (n == 1) {
+  if (is_kquant(w.type)) {
+    kquant_matmul(kernels, w, x, n, y, pool);
+  } else if (n == 1) {
     decode(kernels, w, x, y, pool);
   } else {
     prefill(kernels, w, x, n, y, pool);

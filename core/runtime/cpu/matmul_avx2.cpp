@@ -267,7 +267,6 @@ MatmulKernels avx2_matmul_kernels() {
   k.to_float[static_cast<int>(DType::Q8_0)] = to_float_q8_0;
   k.to_float[static_cast<int>(DType::Q4_0)] = to_float_q4_0;
   k.tile_product = tile_product;
-  add_portable_kquant_kernels(k);  // to_float for prefill
   add_avx2_kquant_kernels(k);
   return k;
 }

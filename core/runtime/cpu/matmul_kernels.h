@@ -18,7 +18,7 @@ constexpr int kMatmulTypeCount = 10;
 static_assert(static_cast<int>(DType::Q3_K) == kMatmulTypeCount - 1, "a DType was added: give it kernels");
 inline bool is_matmul_type(DType t) { return static_cast<int>(t) < kMatmulTypeCount; }
 
-// Decode activations for the K-quant kernels, rounded to int8 per 256 weights (one super-block):
+// Activations for the K-quant kernels, rounded to int8 per 256 weights (one super-block):
 // x[i] ~ d * q[i] with d = max |x| / 127 and q[i] = x[i] / d rounded to nearest. Integer products
 // of 4-6 bit weights with int8 activations need far fewer instructions than float ones, and the
 // rounding (at most d / 2 a weight) stays well below the weights' own.
@@ -47,12 +47,16 @@ struct MatmulKernels {
   using TileProduct = void (*)(const float* w, int64_t ld_w, const float* xt, int64_t ld_xt, int64_t tokens,
                                int64_t k, float* acc, int64_t ld_acc);
 
-  // The same for K-quant rows (cols % 256 == 0) against activations rounded by quantize_activations_q8k.
+  // The same for K-quant rows (cols % 256 == 0) and several tokens, against activations rounded by
+  // quantize_activations_q8k: y[t * ld_y + i] = dot(row i, token t) for t < tokens.
+  // x: [tokens][cols / 256]. Unpacking a super-block once for several tokens makes prefill cheaper.
   using DotRowsQ8K = void (*)(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
-                              const ActivationBlockQ8K* x, float* y);
+                              const ActivationBlockQ8K* x, int64_t tokens, float* y, int64_t ld_y);
 
-  DotRows dot_rows[kMatmulTypeCount] = {};   // indexed by DType; null for the K-quants
-  DotRowsQ8K dot_rows_q8k[kMatmulTypeCount] = {};  // indexed by DType; set for the K-quants only
+  // Indexed by DType. A set fills dot_rows and to_float for F32 .. Q4_0 and dot_rows_q8k for the
+  // K-quants (which matmul never expands to floats).
+  DotRows dot_rows[kMatmulTypeCount] = {};
+  DotRowsQ8K dot_rows_q8k[kMatmulTypeCount] = {};
   ToFloat to_float[kMatmulTypeCount] = {};
   TileProduct tile_product = nullptr;
 };

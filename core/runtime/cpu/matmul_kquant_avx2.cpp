@@ -1,4 +1,4 @@
-// AVX2 decode kernels for GGUF's K-quants (quant/kquant_blocks.h) against activations rounded to
+// AVX2 matmul kernels for GGUF's K-quants (quant/kquant_blocks.h) against activations rounded to
 // int8 (ActivationBlockQ8K). The sums are split as in matmul_kquant_portable.cpp; here each group
 // of 32 weights is unpacked to one byte a weight (unsigned, 0..63), multiplied with 32 activations
 // by vpmaddubsw (16 pair sums in int16, which cannot overflow: 2 * 63 * 127 < 32767), weighted by
@@ -48,17 +48,9 @@ KILN_AVX2 inline __m256i spread_scales(__m128i scales) {
   return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales, even_then_odd));
 }
 
-// 32 weights (unsigned bytes) of group g times 32 activations, weighted by their sub-blocks' scales:
-// 8 int32 partial sums.
-KILN_AVX2 inline __m256i scaled_dot32(__m256i q, const int8_t* xq, __m256i spread, int g) {
-  const __m256i pairs = _mm256_maddubs_epi16(q, load32(xq));
-  const __m256i scales = _mm256_shuffle_epi8(spread, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * g)));
-  return _mm256_madd_epi16(pairs, scales);
-}
-
-// sum_s scale[s] * sums[s] for 16 scales in int8, as 8 int32 partial sums.
-KILN_AVX2 inline __m256i weighted_sums(__m128i scales, const int16_t* sums) {
-  return _mm256_madd_epi16(_mm256_cvtepi8_epi16(scales), load32(sums));
+// Group g's scales from spread_scales(): int16 lanes 0-7 the scale of sub-block 2g, 8-15 of 2g + 1.
+KILN_AVX2 inline __m256i group_scales(__m256i spread, int g) {
+  return _mm256_shuffle_epi8(spread, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * g)));
 }
 
 KILN_AVX2 inline __m128i load16(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
@@ -85,269 +77,216 @@ KILN_AVX2 inline __m128i q3k_scales(const uint8_t* packed) {
   return _mm_sub_epi8(_mm_or_si128(low, _mm_and_si128(top, _mm_set1_epi32(0x30303030))), _mm_set1_epi8(32));
 }
 
+// The kernels below take T tokens at once (T <= 4): each super-block is unpacked once and applied
+// to every token, so prefill pays the unpacking once per 4 tokens. sum[t] and acc[t] stay in
+// registers when the token loops are unrolled.
+#define KILN_EACH_TOKEN _Pragma("GCC unroll 4") for (int t = 0; t < T; ++t)
+
+// 32 weights (unsigned bytes) times 32 activations, weighted per 16 by `scales` (int16): 8 int32 sums.
+KILN_AVX2 inline __m256i dot32(__m256i q, const int8_t* xq, __m256i scales) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(q, load32(xq)), scales);
+}
+
 // Q4_K and Q5_K: chunk c of 64 weights is the low nibbles (sub-block 2c) then the high nibbles
 // (2c + 1) of qs[32c ..]; Q5_K adds bit 2c / 2c + 1 of qh[l] as bit 4.
 template <bool kFifthBit, typename Block>
-KILN_AVX2 void dot_rows_q45k(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
-                             const ActivationBlockQ8K* x, float* y) {
-  const int64_t blocks = cols / kSuperBlockSize;
-  const __m256i nibble = bytes(0x0F);
-  for (int64_t r = 0; r < rows; ++r) {
-    const auto* row = reinterpret_cast<const Block*>(w + r * stride);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < blocks; ++b) {
-      const Block& wb = row[b];
-      const ActivationBlockQ8K& a = x[b];
-      prefetch_ahead(&wb);
-      const __m128i scales_mins = q4k_scales_and_mins(wb.scales);
-      const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));  // int16, both lanes
-      // Offsets: min[s] times the activation sums of its two 16-weight halves.
-      const __m128i mins = _mm_srli_si128(scales_mins, 8);
-      const __m256i offsets = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins, mins)), load32(a.sums));
-      __m256i sum = _mm256_setzero_si256();
-      [[maybe_unused]] __m256i high_bits;
-      if constexpr (kFifthBit) high_bits = load32(wb.qh);
-      for (int c = 0; c < 4; ++c) {
-        const __m256i packed = load32(wb.qs + 32 * c);
-        __m256i q0 = _mm256_and_si256(packed, nibble);
-        __m256i q1 = _mm256_and_si256(_mm256_srli_epi16(packed, 4), nibble);
-        if constexpr (kFifthBit) {  // bits 0 and 1 of high_bits (shifted 2c down) move to bit 4
-          q0 = _mm256_or_si256(q0, _mm256_and_si256(_mm256_slli_epi16(high_bits, 4), bytes(0x10)));
-          q1 = _mm256_or_si256(q1, _mm256_and_si256(_mm256_slli_epi16(high_bits, 3), bytes(0x10)));
-          high_bits = _mm256_srli_epi16(high_bits, 2);
+struct Q45K {
+  template <int T>
+  static KILN_AVX2 void rows(const uint8_t* w, size_t stride, int64_t rows, int64_t blocks,
+                             const ActivationBlockQ8K* x, float* y, int64_t ld_y) {
+    const __m256i nibble = bytes(0x0F);
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto* row = reinterpret_cast<const Block*>(w + r * stride);
+      __m256 acc[T];
+      KILN_EACH_TOKEN acc[t] = _mm256_setzero_ps();
+      for (int64_t b = 0; b < blocks; ++b) {
+        const Block& wb = row[b];
+        prefetch_ahead(&wb);
+        const __m128i scales_mins = q4k_scales_and_mins(wb.scales);
+        const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));  // int16, both lanes
+        __m256i sum[T];
+        KILN_EACH_TOKEN sum[t] = _mm256_setzero_si256();
+        [[maybe_unused]] __m256i high_bits;
+        if constexpr (kFifthBit) high_bits = load32(wb.qh);
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {
+          const __m256i packed = load32(wb.qs + 32 * c);
+          __m256i q0 = _mm256_and_si256(packed, nibble);
+          __m256i q1 = _mm256_and_si256(_mm256_srli_epi16(packed, 4), nibble);
+          if constexpr (kFifthBit) {  // bits 0 and 1 of high_bits (shifted 2c down) move to bit 4
+            q0 = _mm256_or_si256(q0, _mm256_and_si256(_mm256_slli_epi16(high_bits, 4), bytes(0x10)));
+            q1 = _mm256_or_si256(q1, _mm256_and_si256(_mm256_slli_epi16(high_bits, 3), bytes(0x10)));
+            high_bits = _mm256_srli_epi16(high_bits, 2);
+          }
+          const __m256i s0 = _mm256_shuffle_epi8(scales, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0404 * c)));
+          const __m256i s1 = _mm256_shuffle_epi8(scales, _mm256_set1_epi16(static_cast<short>(0x0302 + 0x0404 * c)));
+          KILN_EACH_TOKEN {
+            const int8_t* xq = x[t * blocks + b].q + 64 * c;
+            sum[t] = _mm256_add_epi32(sum[t], _mm256_add_epi32(dot32(q0, xq, s0), dot32(q1, xq + 32, s1)));
+          }
         }
-        const __m256i s0 = _mm256_shuffle_epi8(scales, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0404 * c)));
-        const __m256i s1 = _mm256_shuffle_epi8(scales, _mm256_set1_epi16(static_cast<short>(0x0302 + 0x0404 * c)));
-        const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(q0, load32(a.q + 64 * c)), s0);
-        const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(q1, load32(a.q + 64 * c + 32)), s1);
-        sum = _mm256_add_epi32(sum, _mm256_add_epi32(p0, p1));
+        // Offsets: min[s] times the activation sums of its two 16-weight halves.
+        const __m128i mins = _mm_srli_si128(scales_mins, 8);
+        const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins, mins));
+        const float d = _cvtsh_ss(wb.d), dmin = _cvtsh_ss(wb.dmin);
+        KILN_EACH_TOKEN {
+          const ActivationBlockQ8K& a = x[t * blocks + b];
+          const __m256i offsets = _mm256_madd_epi16(mins16, load32(a.sums));
+          acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * d), _mm256_cvtepi32_ps(sum[t]), acc[t]);
+          acc[t] = _mm256_fnmadd_ps(_mm256_set1_ps(a.d * dmin), _mm256_cvtepi32_ps(offsets), acc[t]);
+        }
       }
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(a.d * _cvtsh_ss(wb.d)), _mm256_cvtepi32_ps(sum), acc);
-      acc = _mm256_fnmadd_ps(_mm256_set1_ps(a.d * _cvtsh_ss(wb.dmin)), _mm256_cvtepi32_ps(offsets), acc);
+      KILN_EACH_TOKEN y[t * ld_y + r] = horizontal_sum(acc[t]);
     }
-    y[r] = horizontal_sum(acc);
   }
-}
+};
 
 // Q6_K: for each half h, weights 32 j + l take the low (j < 2) or high nibble of ql[64 h + 32 (j % 2) + l]
 // and bits 2j, 2j + 1 of qh[32 h + l] as bits 4, 5. Weight = q - 32.
-KILN_AVX2 void dot_rows_q6k(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
-                            const ActivationBlockQ8K* x, float* y) {
-  const int64_t blocks = cols / kSuperBlockSize;
-  const __m256i nibble = bytes(0x0F), bits45 = bytes(0x30);
-  for (int64_t r = 0; r < rows; ++r) {
-    const auto* row = reinterpret_cast<const BlockQ6K*>(w + r * stride);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < blocks; ++b) {
-      const BlockQ6K& wb = row[b];
-      const ActivationBlockQ8K& a = x[b];
-      prefetch_ahead(&wb);
-      const __m128i scales = load16(wb.scales);
-      const __m256i spread = spread_scales(scales);
-      __m256i sum = _mm256_setzero_si256();
-      for (int h = 0; h < 2; ++h) {
-        const __m256i low0 = load32(wb.ql + 64 * h), low1 = load32(wb.ql + 64 * h + 32);
-        const __m256i high = load32(wb.qh + 32 * h);
-        const __m256i q0 = _mm256_or_si256(_mm256_and_si256(low0, nibble),
-                                           _mm256_and_si256(_mm256_slli_epi16(high, 4), bits45));
-        const __m256i q1 = _mm256_or_si256(_mm256_and_si256(low1, nibble),
-                                           _mm256_and_si256(_mm256_slli_epi16(high, 2), bits45));
-        const __m256i q2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low0, 4), nibble),
-                                           _mm256_and_si256(high, bits45));
-        const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low1, 4), nibble),
-                                           _mm256_and_si256(_mm256_srli_epi16(high, 2), bits45));
-        const int8_t* xq = a.q + 128 * h;
-        sum = _mm256_add_epi32(sum, _mm256_add_epi32(scaled_dot32(q0, xq, spread, 4 * h),
-                                                     scaled_dot32(q1, xq + 32, spread, 4 * h + 1)));
-        sum = _mm256_add_epi32(sum, _mm256_add_epi32(scaled_dot32(q2, xq + 64, spread, 4 * h + 2),
-                                                     scaled_dot32(q3, xq + 96, spread, 4 * h + 3)));
+struct Q6K {
+  template <int T>
+  static KILN_AVX2 void rows(const uint8_t* w, size_t stride, int64_t rows, int64_t blocks,
+                             const ActivationBlockQ8K* x, float* y, int64_t ld_y) {
+    const __m256i nibble = bytes(0x0F), bits45 = bytes(0x30);
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto* row = reinterpret_cast<const BlockQ6K*>(w + r * stride);
+      __m256 acc[T];
+      KILN_EACH_TOKEN acc[t] = _mm256_setzero_ps();
+      for (int64_t b = 0; b < blocks; ++b) {
+        const BlockQ6K& wb = row[b];
+        prefetch_ahead(&wb);
+        const __m128i scales = load16(wb.scales);
+        const __m256i spread = spread_scales(scales);
+        __m256i sum[T];
+        KILN_EACH_TOKEN sum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; ++g) {  // group g = 4 h + j: 32 weights, sub-blocks 2g and 2g + 1
+          const int h = g / 4, j = g % 4;
+          const __m256i low = load32(wb.ql + 64 * h + 32 * (j % 2));
+          const __m256i high = load32(wb.qh + 32 * h);
+          const __m256i low4 = _mm256_and_si256(j < 2 ? low : _mm256_srli_epi16(low, 4), nibble);
+          const __m256i high2 = _mm256_and_si256(j == 0 ? _mm256_slli_epi16(high, 4)
+                                                 : j == 1 ? _mm256_slli_epi16(high, 2)
+                                                 : j == 2 ? high : _mm256_srli_epi16(high, 2), bits45);
+          const __m256i q = _mm256_or_si256(low4, high2);
+          const __m256i sc = group_scales(spread, g);
+          KILN_EACH_TOKEN sum[t] = _mm256_add_epi32(sum[t], dot32(q, x[t * blocks + b].q + 32 * g, sc));
+        }
+        const __m256i scales16 = _mm256_cvtepi8_epi16(scales);
+        const float d = _cvtsh_ss(wb.d);
+        KILN_EACH_TOKEN {
+          const ActivationBlockQ8K& a = x[t * blocks + b];
+          const __m256i offsets = _mm256_slli_epi32(_mm256_madd_epi16(scales16, load32(a.sums)), 5);  // q - 32
+          acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * d), _mm256_cvtepi32_ps(_mm256_sub_epi32(sum[t], offsets)), acc[t]);
+        }
       }
-      sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(weighted_sums(scales, a.sums), 5));  // q - 32
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(a.d * _cvtsh_ss(wb.d)), _mm256_cvtepi32_ps(sum), acc);
+      KILN_EACH_TOKEN y[t * ld_y + r] = horizontal_sum(acc[t]);
     }
-    y[r] = horizontal_sum(acc);
   }
-}
+};
 
 // Q3_K: q = bits 2j of qs[32 h + l] plus 4 * (bit 4 h + j of hmask[l]); weight = q - 4.
-KILN_AVX2 void dot_rows_q3k(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
-                            const ActivationBlockQ8K* x, float* y) {
-  const int64_t blocks = cols / kSuperBlockSize;
-  const __m256i two_bits = bytes(3), four = bytes(4);
-  for (int64_t r = 0; r < rows; ++r) {
-    const auto* row = reinterpret_cast<const BlockQ3K*>(w + r * stride);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < blocks; ++b) {
-      const BlockQ3K& wb = row[b];
-      const ActivationBlockQ8K& a = x[b];
-      prefetch_ahead(&wb);
-      const __m128i scales = q3k_scales(wb.scales);
-      const __m256i spread = spread_scales(scales);
-      __m256i hmask = load32(wb.hmask);  // shifted down one bit a group: bit 0 is the group's
-      __m256i sum = _mm256_setzero_si256();
-      for (int h = 0; h < 2; ++h) {
-        const __m256i packed = load32(wb.qs + 32 * h);
-        for (int j = 0; j < 4; ++j) {
+struct Q3K {
+  template <int T>
+  static KILN_AVX2 void rows(const uint8_t* w, size_t stride, int64_t rows, int64_t blocks,
+                             const ActivationBlockQ8K* x, float* y, int64_t ld_y) {
+    const __m256i two_bits = bytes(3), four = bytes(4);
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto* row = reinterpret_cast<const BlockQ3K*>(w + r * stride);
+      __m256 acc[T];
+      KILN_EACH_TOKEN acc[t] = _mm256_setzero_ps();
+      for (int64_t b = 0; b < blocks; ++b) {
+        const BlockQ3K& wb = row[b];
+        prefetch_ahead(&wb);
+        const __m128i scales = q3k_scales(wb.scales);
+        const __m256i spread = spread_scales(scales);
+        __m256i hmask = load32(wb.hmask);  // shifted down one bit a group: bit 0 is the group's
+        __m256i sum[T];
+        KILN_EACH_TOKEN sum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; ++g) {  // group g = 4 h + j
+          const __m256i packed = load32(wb.qs + 32 * (g / 4));
           const __m256i high = _mm256_and_si256(_mm256_slli_epi16(hmask, 2), four);
           hmask = _mm256_srli_epi16(hmask, 1);
-          const __m256i q = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(packed, 2 * j), two_bits), high);
-          sum = _mm256_add_epi32(sum, scaled_dot32(q, a.q + 128 * h + 32 * j, spread, 4 * h + j));
+          const __m256i q = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(packed, 2 * (g % 4)), two_bits), high);
+          const __m256i sc = group_scales(spread, g);
+          KILN_EACH_TOKEN sum[t] = _mm256_add_epi32(sum[t], dot32(q, x[t * blocks + b].q + 32 * g, sc));
+        }
+        const __m256i scales16 = _mm256_cvtepi8_epi16(scales);
+        const float d = _cvtsh_ss(wb.d);
+        KILN_EACH_TOKEN {
+          const ActivationBlockQ8K& a = x[t * blocks + b];
+          const __m256i offsets = _mm256_slli_epi32(_mm256_madd_epi16(scales16, load32(a.sums)), 2);  // q - 4
+          acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * d), _mm256_cvtepi32_ps(_mm256_sub_epi32(sum[t], offsets)), acc[t]);
         }
       }
-      sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(weighted_sums(scales, a.sums), 2));  // q - 4
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(a.d * _cvtsh_ss(wb.d)), _mm256_cvtepi32_ps(sum), acc);
+      KILN_EACH_TOKEN y[t * ld_y + r] = horizontal_sum(acc[t]);
     }
-    y[r] = horizontal_sum(acc);
   }
-}
+};
 
 // Q2_K: q = bits 2j of qs[32 h + l]; scales[s] holds the sub-block's scale (low nibble) and min (high).
-KILN_AVX2 void dot_rows_q2k(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
-                            const ActivationBlockQ8K* x, float* y) {
-  const int64_t blocks = cols / kSuperBlockSize;
-  const __m256i two_bits = bytes(3);
-  for (int64_t r = 0; r < rows; ++r) {
-    const auto* row = reinterpret_cast<const BlockQ2K*>(w + r * stride);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < blocks; ++b) {
-      const BlockQ2K& wb = row[b];
-      const ActivationBlockQ8K& a = x[b];
-      prefetch_ahead(&wb);
-      const __m128i packed_scales = load16(wb.scales), low4 = _mm_set1_epi8(0x0F);
-      const __m256i spread = spread_scales(_mm_and_si128(packed_scales, low4));
-      const __m128i mins = _mm_and_si128(_mm_srli_epi16(packed_scales, 4), low4);
-      __m256i sum = _mm256_setzero_si256();
-      for (int h = 0; h < 2; ++h) {
-        const __m256i packed = load32(wb.qs + 32 * h);
-        for (int j = 0; j < 4; ++j) {
-          const __m256i q = _mm256_and_si256(_mm256_srli_epi16(packed, 2 * j), two_bits);
-          sum = _mm256_add_epi32(sum, scaled_dot32(q, a.q + 128 * h + 32 * j, spread, 4 * h + j));
+struct Q2K {
+  template <int T>
+  static KILN_AVX2 void rows(const uint8_t* w, size_t stride, int64_t rows, int64_t blocks,
+                             const ActivationBlockQ8K* x, float* y, int64_t ld_y) {
+    const __m256i two_bits = bytes(3);
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto* row = reinterpret_cast<const BlockQ2K*>(w + r * stride);
+      __m256 acc[T];
+      KILN_EACH_TOKEN acc[t] = _mm256_setzero_ps();
+      for (int64_t b = 0; b < blocks; ++b) {
+        const BlockQ2K& wb = row[b];
+        prefetch_ahead(&wb);
+        const __m128i packed_scales = load16(wb.scales), low4 = _mm_set1_epi8(0x0F);
+        const __m256i spread = spread_scales(_mm_and_si128(packed_scales, low4));
+        __m256i sum[T];
+        KILN_EACH_TOKEN sum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; ++g) {  // group g = 4 h + j
+          const __m256i q = _mm256_and_si256(_mm256_srli_epi16(load32(wb.qs + 32 * (g / 4)), 2 * (g % 4)), two_bits);
+          const __m256i sc = group_scales(spread, g);
+          KILN_EACH_TOKEN sum[t] = _mm256_add_epi32(sum[t], dot32(q, x[t * blocks + b].q + 32 * g, sc));
+        }
+        const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed_scales, 4), low4));
+        const float d = _cvtsh_ss(wb.d), dmin = _cvtsh_ss(wb.dmin);
+        KILN_EACH_TOKEN {
+          const ActivationBlockQ8K& a = x[t * blocks + b];
+          const __m256i offsets = _mm256_madd_epi16(mins16, load32(a.sums));
+          acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * d), _mm256_cvtepi32_ps(sum[t]), acc[t]);
+          acc[t] = _mm256_fnmadd_ps(_mm256_set1_ps(a.d * dmin), _mm256_cvtepi32_ps(offsets), acc[t]);
         }
       }
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(a.d * _cvtsh_ss(wb.d)), _mm256_cvtepi32_ps(sum), acc);
-      acc = _mm256_fnmadd_ps(_mm256_set1_ps(a.d * _cvtsh_ss(wb.dmin)), _mm256_cvtepi32_ps(weighted_sums(mins, a.sums)), acc);
-    }
-    y[r] = horizontal_sum(acc);
-  }
-}
-
-// ---- Expansion to floats for prefill: the same unpacking, then w = scale * q + offset per 16 weights.
-
-// The low 8 unsigned bytes as floats.
-KILN_AVX2 inline __m256 as_float(__m128i bytes8) { return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes8)); }
-
-// dst[0..32) = scale * q + offset for 32 weights q (unsigned bytes); the first 16 take (scale_a,
-// offset_a), the last 16 (scale_b, offset_b).
-KILN_AVX2 inline void store32(float* dst, __m256i q, float scale_a, float offset_a, float scale_b, float offset_b) {
-  const __m128i low = _mm256_castsi256_si128(q), high = _mm256_extracti128_si256(q, 1);
-  const __m256 sa = _mm256_set1_ps(scale_a), oa = _mm256_set1_ps(offset_a);
-  const __m256 sb = _mm256_set1_ps(scale_b), ob = _mm256_set1_ps(offset_b);
-  _mm256_storeu_ps(dst, _mm256_fmadd_ps(sa, as_float(low), oa));
-  _mm256_storeu_ps(dst + 8, _mm256_fmadd_ps(sa, as_float(_mm_unpackhi_epi64(low, low)), oa));
-  _mm256_storeu_ps(dst + 16, _mm256_fmadd_ps(sb, as_float(high), ob));
-  _mm256_storeu_ps(dst + 24, _mm256_fmadd_ps(sb, as_float(_mm_unpackhi_epi64(high, high)), ob));
-}
-
-template <bool kFifthBit, typename Block>
-KILN_AVX2 void to_float_q45k(const uint8_t* src, int64_t n, float* dst) {
-  const auto* blocks = reinterpret_cast<const Block*>(src);
-  const __m256i nibble = bytes(0x0F);
-  for (int64_t b = 0; b < n / kSuperBlockSize; ++b) {
-    const Block& wb = blocks[b];
-    const float d = _cvtsh_ss(wb.d), dmin = _cvtsh_ss(wb.dmin);
-    uint8_t scale[8], min[8];
-    unpack_q4k_scales(wb.scales, scale, min);
-    [[maybe_unused]] __m256i high_bits;
-    if constexpr (kFifthBit) high_bits = load32(wb.qh);
-    for (int s = 0; s < 8; ++s, dst += 32) {  // sub-block s: nibble s % 2 of qs[32 (s / 2) ..]
-      const __m256i packed = load32(wb.qs + 32 * (s / 2));
-      __m256i q = _mm256_and_si256(s % 2 ? _mm256_srli_epi16(packed, 4) : packed, nibble);
-      if constexpr (kFifthBit) {
-        q = _mm256_or_si256(q, _mm256_and_si256(_mm256_slli_epi16(high_bits, 4), bytes(0x10)));
-        high_bits = _mm256_srli_epi16(high_bits, 1);
-      }
-      const float sc = d * scale[s], offset = -dmin * min[s];
-      store32(dst, q, sc, offset, sc, offset);
+      KILN_EACH_TOKEN y[t * ld_y + r] = horizontal_sum(acc[t]);
     }
   }
-}
+};
 
-KILN_AVX2 void to_float_q6k(const uint8_t* src, int64_t n, float* dst) {
-  const auto* blocks = reinterpret_cast<const BlockQ6K*>(src);
-  const __m256i nibble = bytes(0x0F), bits45 = bytes(0x30);
-  for (int64_t b = 0; b < n / kSuperBlockSize; ++b) {
-    const BlockQ6K& wb = blocks[b];
-    const float d = _cvtsh_ss(wb.d);
-    for (int h = 0; h < 2; ++h) {
-      const __m256i low0 = load32(wb.ql + 64 * h), low1 = load32(wb.ql + 64 * h + 32);
-      const __m256i high = load32(wb.qh + 32 * h);
-      const __m256i q[4] = {
-          _mm256_or_si256(_mm256_and_si256(low0, nibble), _mm256_and_si256(_mm256_slli_epi16(high, 4), bits45)),
-          _mm256_or_si256(_mm256_and_si256(low1, nibble), _mm256_and_si256(_mm256_slli_epi16(high, 2), bits45)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low0, 4), nibble), _mm256_and_si256(high, bits45)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low1, 4), nibble),
-                          _mm256_and_si256(_mm256_srli_epi16(high, 2), bits45))};
-      for (int j = 0; j < 4; ++j, dst += 32) {
-        const float sa = d * wb.scales[8 * h + 2 * j], sb = d * wb.scales[8 * h + 2 * j + 1];
-        store32(dst, q[j], sa, -32.0f * sa, sb, -32.0f * sb);
-      }
-    }
-  }
-}
+#undef KILN_EACH_TOKEN
 
-KILN_AVX2 void to_float_q3k(const uint8_t* src, int64_t n, float* dst) {
-  const auto* blocks = reinterpret_cast<const BlockQ3K*>(src);
-  const __m256i two_bits = bytes(3), four = bytes(4);
-  for (int64_t b = 0; b < n / kSuperBlockSize; ++b) {
-    const BlockQ3K& wb = blocks[b];
-    const float d = _cvtsh_ss(wb.d);
-    int8_t sc[16];
-    unpack_q3k_scales(wb.scales, sc);
-    const __m256i hmask = load32(wb.hmask);
-    for (int h = 0; h < 2; ++h) {
-      const __m256i packed = load32(wb.qs + 32 * h);
-      for (int j = 0; j < 4; ++j, dst += 32) {
-        const __m256i bit = bytes(1 << (4 * h + j));
-        const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hmask, bit), bit), four);
-        const __m256i q = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(packed, 2 * j), two_bits), high);
-        const float sa = d * sc[8 * h + 2 * j], sb = d * sc[8 * h + 2 * j + 1];
-        store32(dst, q, sa, -4.0f * sa, sb, -4.0f * sb);
-      }
-    }
-  }
-}
-
-KILN_AVX2 void to_float_q2k(const uint8_t* src, int64_t n, float* dst) {
-  const auto* blocks = reinterpret_cast<const BlockQ2K*>(src);
-  const __m256i two_bits = bytes(3);
-  for (int64_t b = 0; b < n / kSuperBlockSize; ++b) {
-    const BlockQ2K& wb = blocks[b];
-    const float d = _cvtsh_ss(wb.d), dmin = _cvtsh_ss(wb.dmin);
-    for (int h = 0; h < 2; ++h) {
-      const __m256i packed = load32(wb.qs + 32 * h);
-      for (int j = 0; j < 4; ++j, dst += 32) {
-        const int s = 8 * h + 2 * j;
-        const __m256i q = _mm256_and_si256(_mm256_srli_epi16(packed, 2 * j), two_bits);
-        store32(dst, q, d * (wb.scales[s] & 15), -dmin * (wb.scales[s] >> 4), d * (wb.scales[s + 1] & 15),
-                -dmin * (wb.scales[s + 1] >> 4));
-      }
-    }
+// Any number of tokens, four at a time.
+template <class Format>
+KILN_AVX2 void dot_rows(const uint8_t* w, size_t stride, int64_t rows, int64_t cols, const ActivationBlockQ8K* x,
+                        int64_t tokens, float* y, int64_t ld_y) {
+  const int64_t blocks = cols / kSuperBlockSize;
+  int64_t t = 0;
+  for (; t + 4 <= tokens; t += 4) Format::template rows<4>(w, stride, rows, blocks, x + t * blocks, y + t * ld_y, ld_y);
+  switch (tokens - t) {
+    case 3: Format::template rows<3>(w, stride, rows, blocks, x + t * blocks, y + t * ld_y, ld_y); break;
+    case 2: Format::template rows<2>(w, stride, rows, blocks, x + t * blocks, y + t * ld_y, ld_y); break;
+    case 1: Format::template rows<1>(w, stride, rows, blocks, x + t * blocks, y + t * ld_y, ld_y); break;
+    default: break;
   }
 }
 
 }  // namespace
 
 void add_avx2_kquant_kernels(MatmulKernels& k) {
-  k.to_float[static_cast<int>(DType::Q4_K)] = to_float_q45k<false, BlockQ4K>;
-  k.to_float[static_cast<int>(DType::Q5_K)] = to_float_q45k<true, BlockQ5K>;
-  k.to_float[static_cast<int>(DType::Q6_K)] = to_float_q6k;
-  k.to_float[static_cast<int>(DType::Q3_K)] = to_float_q3k;
-  k.to_float[static_cast<int>(DType::Q2_K)] = to_float_q2k;
-  k.dot_rows_q8k[static_cast<int>(DType::Q4_K)] = dot_rows_q45k<false, BlockQ4K>;
-  k.dot_rows_q8k[static_cast<int>(DType::Q5_K)] = dot_rows_q45k<true, BlockQ5K>;
-  k.dot_rows_q8k[static_cast<int>(DType::Q6_K)] = dot_rows_q6k;
-  k.dot_rows_q8k[static_cast<int>(DType::Q3_K)] = dot_rows_q3k;
-  k.dot_rows_q8k[static_cast<int>(DType::Q2_K)] = dot_rows_q2k;
+  k.dot_rows_q8k[static_cast<int>(DType::Q4_K)] = dot_rows<Q45K<false, BlockQ4K>>;
+  k.dot_rows_q8k[static_cast<int>(DType::Q5_K)] = dot_rows<Q45K<true, BlockQ5K>>;
+  k.dot_rows_q8k[static_cast<int>(DType::Q6_K)] = dot_rows<Q6K>;
+  k.dot_rows_q8k[static_cast<int>(DType::Q3_K)] = dot_rows<Q3K>;
+  k.dot_rows_q8k[static_cast<int>(DType::Q2_K)] = dot_rows<Q2K>;
 }
 
 }  // namespace kiln

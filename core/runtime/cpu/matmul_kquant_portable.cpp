@@ -1,4 +1,4 @@
-// Portable decode kernels for GGUF's K-quants (quant/kquant_blocks.h), and the rounding of
+// Portable matmul kernels for GGUF's K-quants (quant/kquant_blocks.h), and the rounding of
 // activations to int8 that they and the SIMD sets share. Plain integer loops: the reference the
 // SIMD kernels are tested against, written to follow the block layouts line by line.
 //
@@ -45,11 +45,6 @@ void quantize_activations_q8k(const float* x, int64_t cols, ActivationBlockQ8K* 
 
 namespace {
 
-template <typename Block>
-const Block* row_blocks(const uint8_t* w, size_t stride, int64_t r) {
-  return reinterpret_cast<const Block*>(w + r * stride);
-}
-
 // sum_s scale[s] * sums[s] over the 16 sub-blocks of 16 weights.
 int weighted_sums(const int16_t* sums, const int* scale) {
   int total = 0;
@@ -57,173 +52,155 @@ int weighted_sums(const int16_t* sums, const int* scale) {
   return total;
 }
 
-void dot_rows_q4k(const uint8_t* w, size_t stride, int64_t rows, int64_t cols, const ActivationBlockQ8K* x,
-                  float* y) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const auto* blocks = row_blocks<BlockQ4K>(w, stride, r);
-    float total = 0.0f;
-    for (int64_t b = 0; b < cols / kSuperBlockSize; ++b) {
-      const BlockQ4K& wb = blocks[b];
-      const ActivationBlockQ8K& a = x[b];
-      uint8_t scale[8], min[8];
-      unpack_q4k_scales(wb.scales, scale, min);
-      int dot = 0, offset = 0;
-      for (int c = 0; c < 4; ++c) {  // 64 weights: low nibbles are sub-block 2c, high nibbles 2c + 1
-        int low = 0, high = 0;
-        for (int l = 0; l < 32; ++l) {
-          low += (wb.qs[32 * c + l] & 0x0F) * a.q[64 * c + l];
-          high += (wb.qs[32 * c + l] >> 4) * a.q[64 * c + 32 + l];
-        }
-        dot += scale[2 * c] * low + scale[2 * c + 1] * high;
+float row_dot_q4k(const BlockQ4K* blocks, int64_t count, const ActivationBlockQ8K* x) {
+  float total = 0.0f;
+  for (int64_t b = 0; b < count; ++b) {
+    const BlockQ4K& wb = blocks[b];
+    const ActivationBlockQ8K& a = x[b];
+    uint8_t scale[8], min[8];
+    unpack_q4k_scales(wb.scales, scale, min);
+    int dot = 0, offset = 0;
+    for (int c = 0; c < 4; ++c) {  // 64 weights: low nibbles are sub-block 2c, high nibbles 2c + 1
+      int low = 0, high = 0;
+      for (int l = 0; l < 32; ++l) {
+        low += (wb.qs[32 * c + l] & 0x0F) * a.q[64 * c + l];
+        high += (wb.qs[32 * c + l] >> 4) * a.q[64 * c + 32 + l];
       }
-      for (int s = 0; s < 8; ++s) offset += min[s] * (a.sums[2 * s] + a.sums[2 * s + 1]);
-      total += a.d * (fp16_to_float(wb.d) * float(dot) - fp16_to_float(wb.dmin) * float(offset));
+      dot += scale[2 * c] * low + scale[2 * c + 1] * high;
     }
-    y[r] = total;
+    for (int s = 0; s < 8; ++s) offset += min[s] * (a.sums[2 * s] + a.sums[2 * s + 1]);
+    total += a.d * (fp16_to_float(wb.d) * float(dot) - fp16_to_float(wb.dmin) * float(offset));
   }
+  return total;
 }
 
-void dot_rows_q5k(const uint8_t* w, size_t stride, int64_t rows, int64_t cols, const ActivationBlockQ8K* x,
-                  float* y) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const auto* blocks = row_blocks<BlockQ5K>(w, stride, r);
-    float total = 0.0f;
-    for (int64_t b = 0; b < cols / kSuperBlockSize; ++b) {
-      const BlockQ5K& wb = blocks[b];
-      const ActivationBlockQ8K& a = x[b];
-      uint8_t scale[8], min[8];
-      unpack_q4k_scales(wb.scales, scale, min);
-      int dot = 0, offset = 0;
-      for (int c = 0; c < 4; ++c) {  // as Q4_K, with bit s of qh[l] the fifth bit of sub-block s
-        int low = 0, high = 0;
-        for (int l = 0; l < 32; ++l) {
-          const int q0 = (wb.qs[32 * c + l] & 0x0F) | (((wb.qh[l] >> (2 * c)) & 1) << 4);
-          const int q1 = (wb.qs[32 * c + l] >> 4) | (((wb.qh[l] >> (2 * c + 1)) & 1) << 4);
-          low += q0 * a.q[64 * c + l];
-          high += q1 * a.q[64 * c + 32 + l];
-        }
-        dot += scale[2 * c] * low + scale[2 * c + 1] * high;
+float row_dot_q5k(const BlockQ5K* blocks, int64_t count, const ActivationBlockQ8K* x) {
+  float total = 0.0f;
+  for (int64_t b = 0; b < count; ++b) {
+    const BlockQ5K& wb = blocks[b];
+    const ActivationBlockQ8K& a = x[b];
+    uint8_t scale[8], min[8];
+    unpack_q4k_scales(wb.scales, scale, min);
+    int dot = 0, offset = 0;
+    for (int c = 0; c < 4; ++c) {  // as Q4_K, with bit s of qh[l] the fifth bit of sub-block s
+      int low = 0, high = 0;
+      for (int l = 0; l < 32; ++l) {
+        const int q0 = (wb.qs[32 * c + l] & 0x0F) | (((wb.qh[l] >> (2 * c)) & 1) << 4);
+        const int q1 = (wb.qs[32 * c + l] >> 4) | (((wb.qh[l] >> (2 * c + 1)) & 1) << 4);
+        low += q0 * a.q[64 * c + l];
+        high += q1 * a.q[64 * c + 32 + l];
       }
-      for (int s = 0; s < 8; ++s) offset += min[s] * (a.sums[2 * s] + a.sums[2 * s + 1]);
-      total += a.d * (fp16_to_float(wb.d) * float(dot) - fp16_to_float(wb.dmin) * float(offset));
+      dot += scale[2 * c] * low + scale[2 * c + 1] * high;
     }
-    y[r] = total;
+    for (int s = 0; s < 8; ++s) offset += min[s] * (a.sums[2 * s] + a.sums[2 * s + 1]);
+    total += a.d * (fp16_to_float(wb.d) * float(dot) - fp16_to_float(wb.dmin) * float(offset));
   }
+  return total;
 }
 
 // The formats with 16 sub-blocks of 16 weights number weight i = 128 h + 32 j + l (h < 2, j < 4,
 // l < 32); it lies in sub-block 8 h + 2 j + l / 16.
-void dot_rows_q6k(const uint8_t* w, size_t stride, int64_t rows, int64_t cols, const ActivationBlockQ8K* x,
-                  float* y) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const auto* blocks = row_blocks<BlockQ6K>(w, stride, r);
-    float total = 0.0f;
-    for (int64_t b = 0; b < cols / kSuperBlockSize; ++b) {
-      const BlockQ6K& wb = blocks[b];
-      const ActivationBlockQ8K& a = x[b];
-      int sub[16] = {}, scale[16];
-      for (int h = 0; h < 2; ++h) {
-        for (int j = 0; j < 4; ++j) {
-          for (int l = 0; l < 32; ++l) {
-            const uint8_t low_byte = wb.ql[64 * h + 32 * (j % 2) + l];
-            const int low = j < 2 ? low_byte & 0x0F : low_byte >> 4;
-            const int q = low | (((wb.qh[32 * h + l] >> (2 * j)) & 3) << 4);  // 0..63, weight q - 32
-            sub[8 * h + 2 * j + l / 16] += q * a.q[128 * h + 32 * j + l];
-          }
+float row_dot_q6k(const BlockQ6K* blocks, int64_t count, const ActivationBlockQ8K* x) {
+  float total = 0.0f;
+  for (int64_t b = 0; b < count; ++b) {
+    const BlockQ6K& wb = blocks[b];
+    const ActivationBlockQ8K& a = x[b];
+    int sub[16] = {}, scale[16];
+    for (int h = 0; h < 2; ++h) {
+      for (int j = 0; j < 4; ++j) {
+        for (int l = 0; l < 32; ++l) {
+          const uint8_t low_byte = wb.ql[64 * h + 32 * (j % 2) + l];
+          const int low = j < 2 ? low_byte & 0x0F : low_byte >> 4;
+          const int q = low | (((wb.qh[32 * h + l] >> (2 * j)) & 3) << 4);  // 0..63, weight q - 32
+          sub[8 * h + 2 * j + l / 16] += q * a.q[128 * h + 32 * j + l];
         }
       }
-      int dot = 0;
-      for (int s = 0; s < 16; ++s) {
-        scale[s] = wb.scales[s];
-        dot += scale[s] * sub[s];
-      }
-      dot -= 32 * weighted_sums(a.sums, scale);
-      total += a.d * fp16_to_float(wb.d) * float(dot);
     }
-    y[r] = total;
+    int dot = 0;
+    for (int s = 0; s < 16; ++s) {
+      scale[s] = wb.scales[s];
+      dot += scale[s] * sub[s];
+    }
+    dot -= 32 * weighted_sums(a.sums, scale);
+    total += a.d * fp16_to_float(wb.d) * float(dot);
   }
+  return total;
 }
 
-void dot_rows_q3k(const uint8_t* w, size_t stride, int64_t rows, int64_t cols, const ActivationBlockQ8K* x,
-                  float* y) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const auto* blocks = row_blocks<BlockQ3K>(w, stride, r);
-    float total = 0.0f;
-    for (int64_t b = 0; b < cols / kSuperBlockSize; ++b) {
-      const BlockQ3K& wb = blocks[b];
-      const ActivationBlockQ8K& a = x[b];
-      int8_t packed_scale[16];
-      unpack_q3k_scales(wb.scales, packed_scale);
-      int sub[16] = {}, scale[16];
-      for (int h = 0; h < 2; ++h) {
-        for (int j = 0; j < 4; ++j) {
-          for (int l = 0; l < 32; ++l) {
-            // q + 4 * hbit is 0..7 and the weight (q - (hbit ? 0 : 4)) is that minus 4.
-            const int q = ((wb.qs[32 * h + l] >> (2 * j)) & 3) | (((wb.hmask[l] >> (4 * h + j)) & 1) << 2);
-            sub[8 * h + 2 * j + l / 16] += q * a.q[128 * h + 32 * j + l];
-          }
+float row_dot_q3k(const BlockQ3K* blocks, int64_t count, const ActivationBlockQ8K* x) {
+  float total = 0.0f;
+  for (int64_t b = 0; b < count; ++b) {
+    const BlockQ3K& wb = blocks[b];
+    const ActivationBlockQ8K& a = x[b];
+    int8_t packed_scale[16];
+    unpack_q3k_scales(wb.scales, packed_scale);
+    int sub[16] = {}, scale[16];
+    for (int h = 0; h < 2; ++h) {
+      for (int j = 0; j < 4; ++j) {
+        for (int l = 0; l < 32; ++l) {
+          // q + 4 * hbit is 0..7 and the weight (q - (hbit ? 0 : 4)) is that minus 4.
+          const int q = ((wb.qs[32 * h + l] >> (2 * j)) & 3) | (((wb.hmask[l] >> (4 * h + j)) & 1) << 2);
+          sub[8 * h + 2 * j + l / 16] += q * a.q[128 * h + 32 * j + l];
         }
       }
-      int dot = 0;
-      for (int s = 0; s < 16; ++s) {
-        scale[s] = packed_scale[s];
-        dot += scale[s] * sub[s];
-      }
-      dot -= 4 * weighted_sums(a.sums, scale);
-      total += a.d * fp16_to_float(wb.d) * float(dot);
     }
-    y[r] = total;
+    int dot = 0;
+    for (int s = 0; s < 16; ++s) {
+      scale[s] = packed_scale[s];
+      dot += scale[s] * sub[s];
+    }
+    dot -= 4 * weighted_sums(a.sums, scale);
+    total += a.d * fp16_to_float(wb.d) * float(dot);
   }
+  return total;
 }
 
-void dot_rows_q2k(const uint8_t* w, size_t stride, int64_t rows, int64_t cols, const ActivationBlockQ8K* x,
-                  float* y) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const auto* blocks = row_blocks<BlockQ2K>(w, stride, r);
-    float total = 0.0f;
-    for (int64_t b = 0; b < cols / kSuperBlockSize; ++b) {
-      const BlockQ2K& wb = blocks[b];
-      const ActivationBlockQ8K& a = x[b];
-      int sub[16] = {}, scale[16], min[16];
-      for (int h = 0; h < 2; ++h) {
-        for (int j = 0; j < 4; ++j) {
-          for (int l = 0; l < 32; ++l) {
-            const int q = (wb.qs[32 * h + l] >> (2 * j)) & 3;
-            sub[8 * h + 2 * j + l / 16] += q * a.q[128 * h + 32 * j + l];
-          }
+float row_dot_q2k(const BlockQ2K* blocks, int64_t count, const ActivationBlockQ8K* x) {
+  float total = 0.0f;
+  for (int64_t b = 0; b < count; ++b) {
+    const BlockQ2K& wb = blocks[b];
+    const ActivationBlockQ8K& a = x[b];
+    int sub[16] = {}, scale[16], min[16];
+    for (int h = 0; h < 2; ++h) {
+      for (int j = 0; j < 4; ++j) {
+        for (int l = 0; l < 32; ++l) {
+          const int q = (wb.qs[32 * h + l] >> (2 * j)) & 3;
+          sub[8 * h + 2 * j + l / 16] += q * a.q[128 * h + 32 * j + l];
         }
       }
-      int dot = 0;
-      for (int s = 0; s < 16; ++s) {
-        scale[s] = wb.scales[s] & 15;
-        min[s] = wb.scales[s] >> 4;
-        dot += scale[s] * sub[s];
-      }
-      const int offset = weighted_sums(a.sums, min);
-      total += a.d * (fp16_to_float(wb.d) * float(dot) - fp16_to_float(wb.dmin) * float(offset));
     }
-    y[r] = total;
+    int dot = 0;
+    for (int s = 0; s < 16; ++s) {
+      scale[s] = wb.scales[s] & 15;
+      min[s] = wb.scales[s] >> 4;
+      dot += scale[s] * sub[s];
+    }
+    const int offset = weighted_sums(a.sums, min);
+    total += a.d * (fp16_to_float(wb.d) * float(dot) - fp16_to_float(wb.dmin) * float(offset));
   }
+  return total;
 }
 
-template <DType T>
-void to_float(const uint8_t* src, int64_t n, float* dst) {
-  dequantize_row_kquant(T, src, n, dst);
+// y[t * ld_y + r] = row r . token t, one row and token at a time.
+template <typename Block, float (*RowDot)(const Block*, int64_t, const ActivationBlockQ8K*)>
+void dot_rows(const uint8_t* w, size_t stride, int64_t rows, int64_t cols, const ActivationBlockQ8K* x,
+              int64_t tokens, float* y, int64_t ld_y) {
+  const int64_t count = cols / kSuperBlockSize;
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t r = 0; r < rows; ++r) {
+      y[t * ld_y + r] = RowDot(reinterpret_cast<const Block*>(w + r * stride), count, x + t * count);
+    }
+  }
 }
 
 }  // namespace
 
 void add_portable_kquant_kernels(MatmulKernels& k) {
-  k.dot_rows_q8k[static_cast<int>(DType::Q4_K)] = dot_rows_q4k;
-  k.dot_rows_q8k[static_cast<int>(DType::Q5_K)] = dot_rows_q5k;
-  k.dot_rows_q8k[static_cast<int>(DType::Q6_K)] = dot_rows_q6k;
-  k.dot_rows_q8k[static_cast<int>(DType::Q3_K)] = dot_rows_q3k;
-  k.dot_rows_q8k[static_cast<int>(DType::Q2_K)] = dot_rows_q2k;
-  k.to_float[static_cast<int>(DType::Q4_K)] = to_float<DType::Q4_K>;
-  k.to_float[static_cast<int>(DType::Q5_K)] = to_float<DType::Q5_K>;
-  k.to_float[static_cast<int>(DType::Q6_K)] = to_float<DType::Q6_K>;
-  k.to_float[static_cast<int>(DType::Q3_K)] = to_float<DType::Q3_K>;
-  k.to_float[static_cast<int>(DType::Q2_K)] = to_float<DType::Q2_K>;
+  k.dot_rows_q8k[static_cast<int>(DType::Q4_K)] = dot_rows<BlockQ4K, row_dot_q4k>;
+  k.dot_rows_q8k[static_cast<int>(DType::Q5_K)] = dot_rows<BlockQ5K, row_dot_q5k>;
+  k.dot_rows_q8k[static_cast<int>(DType::Q6_K)] = dot_rows<BlockQ6K, row_dot_q6k>;
+  k.dot_rows_q8k[static_cast<int>(DType::Q3_K)] = dot_rows<BlockQ3K, row_dot_q3k>;
+  k.dot_rows_q8k[static_cast<int>(DType::Q2_K)] = dot_rows<BlockQ2K, row_dot_q2k>;
 }
 
 }  // namespace kiln
