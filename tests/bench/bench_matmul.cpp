@@ -110,13 +110,18 @@ Matrix make_weight(DType type, int64_t rows, int64_t cols) {
   return m;
 }
 
-// args: dtype index in kFfnTypes, shape (0: 1B down, 1: 4B gate), tokens, threads
+// args: dtype index in kFfnTypes, shape (0: 1B down, 1: 4B gate), tokens, threads, kernel set
+// (0 best, 1 AVX2)
 void BM_ffn(benchmark::State& state) {
   const DType type = kFfnTypes[state.range(0)];
   const int64_t rows = kFfnShapes[state.range(1)][0], cols = kFfnShapes[state.range(1)][1];
   const int64_t n = state.range(2);
   ThreadPool pool(static_cast<int>(state.range(3)));
-  const MatmulKernels kernels = best_matmul_kernels();
+  if (state.range(4) == 1 && !cpu_has_avx2_kernels()) {
+    state.SkipWithError("no AVX2");
+    return;
+  }
+  const MatmulKernels kernels = state.range(4) == 0 ? best_matmul_kernels() : avx2_matmul_kernels();
   const Matrix w = make_weight(type, rows, cols);
   std::vector<float> x(n * cols), y(n * rows);
   std::mt19937 rng(2);
@@ -137,8 +142,9 @@ void BM_ffn(benchmark::State& state) {
 void ffn_shapes(benchmark::internal::Benchmark* b) {
   for (int t = 0; t < 7; ++t)
     for (int shape : {0, 1})
-      for (int n : {1, 64}) b->Args({t, shape, n, 2});
-  b->ArgNames({"dtype", "shape", "n", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
+      for (int n : {1, 64}) b->Args({t, shape, n, 2, 0});
+  for (int t : {2, 3}) b->Args({t, 0, 64, 2, 1});  // Q4_K / Q6_K prefill with the AVX2 kernels
+  b->ArgNames({"dtype", "shape", "n", "threads", "avx2"})->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 
 BENCHMARK(BM_ffn)->Apply(ffn_shapes);

@@ -247,6 +247,7 @@ Reference reference_matmul(const Matrix& w, const float* x, int64_t n) {
 std::vector<MatmulKernels> kernel_sets() {
   std::vector<MatmulKernels> sets = {portable_matmul_kernels()};
   if (cpu_has_avx2_kernels()) sets.push_back(avx2_matmul_kernels());
+  if (cpu_has_avx512_kernels()) sets.push_back(avx512_matmul_kernels());
   return sets;
 }
 
@@ -296,6 +297,7 @@ class TestMatmulKQuant : public QObject {
  private slots:
   void every_kernel_set_covers_every_type() {
     for (const auto& kernels : kernel_sets()) {
+      qInfo("kernel set: %s", kernels.name);
       QVERIFY(kernels.tile_product);
       for (int t = 0; t < kMatmulTypeCount; ++t) {
         const DType type = static_cast<DType>(t);

@@ -114,6 +114,7 @@ void prefill(const MatmulKernels& kernels, const Matrix& w, const float* x, int6
 }  // namespace
 
 MatmulKernels best_matmul_kernels() {
+  if (cpu_has_avx512_kernels()) return avx512_matmul_kernels();
   return cpu_has_avx2_kernels() ? avx2_matmul_kernels() : portable_matmul_kernels();
 }
 

@@ -73,6 +73,11 @@ MatmulKernels avx2_matmul_kernels();
 // Adds the AVX2 K-quant kernels to a set (matmul_kquant_avx2.cpp); only when cpu_has_avx2_kernels().
 void add_avx2_kquant_kernels(MatmulKernels& k);
 
+// True on x86-64 CPUs with AVX2 and AVX-512 F/BW/VL/VNNI (checked at run time).
+bool cpu_has_avx512_kernels();
+// The AVX2 set with AVX-512 VNNI K-quant kernels; only call when cpu_has_avx512_kernels().
+MatmulKernels avx512_matmul_kernels();
+
 // The fastest set this CPU runs.
 MatmulKernels best_matmul_kernels();
 

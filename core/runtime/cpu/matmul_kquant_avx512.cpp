@@ -1,0 +1,47 @@
+// The AVX-512 set: the AVX2 set with K-quant kernels that fuse each multiply-add of the sub-block
+// scales into AVX-512 VNNI's vpdpwssd (256-bit, AVX512VL). Measured on Zen 4 (one core, in cache,
+// four tokens): about 25% less time per super-block; decode, which waits on memory, is unchanged.
+// Compiled for baseline x86-64; the kernels run only where the CPU has the instructions.
+#include "runtime/cpu/matmul_kernels.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "quant/convert.h"
+#include "quant/kquant_blocks.h"
+#include "quant/kquants.h"
+
+#define KILN_KQUANT_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+#define KILN_KQUANT_VNNI 1
+
+namespace kiln {
+namespace {
+#include "runtime/cpu/matmul_kquant_x86.inc"
+}  // namespace
+
+bool cpu_has_avx512_kernels() {
+  __builtin_cpu_init();
+  return cpu_has_avx2_kernels() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+}
+
+MatmulKernels avx512_matmul_kernels() {
+  MatmulKernels k = avx2_matmul_kernels();
+  k.name = "avx512";
+  fill_kquant_kernels(k);
+  return k;
+}
+
+}  // namespace kiln
+
+#else  // not x86-64
+
+namespace kiln {
+bool cpu_has_avx512_kernels() { return false; }
+MatmulKernels avx512_matmul_kernels() { return portable_matmul_kernels(); }
+}  // namespace kiln
+
+#endif
