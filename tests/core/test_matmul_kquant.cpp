@@ -1,9 +1,10 @@
 // matmul on GGUF's K-quant weights (Q4_K, Q5_K, Q6_K, Q3_K, Q2_K) for every kernel set this CPU
 // runs, against a double-precision dot of the weights as dequantize_row_kquant reads them.
 //
-// Weights come two ways: random floats quantized by the small reference K-quantizer below (blocks as
-// a quantizer makes them), and random bytes with a sane fp16 scale (every bit pattern, the largest
-// scales and quants included, which is where integer sums would overflow).
+// Weights come three ways: the K-quant matrices of llama-quantize's tiny Gemma 3 GGUFs in tests/data,
+// random floats quantized by the small reference K-quantizer below (Q2_K, which no fixture holds,
+// included), and random bytes with a sane fp16 scale (every bit pattern, the largest scales and
+// quants included, which is where integer sums would overflow).
 //
 // matmul rounds each token's activations to int8 per 256 weights (quantize_activations_q8k), so it
 // is held to two bounds: float rounding against the rounded activations, and the rounding itself,
@@ -14,10 +15,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 #include <vector>
 
 #include "kiln/types.h"
+#include "model/gguf_file.h"
 #include "quant/convert.h"
 #include "quant/kquant_blocks.h"
 #include "quant/kquants.h"
@@ -389,6 +392,39 @@ class TestMatmulKQuant : public QObject {
       }
     }
     QVERIFY(cases > 0);
+  }
+
+  void real_blocks_from_gguf_files() {
+    // Every K-quant matrix of llama-quantize's Q4_K_M and Q3_K_M files of the tiny Gemma 3
+    // (Q3_K, Q4_K, Q5_K and Q6_K blocks as llama.cpp writes them), its first 64 rows.
+    std::mt19937 rng(12);
+    ThreadPool two(2);
+    std::map<DType, int> matrices;
+    for (const char* file : {"tiny-gemma3-k-q4_k_m.gguf", "tiny-gemma3-k-q3_k_m.gguf"}) {
+      const auto gguf = GgufFile::open(std::string(KILN_TEST_DATA) + "/fixtures/gguf/tiny-gemma3-k/" + file);
+      for (const GgufTensorInfo& t : gguf->tensors()) {
+        const std::map<uint32_t, DType> kquants = {{10, DType::Q2_K}, {11, DType::Q3_K}, {12, DType::Q4_K},
+                                                   {13, DType::Q5_K}, {14, DType::Q6_K}};
+        if (!kquants.count(t.type) || t.dims.size() != 2) continue;
+        Matrix w;
+        w.type = kquants.at(t.type);
+        w.cols = static_cast<int64_t>(t.dims[0]);
+        w.rows = std::min<int64_t>(64, static_cast<int64_t>(t.dims[1]));
+        w.storage = allocate_aligned(w.bytes());
+        std::memcpy(w.storage.get(), t.data, w.bytes());
+        ++matrices[w.type];
+        for (int64_t n : {int64_t(1), int64_t(6)}) {
+          const std::vector<float> x = random_activations(n, w.cols, rng);
+          for (const auto& kernels : kernel_sets()) {
+            const QString problem = run_and_check(kernels, w, x, n, two);
+            QVERIFY2(problem.isEmpty(), qPrintable(QString("%1 %2 (%3) n=%4 %5: %6").arg(file).arg(t.name.c_str())
+                                                       .arg(to_string(w.type)).arg(n).arg(kernels.name).arg(problem)));
+          }
+        }
+      }
+    }
+    for (DType type : {DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K})
+      QVERIFY2(matrices[type] > 0, to_string(type));
   }
 
   void larger_matrices_split_across_threads() {
