@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 #include <vector>
@@ -305,7 +306,7 @@ class TestMatmulKQuant : public QObject {
       for (int t = 0; t < kMatmulTypeCount; ++t) {
         const DType type = static_cast<DType>(t);
         QVERIFY2(is_matmul_type(type), to_string(type));
-        const bool complete = is_kquant(type) ? kernels.dot_rows_q8k[t] != nullptr
+        const bool complete = is_kquant(type) ? kernels.dot_rows_q8k[t] != nullptr && kernels.quantize_q8k != nullptr
                                               : kernels.dot_rows[t] != nullptr && kernels.to_float[t] != nullptr;
         QVERIFY2(complete, qPrintable(QString("%1 %2").arg(kernels.name).arg(to_string(type))));
       }
@@ -359,6 +360,29 @@ class TestMatmulKQuant : public QObject {
     quantize_activations_q8k(zeros.data(), 256, xq.data());
     QCOMPARE(xq[0].d, 0.0f);
     QVERIFY(std::all_of(xq[0].q, xq[0].q + 256, [](int8_t q) { return q == 0; }));
+  }
+
+  void every_set_rounds_activations_as_the_reference() {
+    // The kernels' sums are only checked against quantize_activations_q8k's rounding if every
+    // set's own quantize_q8k gives the same bits, non-finite blocks included.
+    std::mt19937 rng(5);
+    std::vector<float> x = random_activations(1, 6 * kSuperBlockSize, rng);
+    std::fill(x.begin() + 256, x.begin() + 512, 0.0f);
+    x[600] = std::numeric_limits<float>::infinity();
+    x[900] = std::nanf("");
+    x[1100] = 1e30f;
+    std::vector<ActivationBlockQ8K> want(6), got(6);
+    quantize_activations_q8k(x.data(), int64_t(x.size()), want.data());
+    QVERIFY(std::isnan(want[2].d) && std::isnan(want[3].d) && want[1].d == 0.0f);
+    for (const auto& kernels : kernel_sets()) {
+      kernels.quantize_q8k(x.data(), int64_t(x.size()), got.data());
+      for (int b = 0; b < 6; ++b) {
+        const bool same_d = std::isnan(want[b].d) ? std::isnan(got[b].d) : got[b].d == want[b].d;
+        QVERIFY2(same_d && std::memcmp(got[b].q, want[b].q, sizeof(want[b].q)) == 0 &&
+                     std::memcmp(got[b].sums, want[b].sums, sizeof(want[b].sums)) == 0,
+                 qPrintable(QString("%1 block %2").arg(kernels.name).arg(b)));
+      }
+    }
   }
 
   void every_type_at_odd_sizes() {

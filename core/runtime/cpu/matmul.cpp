@@ -57,7 +57,9 @@ void kquant_matmul(const MatmulKernels& kernels, const Matrix& w, const float* x
                    ThreadPool& pool) {
   const int64_t blocks = w.cols / kSuperBlockSize;
   std::vector<ActivationBlockQ8K> xq(static_cast<size_t>(n * blocks));  // [n][cols / 256]
-  for (int64_t t = 0; t < n; ++t) quantize_activations_q8k(x + t * w.cols, w.cols, xq.data() + t * blocks);
+  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) kernels.quantize_q8k(x + t * w.cols, w.cols, xq.data() + t * blocks);
+  }, 8);
   const size_t stride = row_bytes(w.type, w.cols);
   const auto dot_rows = kernels.dot_rows_q8k[static_cast<int>(w.type)];
   const size_t chunk_bytes = n == 1 ? kDecodeChunkBytes : kPrefillRowBytes;

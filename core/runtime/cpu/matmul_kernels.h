@@ -28,7 +28,9 @@ struct ActivationBlockQ8K {
   int16_t sums[kSuperBlockSize / 16];  // sums[k] = q[16 k] + ... + q[16 k + 15]: the K-quant mins and offsets
 };
 
-// out[0 .. cols / 256) = x[0 .. cols) rounded as above; cols % 256 == 0.
+// out[0 .. cols / 256) = x[0 .. cols) rounded as above; cols % 256 == 0. A block holding inf or nan
+// gets d = nan (so its dot products are nan). The reference for every set's quantize_q8k, which
+// must give the same bits.
 void quantize_activations_q8k(const float* x, int64_t cols, ActivationBlockQ8K* out);
 
 struct MatmulKernels {
@@ -55,8 +57,12 @@ struct MatmulKernels {
 
   // Indexed by DType. A set fills dot_rows and to_float for F32 .. Q4_0 and dot_rows_q8k for the
   // K-quants (which matmul never expands to floats).
+  // quantize_activations_q8k, vectorized for the set.
+  using QuantizeQ8K = void (*)(const float* x, int64_t cols, ActivationBlockQ8K* out);
+
   DotRows dot_rows[kMatmulTypeCount] = {};
   DotRowsQ8K dot_rows_q8k[kMatmulTypeCount] = {};
+  QuantizeQ8K quantize_q8k = nullptr;
   ToFloat to_float[kMatmulTypeCount] = {};
   TileProduct tile_product = nullptr;
 };

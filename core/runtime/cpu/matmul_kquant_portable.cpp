@@ -196,6 +196,7 @@ void dot_rows(const uint8_t* w, size_t stride, int64_t rows, int64_t cols, const
 }  // namespace
 
 void add_portable_kquant_kernels(MatmulKernels& k) {
+  k.quantize_q8k = quantize_activations_q8k;
   k.dot_rows_q8k[static_cast<int>(DType::Q4_K)] = dot_rows<BlockQ4K, row_dot_q4k>;
   k.dot_rows_q8k[static_cast<int>(DType::Q5_K)] = dot_rows<BlockQ5K, row_dot_q5k>;
   k.dot_rows_q8k[static_cast<int>(DType::Q6_K)] = dot_rows<BlockQ6K, row_dot_q6k>;
