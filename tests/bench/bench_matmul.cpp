@@ -144,6 +144,9 @@ void ffn_shapes(benchmark::internal::Benchmark* b) {
     for (int shape : {0, 1})
       for (int n : {1, 64}) b->Args({t, shape, n, 2, 0});
   for (int t : {2, 3}) b->Args({t, 0, 64, 2, 1});  // Q4_K / Q6_K prefill with the AVX2 kernels
+  // One thread: its CPU time is the work itself, a steadier figure than wall time on a busy machine.
+  for (int t = 0; t < 4; ++t)
+    for (int n : {1, 64}) b->Args({t, 0, n, 1, 0});
   b->ArgNames({"dtype", "shape", "n", "threads", "avx2"})->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 
