@@ -43,8 +43,8 @@ void check_matmul_args(const Matrix& w, const float* x, int64_t n, const float* 
 
 void decode(const MatmulKernels& kernels, const Matrix& w, const float* x, float* y, ThreadPool& pool) {
   const size_t stride = row_bytes(w.type, w.cols);
-  const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kDecodeChunkBytes / std::max<size_t>(1, stride)));
   const auto dot_rows = kernels.dot_rows[static_cast<int>(w.type)];
+  const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kDecodeChunkBytes / std::max<size_t>(1, stride)));
   pool.parallel_for(w.rows, [&](int64_t begin, int64_t end) {
     dot_rows(w.row(begin), stride, end - begin, w.cols, x, y + begin);
   }, grain);

@@ -55,11 +55,11 @@ struct MatmulKernels {
   using DotRowsQ8K = void (*)(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
                               const ActivationBlockQ8K* x, int64_t tokens, float* y, int64_t ld_y);
 
-  // Indexed by DType. A set fills dot_rows and to_float for F32 .. Q4_0 and dot_rows_q8k for the
-  // K-quants (which matmul never expands to floats).
   // quantize_activations_q8k, vectorized for the set.
   using QuantizeQ8K = void (*)(const float* x, int64_t cols, ActivationBlockQ8K* out);
 
+  // Indexed by DType. A set fills dot_rows and to_float for F32 .. Q4_0 and dot_rows_q8k for the
+  // K-quants (which matmul never expands to floats).
   DotRows dot_rows[kMatmulTypeCount] = {};
   DotRowsQ8K dot_rows_q8k[kMatmulTypeCount] = {};
   QuantizeQ8K quantize_q8k = nullptr;
