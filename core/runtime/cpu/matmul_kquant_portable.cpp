@@ -45,13 +45,6 @@ void quantize_activations_q8k(const float* x, int64_t cols, ActivationBlockQ8K* 
 
 namespace {
 
-// sum_s scale[s] * sums[s] over the 16 sub-blocks of 16 weights.
-int weighted_sums(const int16_t* sums, const int* scale) {
-  int total = 0;
-  for (int s = 0; s < 16; ++s) total += scale[s] * sums[s];
-  return total;
-}
-
 float row_dot_q4k(const BlockQ4K* blocks, int64_t count, const ActivationBlockQ8K* x) {
   float total = 0.0f;
   for (int64_t b = 0; b < count; ++b) {
@@ -99,29 +92,28 @@ float row_dot_q5k(const BlockQ5K* blocks, int64_t count, const ActivationBlockQ8
 }
 
 // The formats with 16 sub-blocks of 16 weights number weight i = 128 h + 32 j + l (h < 2, j < 4,
-// l < 32); it lies in sub-block 8 h + 2 j + l / 16.
+// l < 32). Sub-block s holds h = s / 8, j = s / 2 % 4, l = 16 (s % 2) .. + 16, activations
+// 16 s .. 16 s + 16; each sum below runs over one sub-block with fixed shifts, a loop compilers
+// vectorize.
 float row_dot_q6k(const BlockQ6K* blocks, int64_t count, const ActivationBlockQ8K* x) {
   float total = 0.0f;
   for (int64_t b = 0; b < count; ++b) {
     const BlockQ6K& wb = blocks[b];
     const ActivationBlockQ8K& a = x[b];
-    int sub[16] = {}, scale[16];
-    for (int h = 0; h < 2; ++h) {
-      for (int j = 0; j < 4; ++j) {
-        for (int l = 0; l < 32; ++l) {
-          const uint8_t low_byte = wb.ql[64 * h + 32 * (j % 2) + l];
-          const int low = j < 2 ? low_byte & 0x0F : low_byte >> 4;
-          const int q = low | (((wb.qh[32 * h + l] >> (2 * j)) & 3) << 4);  // 0..63, weight q - 32
-          sub[8 * h + 2 * j + l / 16] += q * a.q[128 * h + 32 * j + l];
-        }
-      }
-    }
     int dot = 0;
     for (int s = 0; s < 16; ++s) {
-      scale[s] = wb.scales[s];
-      dot += scale[s] * sub[s];
+      const int h = s / 8, j = s / 2 % 4, l0 = 16 * (s % 2);
+      const uint8_t* low = wb.ql + 64 * h + 32 * (j % 2) + l0;  // low 4 bits: a nibble
+      const uint8_t* high = wb.qh + 32 * h + l0;                 // high 2 bits: bits 2j, 2j + 1
+      const int low_shift = j < 2 ? 0 : 4, high_shift = 2 * j;
+      int sum = 0;
+#pragma GCC unroll 1  // unrolled whole, this loop is no longer vectorized (GCC 12)
+      for (int i = 0; i < 16; ++i) {
+        const int16_t q = static_cast<int16_t>(((low[i] >> low_shift) & 0x0F) | (((high[i] >> high_shift) & 3) << 4));
+        sum += q * int16_t{a.q[16 * s + i]};  // weight q - 32; int16 products vectorize everywhere
+      }
+      dot += wb.scales[s] * (sum - 32 * a.sums[s]);
     }
-    dot -= 32 * weighted_sums(a.sums, scale);
     total += a.d * fp16_to_float(wb.d) * float(dot);
   }
   return total;
@@ -132,24 +124,19 @@ float row_dot_q3k(const BlockQ3K* blocks, int64_t count, const ActivationBlockQ8
   for (int64_t b = 0; b < count; ++b) {
     const BlockQ3K& wb = blocks[b];
     const ActivationBlockQ8K& a = x[b];
-    int8_t packed_scale[16];
-    unpack_q3k_scales(wb.scales, packed_scale);
-    int sub[16] = {}, scale[16];
-    for (int h = 0; h < 2; ++h) {
-      for (int j = 0; j < 4; ++j) {
-        for (int l = 0; l < 32; ++l) {
-          // q + 4 * hbit is 0..7 and the weight (q - (hbit ? 0 : 4)) is that minus 4.
-          const int q = ((wb.qs[32 * h + l] >> (2 * j)) & 3) | (((wb.hmask[l] >> (4 * h + j)) & 1) << 2);
-          sub[8 * h + 2 * j + l / 16] += q * a.q[128 * h + 32 * j + l];
-        }
-      }
-    }
+    int8_t scale[16];
+    unpack_q3k_scales(wb.scales, scale);
     int dot = 0;
     for (int s = 0; s < 16; ++s) {
-      scale[s] = packed_scale[s];
-      dot += scale[s] * sub[s];
+      const int h = s / 8, j = s / 2 % 4, l0 = 16 * (s % 2);
+      int sum = 0;
+      for (int i = 0; i < 16; ++i) {
+        // q + 4 * hbit is 0..7 and the weight (q - (hbit ? 0 : 4)) is that minus 4.
+        const int q = ((wb.qs[32 * h + l0 + i] >> (2 * j)) & 3) | (((wb.hmask[l0 + i] >> (4 * h + j)) & 1) << 2);
+        sum += q * a.q[16 * s + i];
+      }
+      dot += scale[s] * (sum - 4 * a.sums[s]);
     }
-    dot -= 4 * weighted_sums(a.sums, scale);
     total += a.d * fp16_to_float(wb.d) * float(dot);
   }
   return total;
@@ -160,22 +147,17 @@ float row_dot_q2k(const BlockQ2K* blocks, int64_t count, const ActivationBlockQ8
   for (int64_t b = 0; b < count; ++b) {
     const BlockQ2K& wb = blocks[b];
     const ActivationBlockQ8K& a = x[b];
-    int sub[16] = {}, scale[16], min[16];
-    for (int h = 0; h < 2; ++h) {
-      for (int j = 0; j < 4; ++j) {
-        for (int l = 0; l < 32; ++l) {
-          const int q = (wb.qs[32 * h + l] >> (2 * j)) & 3;
-          sub[8 * h + 2 * j + l / 16] += q * a.q[128 * h + 32 * j + l];
-        }
-      }
-    }
-    int dot = 0;
+    int dot = 0, offset = 0;
     for (int s = 0; s < 16; ++s) {
-      scale[s] = wb.scales[s] & 15;
-      min[s] = wb.scales[s] >> 4;
-      dot += scale[s] * sub[s];
+      const int h = s / 8, j = s / 2 % 4, l0 = 16 * (s % 2);
+      int sum = 0;
+#pragma GCC unroll 1
+      for (int i = 0; i < 16; ++i) {
+        sum += static_cast<int16_t>((wb.qs[32 * h + l0 + i] >> (2 * j)) & 3) * int16_t{a.q[16 * s + i]};
+      }
+      dot += (wb.scales[s] & 15) * sum;
+      offset += (wb.scales[s] >> 4) * a.sums[s];
     }
-    const int offset = weighted_sums(a.sums, min);
     total += a.d * (fp16_to_float(wb.d) * float(dot) - fp16_to_float(wb.dmin) * float(offset));
   }
   return total;
