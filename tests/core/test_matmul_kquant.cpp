@@ -9,7 +9,7 @@
 // matmul rounds each token's activations to int8 per 256 weights (quantize_activations_q8k), so it
 // is held to two bounds: float rounding against the rounded activations, and the rounding itself,
 // sum over super-blocks of d / 2 * sum |w|, against the exact ones. Token counts cover decode (1),
-// each remainder of the kernels' groups of four tokens, and several groups.
+// each remainder of the kernels' groups of four (AVX2) or eight (AVX-512) tokens, and several groups.
 #include <QtTest>
 
 #include <algorithm>
@@ -391,7 +391,7 @@ class TestMatmulKQuant : public QObject {
     const auto sets = kernel_sets();
     const int64_t row_counts[] = {1, 5, 7, 17, 67};
     const int64_t widths[] = {256, 768, 1280};
-    const int64_t token_counts[] = {1, 2, 3, 4, 7, 17, 33};
+    const int64_t token_counts[] = {1, 2, 3, 4, 5, 7, 13, 33};  // every tail of 4 and 8 tokens
     int cases = 0;
     for (DType type : kTypes) {
       for (Source source : {Source::Quantized, Source::RandomBytes}) {

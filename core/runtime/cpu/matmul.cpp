@@ -52,7 +52,7 @@ void decode(const MatmulKernels& kernels, const Matrix& w, const float* x, float
 
 // K-quants, any number of tokens: every token's activations are rounded to int8 once, then each
 // thread applies its rows to all tokens, a few rows at a time so that they stay in L1 while the
-// kernel walks the tokens (which it takes four at a time, unpacking each super-block once).
+// kernel walks the tokens (several at a time, unpacking each super-block once for them).
 void kquant_matmul(const MatmulKernels& kernels, const Matrix& w, const float* x, int64_t n, float* y,
                    ThreadPool& pool) {
   const int64_t blocks = w.cols / kSuperBlockSize;
