@@ -9,7 +9,7 @@
 // matmul rounds each token's activations to int8 per 256 weights (quantize_activations_q8k), so it
 // is held to two bounds: float rounding against the rounded activations, and the rounding itself,
 // sum over super-blocks of d / 2 * sum |w|, against the exact ones. Token counts cover decode (1),
-// each remainder of the kernels' groups of four (AVX2) or eight (AVX-512) tokens, and several groups.
+// each remainder of the kernels' groups of eight tokens (and of four), and several groups.
 #include <QtTest>
 
 #include <algorithm>

@@ -16,7 +16,7 @@
 
 #define KILN_KQUANT_TARGET __attribute__((target("avx2,fma,f16c")))
 #define KILN_KQUANT_VNNI 0
-#define KILN_KQUANT_TOKENS 4
+#define KILN_KQUANT_TOKENS 8
 
 namespace kiln {
 namespace {
