@@ -1,12 +1,16 @@
 // Decode (one token) and short prefill matmul on a Gemma 3 4B FFN-sized weight, 2560 x 10240, in
 // every storage format. Decode reads every weight once, so bytes/s of weights is the figure to
-// compare with the machine's memory bandwidth.
+// compare with the machine's memory bandwidth. BM_ffn compares the K-quants with Q4_0 / Q8_0 on
+// Gemma 3 FFN shapes whose rows are whole 256-weight super-blocks.
 #include <benchmark/benchmark.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "quant/convert.h"
+#include "quant/kquant_blocks.h"
+#include "quant/kquants.h"
 #include "runtime/cpu/matmul.h"
 #include "runtime/cpu/matmul_kernels.h"
 
@@ -64,6 +68,89 @@ void decode_and_prefill(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_matmul)->Apply(decode_and_prefill);
+
+// rows x cols: Gemma 3 1B's FFN down (1152 x 6912) and 4B's gate/up (10240 x 2560). 1B's gate/up
+// (6912 x 1152) cannot be K-quants: 1152 is 4.5 super-blocks, so GGUF files hold those in another type.
+const DType kFfnTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K, DType::Q5_K, DType::Q3_K, DType::Q2_K};
+constexpr int64_t kFfnShapes[2][2] = {{1152, 6912}, {10240, 2560}};
+
+// The fp16 scales of a K-quant block (d, and dmin where there is one).
+std::vector<size_t> kquant_scale_offsets(DType type) {
+  switch (type) {
+    case DType::Q4_K: return {offsetof(BlockQ4K, d), offsetof(BlockQ4K, dmin)};
+    case DType::Q5_K: return {offsetof(BlockQ5K, d), offsetof(BlockQ5K, dmin)};
+    case DType::Q6_K: return {offsetof(BlockQ6K, d)};
+    case DType::Q3_K: return {offsetof(BlockQ3K, d)};
+    default: return {offsetof(BlockQ2K, d), offsetof(BlockQ2K, dmin)};
+  }
+}
+
+// K-quant weights as random bytes with small fp16 scales: the kernels' speed does not depend on the
+// values, and core has no K-quantizer of its own here.
+Matrix make_weight(DType type, int64_t rows, int64_t cols) {
+  Matrix m;
+  m.type = type;
+  m.rows = rows;
+  m.cols = cols;
+  m.storage = allocate_aligned(m.bytes());
+  std::mt19937 rng(1);
+  if (is_kquant(type)) {
+    for (size_t i = 0; i < m.bytes(); ++i) m.storage[i] = static_cast<uint8_t>(rng());
+    const uint16_t d = float_to_fp16(1e-3f);
+    for (size_t block = 0; block < m.bytes(); block += kquant_block_bytes(type))
+      for (size_t offset : kquant_scale_offsets(type)) std::memcpy(m.storage.get() + block + offset, &d, 2);
+    return m;
+  }
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::vector<float> row(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (auto& v : row) v = unit(rng);
+    quantize_row(type, row.data(), cols, m.row(r));
+  }
+  return m;
+}
+
+// args: dtype index in kFfnTypes, shape (0: 1B down, 1: 4B gate), tokens, threads, kernel set
+// (0 best, 1 AVX2)
+void BM_ffn(benchmark::State& state) {
+  const DType type = kFfnTypes[state.range(0)];
+  const int64_t rows = kFfnShapes[state.range(1)][0], cols = kFfnShapes[state.range(1)][1];
+  const int64_t n = state.range(2);
+  ThreadPool pool(static_cast<int>(state.range(3)));
+  if (state.range(4) == 1 && !cpu_has_avx2_kernels()) {
+    state.SkipWithError("no AVX2");
+    return;
+  }
+  const MatmulKernels kernels = state.range(4) == 0 ? best_matmul_kernels() : avx2_matmul_kernels();
+  const Matrix w = make_weight(type, rows, cols);
+  std::vector<float> x(n * cols), y(n * rows);
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  for (auto& v : x) v = unit(rng);
+  for (auto _ : state) {
+    matmul_with(kernels, w, x.data(), n, y.data(), pool);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.bytes()));
+  state.counters["tokens/s"] = benchmark::Counter(double(n) * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * n * rows * cols * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(to_string(type)) + (state.range(1) == 0 ? " 1B down " : " 4B gate ") + kernels.name);
+}
+
+void ffn_shapes(benchmark::internal::Benchmark* b) {
+  for (int t = 0; t < 7; ++t)
+    for (int shape : {0, 1})
+      for (int n : {1, 64}) b->Args({t, shape, n, 2, 0});
+  for (int t : {2, 3}) b->Args({t, 0, 64, 2, 1});  // Q4_K / Q6_K prefill with the AVX2 kernels
+  // One thread: its CPU time is the work itself, a steadier figure than wall time on a busy machine.
+  for (int t = 0; t < 4; ++t)
+    for (int n : {1, 64}) b->Args({t, 0, n, 1, 0});
+  b->ArgNames({"dtype", "shape", "n", "threads", "avx2"})->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_ffn)->Apply(ffn_shapes);
 
 // The ceiling for decode: summing a buffer as large as the F32 weight (105 MB, far beyond cache)
 // with as many threads, split as matmul splits rows.

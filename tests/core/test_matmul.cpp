@@ -1,7 +1,7 @@
 // matmul against a double-precision dot of the dequantized weights, for every weight format, every
-// kernel set this CPU runs (portable and AVX2), 1 and 2 threads, decode (n = 1) and prefill (n > 1),
-// at sizes that hit every tail: rows not a multiple of the tile, columns not a multiple of 8 or of
-// the column chunk.
+// kernel set this CPU runs (portable, AVX2, AVX-512), 1 and 2 threads, decode (n = 1) and prefill
+// (n > 1), at sizes that hit every tail: rows not a multiple of the tile, columns not a multiple of
+// 8 or of the column chunk. The K-quants have their own test (test_matmul_kquant.cpp).
 #include <QtTest>
 
 #include <cmath>
@@ -65,6 +65,7 @@ Reference reference_matmul(const Matrix& w, const std::vector<float>& x, int64_t
 std::vector<MatmulKernels> kernel_sets() {
   std::vector<MatmulKernels> sets = {portable_matmul_kernels()};
   if (cpu_has_avx2_kernels()) sets.push_back(avx2_matmul_kernels());
+  if (cpu_has_avx512_kernels()) sets.push_back(avx512_matmul_kernels());
   return sets;
 }
 
@@ -91,7 +92,9 @@ class TestMatmul : public QObject {
     std::mt19937 rng(2024);
     ThreadPool one(1), two(2);
     const auto sets = kernel_sets();
-    qInfo("kernel sets: %s%s", sets[0].name, sets.size() > 1 ? ", avx2" : "");
+    QString names;
+    for (const auto& set : sets) names += QString(names.isEmpty() ? "" : ", ") + set.name;
+    qInfo("kernel sets: %s", qPrintable(names));
     const int64_t row_counts[] = {1, 3, 16, 17, 40, 67};
     const int64_t token_counts[] = {1, 2, 3, 5, 9};
     int cases = 0;
@@ -227,10 +230,10 @@ class TestMatmul : public QObject {
     std::vector<float> out(8), x(8);
     QVERIFY_THROWS_EXCEPTION(Error, matrix_row(w, 4, out.data()));
     QVERIFY_THROWS_EXCEPTION(Error, matrix_row(w, -1, out.data()));
-    Matrix kquant;
+    Matrix kquant;  // K-quant rows are whole 256-weight super-blocks
     kquant.type = DType::Q4_K;
     kquant.rows = 1;
-    kquant.cols = 256;
+    kquant.cols = 128;
     kquant.storage = allocate_aligned(144);
     QVERIFY_THROWS_EXCEPTION(Error, matmul(kquant, x.data(), 1, out.data(), pool));
     Matrix ragged;

@@ -267,6 +267,7 @@ MatmulKernels avx2_matmul_kernels() {
   k.to_float[static_cast<int>(DType::Q8_0)] = to_float_q8_0;
   k.to_float[static_cast<int>(DType::Q4_0)] = to_float_q4_0;
   k.tile_product = tile_product;
+  add_avx2_kquant_kernels(k);
   return k;
 }
 

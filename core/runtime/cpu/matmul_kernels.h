@@ -6,14 +6,32 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "quant/dtype.h"
 #include "quant/matrix.h"
 #include "runtime/cpu/thread_pool.h"
 
 namespace kiln {
 
-// The weight formats matmul computes with directly (DType values F32 .. Q4_0, in enum order).
-constexpr int kMatmulTypeCount = 5;
+// The weight formats matmul computes with directly: every DType (F32 .. Q3_K in enum order), the
+// K-quants (Q4_K, Q5_K, Q6_K, Q2_K, Q3_K) included.
+constexpr int kMatmulTypeCount = 10;
+static_assert(static_cast<int>(DType::Q3_K) == kMatmulTypeCount - 1, "a DType was added: give it kernels");
 inline bool is_matmul_type(DType t) { return static_cast<int>(t) < kMatmulTypeCount; }
+
+// Activations for the K-quant kernels, rounded to int8 per 256 weights (one super-block):
+// x[i] ~ d * q[i] with d = max |x| / 127 and q[i] = x[i] / d rounded to nearest. Integer products
+// of 4-6 bit weights with int8 activations need far fewer instructions than float ones, and the
+// rounding (at most d / 2 a weight) stays well below the weights' own.
+struct ActivationBlockQ8K {
+  float d;
+  int8_t q[kSuperBlockSize];
+  int16_t sums[kSuperBlockSize / 16];  // sums[k] = q[16 k] + ... + q[16 k + 15]: the K-quant mins and offsets
+};
+
+// out[0 .. cols / 256) = x[0 .. cols) rounded as above; cols % 256 == 0. A block holding inf or nan
+// gets d = nan (so its dot products are nan). The reference for every set's quantize_q8k, which
+// must give the same bits.
+void quantize_activations_q8k(const float* x, int64_t cols, ActivationBlockQ8K* out);
 
 struct MatmulKernels {
   const char* name = "";
@@ -31,18 +49,40 @@ struct MatmulKernels {
   using TileProduct = void (*)(const float* w, int64_t ld_w, const float* xt, int64_t ld_xt, int64_t tokens,
                                int64_t k, float* acc, int64_t ld_acc);
 
-  DotRows dot_rows[kMatmulTypeCount] = {};   // indexed by DType
+  // The same for K-quant rows (cols % 256 == 0) and several tokens, against activations rounded by
+  // quantize_activations_q8k: y[t * ld_y + i] = dot(row i, token t) for t < tokens.
+  // x: [tokens][cols / 256]. Unpacking a super-block once for several tokens makes prefill cheaper.
+  using DotRowsQ8K = void (*)(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
+                              const ActivationBlockQ8K* x, int64_t tokens, float* y, int64_t ld_y);
+
+  // quantize_activations_q8k, vectorized for the set.
+  using QuantizeQ8K = void (*)(const float* x, int64_t cols, ActivationBlockQ8K* out);
+
+  // Indexed by DType. A set fills dot_rows and to_float for F32 .. Q4_0 and dot_rows_q8k for the
+  // K-quants (which matmul never expands to floats).
+  DotRows dot_rows[kMatmulTypeCount] = {};
+  DotRowsQ8K dot_rows_q8k[kMatmulTypeCount] = {};
+  QuantizeQ8K quantize_q8k = nullptr;
   ToFloat to_float[kMatmulTypeCount] = {};
   TileProduct tile_product = nullptr;
 };
 
 // Plain C++ that compiles and is correct everywhere.
 MatmulKernels portable_matmul_kernels();
+// Adds the portable K-quant kernels to a set (matmul_kquant_portable.cpp).
+void add_portable_kquant_kernels(MatmulKernels& k);
 
 // True on x86-64 CPUs with AVX2, FMA and F16C (checked at run time).
 bool cpu_has_avx2_kernels();
 // The AVX2/FMA/F16C set; only call when cpu_has_avx2_kernels().
 MatmulKernels avx2_matmul_kernels();
+// Adds the AVX2 K-quant kernels to a set (matmul_kquant_avx2.cpp); only when cpu_has_avx2_kernels().
+void add_avx2_kquant_kernels(MatmulKernels& k);
+
+// True on x86-64 CPUs with AVX2 and AVX-512 F/BW/VL/VNNI (checked at run time).
+bool cpu_has_avx512_kernels();
+// The AVX2 set with AVX-512 VNNI K-quant kernels; only call when cpu_has_avx512_kernels().
+MatmulKernels avx512_matmul_kernels();
 
 // The fastest set this CPU runs.
 MatmulKernels best_matmul_kernels();

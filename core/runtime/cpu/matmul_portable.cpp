@@ -131,6 +131,7 @@ MatmulKernels portable_matmul_kernels() {
   k.to_float[static_cast<int>(DType::Q8_0)] = to_float<DType::Q8_0>;
   k.to_float[static_cast<int>(DType::Q4_0)] = to_float<DType::Q4_0>;
   k.tile_product = tile_product;
+  add_portable_kquant_kernels(k);
   return k;
 }
 

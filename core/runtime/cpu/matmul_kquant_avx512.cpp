@@ -1,0 +1,50 @@
+// The AVX-512 set: the AVX2 set with K-quant kernels that fuse each multiply-add of the sub-block
+// scales into AVX-512 VNNI's vpdpwssd (256-bit, AVX512VL), with 32 vector registers for the 8
+// tokens a kernel takes at once. Measured on Zen 4 (one core, 1152 x 6912, 64 tokens): Q4_K 119
+// (AVX2) -> 154 GFLOP/s; decode, which waits on memory, is unchanged.
+// Compiled for baseline x86-64; the kernels run only where the CPU has the instructions.
+#include "runtime/cpu/matmul_kernels.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "quant/convert.h"
+#include "quant/kquant_blocks.h"
+#include "quant/kquants.h"
+
+#define KILN_KQUANT_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+#define KILN_KQUANT_VNNI 1
+#define KILN_KQUANT_TOKENS 8
+
+namespace kiln {
+namespace {
+#include "runtime/cpu/matmul_kquant_x86.inc"
+}  // namespace
+
+bool cpu_has_avx512_kernels() {
+  __builtin_cpu_init();
+  return cpu_has_avx2_kernels() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+}
+
+MatmulKernels avx512_matmul_kernels() {
+  MatmulKernels k = avx2_matmul_kernels();
+  k.name = "avx512";
+  fill_kquant_kernels(k);
+  return k;
+}
+
+}  // namespace kiln
+
+#else  // not x86-64
+
+namespace kiln {
+bool cpu_has_avx512_kernels() { return false; }
+MatmulKernels avx512_matmul_kernels() { return portable_matmul_kernels(); }
+}  // namespace kiln
+
+#endif
