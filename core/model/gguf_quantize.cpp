@@ -113,6 +113,10 @@ void write_tensor(GgufWriter& writer, const PlannedTensor& t, bool add_one, Thre
     writer.write_tensor_data(out.data(), out.size());
     return;
   }
+  if (v.dtype == t.type) {  // already in the wanted type (a GGUF input): rounding again could only lose
+    writer.write_tensor_data(v.data, size_t(t.rows) * src_row);
+    return;
+  }
   const int64_t slice = std::max<int64_t>(1, int64_t(kSliceBytes / (size_t(t.cols) * sizeof(float))));
   std::vector<uint8_t> out;
   for (int64_t first = 0; first < t.rows; first += slice) {

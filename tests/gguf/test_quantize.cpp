@@ -4,6 +4,7 @@
 #include <QProcess>
 #include <QtTest>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -14,6 +15,7 @@
 #include "model/gguf_checkpoint.h"
 #include "model/gguf_file.h"
 #include "model/gguf_quantize.h"
+#include "model/weights.h"
 #include "quant/convert.h"
 
 using namespace kiln;
@@ -177,12 +179,13 @@ class TestQuantize : public QObject {
   }
 
   // tiny-gemma3-k has rows of 256 and 512: every matrix is a K-quant. Its llama.cpp Q4_K_M file,
-  // written again as Q6_K and as Q4_K_M, keeps its weights within each format's rounding.
+  // written again as Q6_K, keeps its weights within Q6_K's rounding; written again as Q4_K_M, every
+  // tensor already has its type and is copied, not rounded a second time.
   void kquant_weights_within_format_error_data() {
     QTest::addColumn<QString>("type");
     QTest::addColumn<double>("bound");
     QTest::newRow("q6_k") << "q6_k" << 0.02;
-    QTest::newRow("q4_k_m") << "q4_k_m" << 0.08;
+    QTest::newRow("q4_k_m") << "q4_k_m" << 1e-9;
   }
   void kquant_weights_within_format_error() {
     QFETCH(QString, type);
@@ -238,6 +241,43 @@ class TestQuantize : public QObject {
     const double err = relative_error(quantized, reference);
     qInfo("%s %s: relative logit error against F32 %.4f", qPrintable(input), qPrintable(type), err);
     QVERIFY2(err < bound, qPrintable(QString::number(err)));
+  }
+
+  // --precision q4_k_m / q6_k (quantize-on-load) holds exactly the bytes kiln quantize writes.
+  void quantize_on_load_equals_the_file_data() {
+    QTest::addColumn<QString>("input");
+    QTest::addColumn<QString>("type");
+    for (const char* t : {"q4_k_m", "q6_k"}) {
+      QTest::newRow((std::string("demo ") + t).c_str()) << QString::fromStdString(demo_path()) << t;
+      QTest::newRow((std::string("k ") + t).c_str()) << QString::fromStdString(test::gguf_path("k", "q4_k_m")) << t;
+    }
+  }
+  void quantize_on_load_equals_the_file() {
+    QFETCH(QString, input);
+    QFETCH(QString, type);
+    const std::string file = quantize(input.toStdString(), type.toStdString());
+    const Checkpoint source = open_checkpoint(input.toStdString());
+    const Gemma3Weights w = load_weights_with_mix(source.config, *source.tensors, *parse_quant_mix(type.toStdString()), 2, {});
+    auto g = GgufFile::open(file);
+    auto same = [&](const Matrix& m, const std::string& name) {
+      const GgufTensorInfo* t = g->find_tensor(name);
+      QVERIFY2(t, name.c_str());
+      QCOMPARE(std::string(to_string(m.type)), type_name(*t));
+      QCOMPARE(size_t(m.bytes()), t->bytes);
+      QVERIFY2(std::memcmp(m.storage.get(), t->data, t->bytes) == 0, name.c_str());
+    };
+    same(w.embed, "token_embd.weight");
+    for (int l = 0; l < source.config.num_layers; ++l) {
+      const std::string p = "blk." + std::to_string(l) + ".";
+      const LayerWeights& lw = w.layers[size_t(l)];
+      same(lw.wq, p + "attn_q.weight");
+      same(lw.wk, p + "attn_k.weight");
+      same(lw.wv, p + "attn_v.weight");
+      same(lw.wo, p + "attn_output.weight");
+      same(lw.w_gate, p + "ffn_gate.weight");
+      same(lw.w_up, p + "ffn_up.weight");
+      same(lw.w_down, p + "ffn_down.weight");
+    }
   }
 
   // Our mix against llama.cpp's llama-quantize on the same models: tensor for tensor, same types.
