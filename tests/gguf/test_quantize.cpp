@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "gguf_fixtures.h"
 #include "kiln/engine.h"
@@ -313,6 +314,30 @@ class TestQuantize : public QObject {
     QCOMPARE(*ours->get_uint("gemma3.block_count"), *theirs->get_uint("gemma3.block_count"));
     QCOMPARE(*ours->get_uint("general.file_type"), *theirs->get_uint("general.file_type"));
     QCOMPARE(ours->get_string_array("tokenizer.ggml.tokens")->size(), theirs->get_string_array("tokenizer.ggml.tokens")->size());
+  }
+
+  // The folder's chat template (tokenizer_config.json, else chat_template.jinja) goes into
+  // tokenizer.chat_template, and from there into a GGUF re-written from that file.
+  void chat_template_is_carried_data() {
+    QTest::addColumn<QString>("file");
+    QTest::newRow("tokenizer_config.json") << "tokenizer_config.json";
+    QTest::newRow("chat_template.jinja") << "chat_template.jinja";
+  }
+  void chat_template_is_carried() {
+    QFETCH(QString, file);
+    const std::string folder = out("with-template-" + file.toStdString());
+    fs::create_directories(folder);
+    for (const char* f : {"config.json", "model.safetensors", "tokenizer.model"})
+      fs::copy_file(fs::path(test::folder_path("a")) / f, fs::path(folder) / f);
+    const std::string chat = "{{ bos_token }}{% for m in messages %}<start_of_turn>{{ m['role'] }}\n{{ m['content'] }}"
+                             "<end_of_turn>\n{% endfor %}";
+    std::ofstream(fs::path(folder) / file.toStdString())
+        << (file.endsWith(".json") ? nlohmann::json{{"chat_template", chat}, {"add_bos_token", true}}.dump() : chat);
+    const std::string first = quantize(folder, "q8_0");
+    QCOMPARE(*GgufFile::open(first)->get_string("tokenizer.chat_template"), std::string_view(chat));
+    const std::string second = quantize(first, "q4_0");
+    QCOMPARE(*GgufFile::open(second)->get_string("tokenizer.chat_template"), std::string_view(chat));
+    QVERIFY(!GgufFile::open(quantize(test::folder_path("a"), "q8_0"))->find("tokenizer.chat_template"));
   }
 
   // Through the real binary: a clear one-line error, exit status 1, nothing written.
