@@ -175,11 +175,32 @@ void quantize_affine_superblock(const float* x, int nmax, uint16_t& d, uint16_t&
   const float dmin_value = stored_super_scale(max_min, 63, dmin);
   std::memset(scales, 0, 12);
   for (int s = 0; s < 8; ++s) {
-    const int ls = d_value > 0 ? round_clamped(fits[s].scale / d_value, 0, 63) : 0;
-    const int lm = dmin_value > 0 ? round_clamped(fits[s].min / dmin_value, 0, 63) : 0;
-    pack_scale_min(scales, s, ls, lm);
-    const AffineFit stored{d_value * static_cast<float>(ls), dmin_value * static_cast<float>(lm)};
-    round_affine(x + 32 * s, 32, nmax, stored, levels + 32 * s);
+    // The 6-bit codes either side of the fitted scale and min: keep the pair that fits best.
+    const float* xs = x + 32 * s;
+    const float ideal_ls = d_value > 0 ? fits[s].scale / d_value : 0.0f;
+    const float ideal_lm = dmin_value > 0 ? fits[s].min / dmin_value : 0.0f;
+    int best_ls = 0, best_lm = 0;
+    float best_err = std::numeric_limits<float>::infinity();
+    for (int ls : {round_clamped(std::floor(ideal_ls), 0, 63), round_clamped(std::ceil(ideal_ls), 0, 63)}) {
+      for (int lm : {round_clamped(std::floor(ideal_lm), 0, 63), round_clamped(std::ceil(ideal_lm), 0, 63)}) {
+        const AffineFit stored{d_value * static_cast<float>(ls), dmin_value * static_cast<float>(lm)};
+        uint8_t q[32];
+        round_affine(xs, 32, nmax, stored, q);
+        float err = 0;
+        for (int i = 0; i < 32; ++i) {
+          const float e = stored.scale * q[i] - stored.min - xs[i];
+          err += e * e;
+        }
+        if (err < best_err) {
+          best_err = err;
+          best_ls = ls;
+          best_lm = lm;
+        }
+      }
+    }
+    pack_scale_min(scales, s, best_ls, best_lm);
+    const AffineFit stored{d_value * static_cast<float>(best_ls), dmin_value * static_cast<float>(best_lm)};
+    round_affine(xs, 32, nmax, stored, levels + 32 * s);
   }
 }
 
@@ -215,10 +236,26 @@ void quantize_q6k(const float* x, BlockQ6K& b) {
   const float d_value = stored_super_scale(max_abs, 127, b.d);
   int q[kSuperBlockSize];
   for (int s = 0; s < 16; ++s) {
-    const int ls = d_value > 0 ? round_clamped(scales[s] / d_value, -128, 127) : 0;
-    b.scales[s] = static_cast<int8_t>(ls);
-    const float step = d_value * static_cast<float>(ls);
-    for (int i = 16 * s; i < 16 * s + 16; ++i) q[i] = step != 0 ? round_clamped(x[i] / step, -32, 31) + 32 : 32;
+    // The 8-bit codes either side of the fitted scale: keep the one that fits best.
+    const float ideal = d_value > 0 ? scales[s] / d_value : 0.0f;
+    float best_err = std::numeric_limits<float>::infinity();
+    b.scales[s] = 0;  // kept when no error compares (nan input)
+    for (int i = 0; i < 16; ++i) q[16 * s + i] = 32;
+    for (int ls : {round_clamped(std::floor(ideal), -128, 127), round_clamped(std::ceil(ideal), -128, 127)}) {
+      const float step = d_value * static_cast<float>(ls);
+      int trial[16];
+      float err = 0;
+      for (int i = 0; i < 16; ++i) {
+        trial[i] = step != 0 ? round_clamped(x[16 * s + i] / step, -32, 31) : 0;
+        const float e = step * static_cast<float>(trial[i]) - x[16 * s + i];
+        err += e * e;
+      }
+      if (err < best_err) {
+        best_err = err;
+        b.scales[s] = static_cast<int8_t>(ls);
+        for (int i = 0; i < 16; ++i) q[16 * s + i] = trial[i] + 32;
+      }
+    }
   }
   std::memset(b.ql, 0, sizeof(b.ql));
   std::memset(b.qh, 0, sizeof(b.qh));
