@@ -340,6 +340,28 @@ class TestQuantize : public QObject {
     QVERIFY(!GgufFile::open(quantize(test::folder_path("a"), "q8_0"))->find("tokenizer.chat_template"));
   }
 
+  // A transformers 5 folder with tokenizer.json and no tokenizer.model: the GGUF's vocabulary
+  // (built from tokenizer.json's pieces, types included) tokenizes as the folder does.
+  void tokenizer_json_folder() {
+    const std::string folder = out("hf5-a");
+    fs::create_directories(folder);
+    const fs::path hf5 = fs::path(test::fixtures()) / "hf5";
+    fs::copy_file(hf5 / "tiny-gemma3-a-config-v5.json", fs::path(folder) / "config.json");
+    fs::copy_file(hf5 / "tiny-gemma3-a-tokenizer.json", fs::path(folder) / "tokenizer.json");
+    fs::copy_file(fs::path(test::folder_path("a")) / "model.safetensors", fs::path(folder) / "model.safetensors");
+    const std::string file = quantize(folder, "q8_0");
+    const Checkpoint source = open_checkpoint(folder);
+    const Checkpoint written = open_checkpoint(file);
+    QCOMPARE(source.tokenizer_path, (fs::path(folder) / "tokenizer.json").string());
+    const Tokenizer ta = open_tokenizer(source), tb = open_tokenizer(written);
+    QCOMPARE(tb.vocab_size(), ta.vocab_size());
+    for (const std::string& text : sample_texts()) {
+      QCOMPARE(tb.encode(text), ta.encode(text));
+      QCOMPARE(tb.encode(text, SpecialText::Parse), ta.encode(text, SpecialText::Parse));
+    }
+    QCOMPARE(written.config.eos_token_ids, source.config.eos_token_ids);
+  }
+
   // Through the real binary: a clear one-line error, exit status 1, nothing written.
   void bad_input_data() {
     QTest::addColumn<QStringList>("args");
