@@ -3,6 +3,9 @@
 // at a time, so memory stays near one slice however large the model.
 #include "model/gguf_quantize.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -97,6 +100,16 @@ std::string model_name(const std::string& input) {
   fs::path p(input);
   if (p.filename().empty()) p = p.parent_path();  // "folder/"
   return p.stem().string();
+}
+
+// Drops the source's pages of a tensor already written from this process's memory (they are the
+// mapped file's pages: the kernel reads them again if they are ever touched), so memory stays near
+// one slice instead of growing to the model's size. Partial pages at either end are kept.
+void release_source_pages(const uint8_t* data, size_t bytes) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 // One tensor's first t.rows rows (the embedding may lose padding rows) converted slice by slice.
@@ -232,6 +245,7 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
   const bool add_one = !source.norms_include_one();
   for (size_t i = 0; i < plan.size(); ++i) {
     write_tensor(writer, plan[i], add_one && plan[i].vector, pool);
+    release_source_pages(plan[i].view->data, plan[i].view->bytes);
     if (o.progress) o.progress(int(i + 1), int(plan.size()));
   }
   writer.finish();
