@@ -14,7 +14,8 @@ void add_model_flags(CLI::App& cmd, ModelFlags& f, const std::string& default_pr
   f.precision = default_precision;
   cmd.add_option("-m,--model", f.model, "Model folder (Hugging Face) or .gguf file; default: the bundled model");
   cmd.add_option("-p,--precision", f.precision,
-                 "Weights in memory: auto (a GGUF as stored, a folder in q8_0), f32, f16, q8_0 (int8), q4_0 (int4)")
+                 "Weights in memory: auto (a GGUF as stored, a folder in q8_0), f32, f16, q8_0 (int8), q4_0 (int4), "
+                 "q4_k_m, q6_k (llama.cpp's mixes; need K-quant kernels)")
       ->capture_default_str();
   cmd.add_option("--backend", f.backend, "auto, vulkan or cpu")->capture_default_str();
   cmd.add_option("--device", f.device, "Vulkan device index (see kiln info --hardware)");
@@ -48,7 +49,7 @@ LoadOptions load_options(const ModelFlags& f) {
   LoadOptions o;
   o.path = f.model;
   auto p = parse_precision(f.precision);
-  if (!p) throw Error("unknown precision '" + f.precision + "' (auto, f32, f16, q8_0, q4_0)");
+  if (!p) throw Error("unknown precision '" + f.precision + "' (auto, f32, f16, q8_0, q4_0, q4_k_m, q6_k)");
   o.precision = *p;
   auto b = parse_backend(f.backend);
   if (!b) throw Error("unknown backend '" + f.backend + "' (auto, vulkan, cpu)");

@@ -58,3 +58,4 @@ void add_bench_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_pull_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);

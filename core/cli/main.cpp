@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_tokenize_command(app);
   kiln::cli::add_bench_command(app);
   add_perplexity_command(app);
+  add_quantize_command(app);
 #ifdef KILN_HAVE_SERVER
   add_serve_command(app);
 #endif

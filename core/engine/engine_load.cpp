@@ -133,6 +133,8 @@ DType dtype_of(Precision p) {
     case Precision::Q8_0: return DType::Q8_0;
     case Precision::Q4_0: return DType::Q4_0;
     case Precision::Auto: return DType::Q8_0;  // what Auto means where nothing is stored (folders, synthetic)
+    case Precision::Q4_K_M: return DType::Q4_K;  // most matrices; the mix gives some Q6_K
+    case Precision::Q6_K: return DType::Q6_K;
   }
   return DType::F32;
 }
@@ -141,6 +143,9 @@ Gemma3Weights load_checkpoint_weights(const Checkpoint& ck, Precision precision,
                                       const std::function<void(int, int)>& progress, std::stop_token cancel) {
   if (precision == Precision::Auto && ck.format == "gguf")
     return load_weights_as_stored(ck.config, *ck.tensors, threads, progress, cancel);
+  if (precision == Precision::Q4_K_M || precision == Precision::Q6_K)
+    return load_weights_with_mix(ck.config, *ck.tensors, precision == Precision::Q6_K ? QuantMix::Q6_K : QuantMix::Q4_K_M,
+                                 threads, progress, cancel);
   return load_weights(ck.config, *ck.tensors, dtype_of(precision), threads, progress, cancel);
 }
 

@@ -22,6 +22,8 @@ std::string to_string(Precision p) {
     case Precision::Q8_0: return "q8_0";
     case Precision::Q4_0: return "q4_0";
     case Precision::Auto: return "auto";
+    case Precision::Q4_K_M: return "q4_k_m";
+    case Precision::Q6_K: return "q6_k";
   }
   return "?";
 }
@@ -33,6 +35,8 @@ std::optional<Precision> parse_precision(std::string_view text) {
   if (s == "q8_0" || s == "q8" || s == "int8") return Precision::Q8_0;
   if (s == "q4_0" || s == "q4" || s == "int4") return Precision::Q4_0;
   if (s == "auto" || s == "as-stored") return Precision::Auto;
+  if (s == "q4_k_m") return Precision::Q4_K_M;
+  if (s == "q6_k") return Precision::Q6_K;
   return std::nullopt;
 }
 

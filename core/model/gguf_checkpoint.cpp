@@ -175,6 +175,19 @@ class GgufTensorSource final : public TensorSource {
 
 }  // namespace
 
+std::string gguf_tensor_name(const std::string& canonical) {
+  if (canonical == "embed_tokens.weight") return "token_embd.weight";
+  if (canonical == "norm.weight") return "output_norm.weight";
+  if (canonical == "lm_head.weight") return "output.weight";
+  if (canonical.rfind("layers.", 0) != 0) return "";
+  const size_t dot = canonical.find('.', 7);
+  if (dot == std::string::npos) return "";
+  const std::string_view suffix = std::string_view(canonical).substr(dot + 1);
+  for (const auto& [gguf, hub] : layer_names())
+    if (hub == suffix) return "blk." + canonical.substr(7, dot - 7) + "." + gguf;
+  return "";
+}
+
 Gemma3Config gemma3_config_from_gguf(const GgufFile& file) {
   const std::string& path = file.path();
   auto arch = file.get_string("general.architecture");

@@ -14,6 +14,10 @@ namespace kiln {
 // 1/sqrt(hidden/heads) for the 62-layer (27B) model, 1/sqrt(head_dim) for every other size.
 Gemma3Config gemma3_config_from_gguf(const GgufFile& file);
 
+// The GGUF (llama.cpp) name of a canonical tensor name ("layers.3.mlp.down_proj.weight" ->
+// "blk.3.ffn_down.weight"); "" for a name GGUF's gemma3 layout does not have.
+std::string gguf_tensor_name(const std::string& canonical);
+
 // Maps the file; config, tokenizer_proto and, unless header_only (for `kiln info` and the app's
 // model list), the tensors under canonical names (norms_include_one() is true). Throws kiln::Error.
 Checkpoint open_gguf_checkpoint(const std::string& path, bool header_only = false);

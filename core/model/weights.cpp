@@ -123,8 +123,9 @@ DType held_type_for_stored(DType stored) {
 
 namespace {
 
-// type_for(tensor name, its stored type, whether it is the embedding) -> the type to hold it in.
-using TypeChoice = std::function<DType(const std::string&, DType, bool)>;
+// type_for(tensor name, its stored type, whether it is the embedding, its [rows, cols]) -> the type
+// to hold it in.
+using TypeChoice = std::function<DType(const std::string&, DType, bool, int64_t, int64_t)>;
 
 Gemma3Weights load_weights_with(const Gemma3Config& config, const TensorSource& source, const TypeChoice& type_for,
                                 int threads, const std::function<void(int, int)>& progress, std::stop_token cancel) {
@@ -140,7 +141,7 @@ Gemma3Weights load_weights_with(const Gemma3Config& config, const TensorSource& 
   };
   auto matrix = [&](const std::string& name, int64_t rows, int64_t cols, bool embedding = false) {
     const TensorView& t = require(source, name, {rows, cols});
-    Matrix m = load_matrix(source, name, rows, cols, type_for(name, t.dtype, embedding), pool, w.notes);
+    Matrix m = load_matrix(source, name, rows, cols, type_for(name, t.dtype, embedding, rows, cols), pool, w.notes);
     step();
     return m;
   };
@@ -174,7 +175,7 @@ Gemma3Weights load_weights_with(const Gemma3Config& config, const TensorSource& 
 Gemma3Weights load_weights(const Gemma3Config& config, const TensorSource& source, DType precision, int threads,
                            const std::function<void(int, int)>& progress, std::stop_token cancel) {
   Gemma3Weights w = load_weights_with(
-      config, source, [precision](const std::string&, DType, bool embedding) {
+      config, source, [precision](const std::string&, DType, bool embedding, int64_t, int64_t) {
         return embedding ? embedding_type_for(precision) : precision;
       },
       threads, progress, cancel);
@@ -183,11 +184,29 @@ Gemma3Weights load_weights(const Gemma3Config& config, const TensorSource& sourc
   return w;
 }
 
+Gemma3Weights load_weights_with_mix(const Gemma3Config& config, const TensorSource& source, QuantMix mix,
+                                    int threads, const std::function<void(int, int)>& progress,
+                                    std::stop_token cancel) {
+  std::map<std::pair<DType, DType>, int> fallbacks;  // (wanted, held) -> tensors
+  Gemma3Weights w = load_weights_with(
+      config, source,
+      [&](const std::string& name, DType, bool, int64_t rows, int64_t cols) {
+        const TensorTypeChoice choice = quant_type_for(mix, name, {rows, cols}, config.num_layers);
+        if (choice.type != choice.wanted) ++fallbacks[{choice.wanted, choice.type}];
+        return choice.type;
+      },
+      threads, progress, cancel);
+  for (const auto& [types, count] : fallbacks)
+    w.notes.push_back(std::to_string(count) + " tensors held as " + to_string(types.second) + " instead of " +
+                      to_string(types.first) + ": their rows are not whole blocks of it");
+  return w;
+}
+
 Gemma3Weights load_weights_as_stored(const Gemma3Config& config, const TensorSource& source, int threads,
                                      const std::function<void(int, int)>& progress, std::stop_token cancel) {
   std::map<std::pair<DType, DType>, int> converted;  // (stored, held) -> tensors
   Gemma3Weights w = load_weights_with(
-      config, source, [&converted](const std::string&, DType stored, bool) {
+      config, source, [&converted](const std::string&, DType stored, bool, int64_t, int64_t) {
         const DType held = held_type_for_stored(stored);
         if (held != stored) ++converted[{stored, held}];
         return held;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/quant_mix.h"
 #include "model/tensor_source.h"
 #include "quant/matrix.h"
 
@@ -49,6 +50,12 @@ DType embedding_type_for(DType precision);
 Gemma3Weights load_weights(const Gemma3Config& config, const TensorSource& source, DType precision,
                            int threads, const std::function<void(int done, int total)>& progress,
                            std::stop_token cancel = {});
+
+// Each matrix in the type `kiln quantize --type <mix>` gives it (model/quant_mix.h, fallbacks
+// included), quantized by the same code: the weights equal those of the file it would write.
+Gemma3Weights load_weights_with_mix(const Gemma3Config& config, const TensorSource& source, QuantMix mix,
+                                    int threads, const std::function<void(int done, int total)>& progress,
+                                    std::stop_token cancel = {});
 
 // Keeps each matrix in the type its file stores it in where the backends run that type (F32, F16,
 // Q8_0, Q4_0): a GGUF file runs at its own size. BF16 becomes F16, and the K-quants Q8_0 until they

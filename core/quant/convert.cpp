@@ -9,6 +9,7 @@
 
 #include "kiln/types.h"
 #include "quant/block32_formats.h"
+#include "quant/kquant_quantize.h"
 #include "quant/kquants.h"
 
 namespace kiln {
@@ -164,7 +165,7 @@ void quantize_row(DType type, const float* src, int64_t n, void* dst) {
     case DType::Q4_0: quantize_q4_0(src, n, static_cast<BlockQ4_0*>(dst)); return;
     case DType::Q4_K:
     case DType::Q5_K:
-    case DType::Q6_K:
+    case DType::Q6_K: quantize_row_kquant(type, src, n, dst); return;
     case DType::Q2_K:
     case DType::Q3_K:
     case DType::Q4_1:
@@ -172,7 +173,8 @@ void quantize_row(DType type, const float* src, int64_t n, void* dst) {
     case DType::Q5_1:
     case DType::IQ4_NL: break;
   }
-  throw Error(std::string("quantize_row: ") + to_string(type) + " is a load-only format (read from GGUF files)");
+  throw Error(std::string("quantize_row: ") + to_string(type) +
+              " is a load-only format (read from GGUF files; of the K-quants Kiln writes Q4_K, Q5_K and Q6_K)");
 }
 
 void dequantize_row(DType type, const void* src, int64_t n, float* dst) {

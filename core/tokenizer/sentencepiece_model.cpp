@@ -126,4 +126,62 @@ std::string serialize_sentencepiece_model(const SentencePieceVocabulary& vocabul
   return out;
 }
 
+namespace {
+
+// Protobuf wire format: a key varint (field << 3 | wire type), then a varint (type 0), 8 bytes (1),
+// a length and that many bytes (2) or 4 bytes (5).
+bool read_varint(std::string_view& in, uint64_t& value) {
+  value = 0;
+  for (int shift = 0; shift < 64 && !in.empty(); shift += 7) {
+    const auto byte = static_cast<uint8_t>(in.front());
+    in.remove_prefix(1);
+    value |= uint64_t(byte & 0x7f) << shift;
+    if (!(byte & 0x80)) return true;
+  }
+  return false;
+}
+
+// Reads one field; `bytes` gets a length-delimited field's contents. False at the end or on junk.
+bool read_field(std::string_view& in, uint64_t& field, uint64_t& wire, uint64_t& number, std::string_view& bytes) {
+  uint64_t key = 0;
+  if (in.empty() || !read_varint(in, key)) return false;
+  field = key >> 3;
+  wire = key & 7;
+  switch (wire) {
+    case 0: return read_varint(in, number);
+    case 1:
+    case 5: {
+      const size_t n = wire == 1 ? 8 : 4;
+      if (in.size() < n) return false;
+      in.remove_prefix(n);
+      return true;
+    }
+    case 2: {
+      uint64_t length = 0;
+      if (!read_varint(in, length) || length > in.size()) return false;
+      bytes = in.substr(0, length);
+      in.remove_prefix(length);
+      return true;
+    }
+    default: return false;
+  }
+}
+
+}  // namespace
+
+std::vector<PieceType> sentencepiece_piece_types(std::string_view proto) {
+  std::vector<PieceType> types;
+  uint64_t field = 0, wire = 0, number = 0;
+  std::string_view bytes;
+  while (read_field(proto, field, wire, number, bytes)) {
+    if (field != 1 || wire != 2) continue;  // ModelProto.pieces = 1
+    PieceType type = PieceType::Normal;
+    std::string_view piece = bytes;
+    while (read_field(piece, field, wire, number, bytes))
+      if (field == 3 && wire == 0 && number >= 1 && number <= 6) type = static_cast<PieceType>(number);  // SentencePiece.type = 3
+    types.push_back(type);
+  }
+  return types;
+}
+
 }  // namespace kiln

@@ -42,4 +42,9 @@ struct SentencePieceVocabulary {
 // other id stays where it is. Throws kiln::Error, naming `origin`, on an empty piece or a bad id.
 std::string serialize_sentencepiece_model(const SentencePieceVocabulary& vocabulary, const std::string& origin);
 
+// The type of every piece of serialized ModelProto bytes, in id order (SentencePiece's processor
+// answers IsControl / IsUnknown / IsByte / IsUnused but not "user-defined"). Pieces without a type
+// field are Normal. Reads only what the processor already accepted; stops at a malformed field.
+std::vector<PieceType> sentencepiece_piece_types(std::string_view proto);
+
 }  // namespace kiln

@@ -71,6 +71,7 @@ struct Tokenizer::Impl {
   int32_t start_of_turn = -1;
   int32_t end_of_turn = -1;
   std::string unknown_surface;           // what decode() shows for <unk>
+  std::vector<PieceType> piece_types;    // from the proto: the processor does not tell user-defined pieces
   // Text of special pieces that SentencePiece would match inside plain text (user-defined turn
   // markers). encode() keeps such text literal so user input cannot open or close a turn.
   std::vector<std::string> guarded_markers;
@@ -132,6 +133,7 @@ Tokenizer Tokenizer::from_serialized_proto(const std::string& bytes, const std::
   impl->origin = origin;
   if (bytes.empty()) throw Error(origin + ": not a SentencePiece model (empty)");
   const auto status = impl->processor.LoadFromSerializedProto(bytes);
+  if (status.ok()) impl->piece_types = sentencepiece_piece_types(bytes);
   if (!status.ok())
     throw Error(origin + ": not a SentencePiece model (" + std::string(status.message()) + ")");
   auto& sp = impl->processor;
@@ -258,5 +260,24 @@ bool Tokenizer::is_control(int32_t id) const {
 int32_t Tokenizer::piece_to_id(std::string_view piece) const { return impl_->lookup(piece); }
 
 const std::string& Tokenizer::origin() const { return impl_->origin; }
+
+SentencePieceVocabulary Tokenizer::vocabulary() const {
+  const auto& sp = impl_->processor;
+  SentencePieceVocabulary v;
+  v.unk_id = sp.unk_id();
+  v.bos_id = sp.bos_id();
+  v.eos_id = sp.eos_id();
+  v.pad_id = sp.pad_id();
+  v.pieces.reserve(static_cast<size_t>(sp.GetPieceSize()));
+  for (int id = 0; id < sp.GetPieceSize(); ++id) {
+    PieceType type = size_t(id) < impl_->piece_types.size() ? impl_->piece_types[size_t(id)] : PieceType::Normal;
+    if (sp.IsUnknown(id)) type = PieceType::Unknown;
+    else if (sp.IsControl(id)) type = PieceType::Control;
+    else if (sp.IsByte(id)) type = PieceType::Byte;
+    else if (sp.IsUnused(id)) type = PieceType::Unused;
+    v.pieces.push_back({sp.IdToPiece(id), sp.GetScore(id), type});
+  }
+  return v;
+}
 
 }  // namespace kiln

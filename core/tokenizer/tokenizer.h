@@ -51,6 +51,9 @@ class Tokenizer {
   bool is_control(int32_t id) const;
   int32_t piece_to_id(std::string_view piece) const;  // -1 when unknown
   const std::string& origin() const;                  // the file (or source) it was loaded from
+  // Every piece with its score and type, and the special ids, as the model holds them (for
+  // writing the vocabulary into another format, e.g. a GGUF file's tokenizer.ggml.* arrays).
+  SentencePieceVocabulary vocabulary() const;
 
  private:
   struct Impl;

@@ -20,6 +20,8 @@ QString precisionName(kiln::Precision p) {
     case kiln::Precision::Q8_0: return QStringLiteral("int8");
     case kiln::Precision::Q4_0: return QStringLiteral("int4");
     case kiln::Precision::Auto: return QStringLiteral("auto");
+    case kiln::Precision::Q4_K_M: return QStringLiteral("q4_k_m");
+    case kiln::Precision::Q6_K: return QStringLiteral("q6_k");
   }
   return {};
 }

@@ -265,7 +265,8 @@ class TestQuantConvert : public QObject {
     std::vector<uint8_t> dst(256);
     QVERIFY_THROWS_EXCEPTION(Error, quantize_row(DType::Q8_0, src.data(), 40, dst.data()));
     QVERIFY_THROWS_EXCEPTION(Error, dequantize_row(DType::Q4_0, dst.data(), 20, src.data()));
-    QVERIFY_THROWS_EXCEPTION(Error, quantize_row(DType::Q4_K, src.data(), 256, dst.data()));
+    QVERIFY_THROWS_EXCEPTION(Error, quantize_row(DType::Q4_K, src.data(), 40, dst.data()));  // not 256-aligned
+    QVERIFY_THROWS_EXCEPTION(Error, quantize_row(DType::Q2_K, src.data(), 256, dst.data()));  // read-only format
   }
 };
 

@@ -21,7 +21,9 @@ class Error : public std::runtime_error {
 
 // How weights are held in memory after loading. Auto: a GGUF file's tensors as the file stores
 // them (types Kiln has no kernels for yet, the K-quants, become Q8_0), a Hugging Face folder in Q8_0.
-enum class Precision { F32, F16, Q8_0, Q4_0, Auto };
+// Q4_K_M and Q6_K: each matrix in the type `kiln quantize --type q4_k_m / q6_k` would write it in
+// (llama.cpp's mixes); they run only on backends with K-quant kernels.
+enum class Precision { F32, F16, Q8_0, Q4_0, Auto, Q4_K_M, Q6_K };
 std::string to_string(Precision p);
 std::optional<Precision> parse_precision(std::string_view text);  // "f32", "fp16", "int8", "q4_0", ...
 

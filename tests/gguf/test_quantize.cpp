@@ -1,0 +1,405 @@
+// kiln quantize (model/gguf_quantize.h): the bundled demo model and the tiny fixtures written as
+// GGUF files of each type, read back by Kiln's GGUF reader and run by the engine; the tensor mix
+// against llama.cpp's own llama-quantize output; and bad input, through the real `kiln` binary.
+#include <QProcess>
+#include <QtTest>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "gguf_fixtures.h"
+#include "kiln/engine.h"
+#include "kiln/types.h"
+#include "model/checkpoint.h"
+#include "model/gguf_checkpoint.h"
+#include "model/gguf_file.h"
+#include "model/gguf_quantize.h"
+#include "model/weights.h"
+#include "quant/convert.h"
+
+using namespace kiln;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string demo_path() { return std::string(KILN_TEST_DATA) + "/../../resources/models/kiln-demo"; }
+
+// Lines of the held-out text (and a few with special tokens) to tokenize both ways.
+std::vector<std::string> sample_texts() {
+  std::ifstream in(std::string(KILN_TEST_DATA) + "/demo-heldout.txt");
+  std::vector<std::string> texts;
+  std::string line;
+  while (texts.size() < 20 && std::getline(in, line)) texts.push_back(line);
+  texts.push_back("<start_of_turn>user\nHello  there,\tworld 12345!<end_of_turn>\n");
+  texts.push_back("  leading spaces and ünïcödé — and emoji 🙂");
+  return texts;
+}
+
+std::vector<std::vector<float>> run_logits(const std::string& path, Precision precision, const std::vector<int32_t>& ids) {
+  LoadOptions options;
+  options.path = path;
+  options.precision = precision;
+  options.backend = BackendKind::Cpu;
+  options.threads = 2;
+  auto engine = Engine::load(options);
+  return engine->logits(ids);
+}
+
+double relative_error(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+  double e = 0, s = 0;
+  for (size_t p = 0; p < a.size(); ++p)
+    for (size_t v = 0; v < a[p].size(); ++v) {
+      e += double(a[p][v] - b[p][v]) * (a[p][v] - b[p][v]);
+      s += double(b[p][v]) * b[p][v];
+    }
+  return std::sqrt(e / s);
+}
+
+// A tensor of a checkpoint as floats (norms as the file holds them).
+std::vector<float> floats_of(const TensorView& t) {
+  const int64_t cols = t.shape.back();
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < t.shape.size(); ++d) rows *= t.shape[d];
+  std::vector<float> out(size_t(rows * cols));
+  const size_t row = row_bytes(t.dtype, cols);
+  for (int64_t r = 0; r < rows; ++r) dequantize_row(t.dtype, t.data + r * row, cols, out.data() + r * cols);
+  return out;
+}
+
+std::string type_name(const GgufTensorInfo& t) { return ggml_type_name(t.type); }
+
+}  // namespace
+
+// Every tensor of `written` against `source` (norms compared as 1 + w): relative RMS under `bound`.
+void check_weights(const Checkpoint& source, const Checkpoint& written, double bound) {
+  double worst = 0;
+  for (const std::string& name : source.tensors->names()) {
+    const TensorView* s = source.tensors->find(name);
+    const TensorView* w = written.tensors->find(name);
+    QVERIFY2(w, name.c_str());
+    QCOMPARE(w->shape, s->shape);
+    std::vector<float> x = floats_of(*s), y = floats_of(*w);
+    if (s->shape.size() == 1 && !source.tensors->norms_include_one())
+      for (float& v : x) v += 1.0f;  // GGUF holds RMSNorm weights as 1 + w
+    double e = 0, n = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      e += double(y[i] - x[i]) * (y[i] - x[i]);
+      n += double(x[i]) * x[i];
+    }
+    const double err = std::sqrt(e / n);
+    QVERIFY2(err < (s->shape.size() == 1 ? 1e-7 : bound), qPrintable(QString("%1: %2").arg(name.c_str()).arg(err)));
+    worst = std::max(worst, err);
+  }
+  qInfo("worst relative RMS error of a tensor: %.4f", worst);
+}
+
+class TestQuantize : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  std::string out(const std::string& name) { return (fs::path(dir_.path().toStdString()) / name).string(); }
+
+  std::string quantize(const std::string& input, const std::string& type, QuantizeReport* report = nullptr) {
+    QuantizeOptions o;
+    o.input = input;
+    o.output = out(fs::path(input).stem().string() + "-" + type + ".gguf");
+    o.mix = *parse_quant_mix(type);
+    o.threads = 2;
+    QuantizeReport r = quantize_model(o);
+    if (report) *report = r;
+    return o.output;
+  }
+
+ private slots:
+  void initTestCase() { QVERIFY(dir_.isValid()); }
+
+  void demo_model_round_trip_data() {
+    QTest::addColumn<QString>("type");
+    for (const char* t : {"q8_0", "q4_0", "q6_k", "q4_k_m"}) QTest::newRow(t) << t;
+  }
+  // The file holds the source's config and tokenizer, its tensors follow the mix, and its weights
+  // are the source's within the format's rounding.
+  void demo_model_round_trip() {
+    QFETCH(QString, type);
+    QuantizeReport report;
+    const std::string file = quantize(demo_path(), type.toStdString(), &report);
+    const Checkpoint source = open_checkpoint(demo_path());
+    const Checkpoint written = open_checkpoint(file);
+    const Gemma3Config &a = source.config, &b = written.config;
+    QCOMPARE(b.num_layers, a.num_layers);
+    QCOMPARE(b.hidden_size, a.hidden_size);
+    QCOMPARE(b.intermediate_size, a.intermediate_size);
+    QCOMPARE(b.num_heads, a.num_heads);
+    QCOMPARE(b.num_kv_heads, a.num_kv_heads);
+    QCOMPARE(b.head_dim, a.head_dim);
+    QCOMPARE(b.vocab_size, a.vocab_size);
+    QCOMPARE(b.sliding_window, a.sliding_window);
+    QCOMPARE(b.max_position_embeddings, a.max_position_embeddings);
+    QCOMPARE(b.rms_norm_eps, a.rms_norm_eps);
+    QCOMPARE(b.rope_theta, a.rope_theta);
+    QCOMPARE(b.rope_local_base_freq, a.rope_local_base_freq);
+    QCOMPARE(b.rope_scaling_factor, a.rope_scaling_factor);
+    QCOMPARE(b.query_pre_attn_scalar, a.query_pre_attn_scalar);
+    QCOMPARE(b.layer_is_global, a.layer_is_global);
+    QCOMPARE(b.bos_token_id, a.bos_token_id);
+    QCOMPARE(b.pad_token_id, a.pad_token_id);
+    QCOMPARE(b.eos_token_ids, a.eos_token_ids);
+
+    const Tokenizer ta = open_tokenizer(source), tb = open_tokenizer(written);
+    QCOMPARE(tb.vocab_size(), ta.vocab_size());
+    for (const std::string& text : sample_texts()) {
+      QCOMPARE(tb.encode(text), ta.encode(text));
+      QCOMPARE(tb.encode(text, SpecialText::Parse), ta.encode(text, SpecialText::Parse));
+    }
+    auto gguf = GgufFile::open(file);
+    QCOMPARE(*gguf->get_bool("tokenizer.ggml.add_bos_token"), true);
+    QCOMPARE(*gguf->get_string("general.architecture"), std::string_view("gemma3"));
+
+    // The mix on the demo's shapes: rows of 192 (hidden) and 640 (FFN) are no whole number of
+    // 256-weight super-blocks, so only attn_output (rows of 4 x 64) can be a K-quant.
+    const std::string t = type.toStdString();
+    const bool kquant = t == "q6_k" || t == "q4_k_m";
+    for (const GgufTensorInfo& info : gguf->tensors()) {
+      const std::string name = info.name;
+      if (info.dims.size() == 1) {
+        QCOMPARE(type_name(info), std::string("F32"));
+      } else if (name == "token_embd.weight") {
+        QCOMPARE(type_name(info), std::string("Q8_0"));  // Q6_K wanted except in q8_0; 192 falls back
+      } else if (name.ends_with("attn_output.weight")) {
+        QCOMPARE(type_name(info), std::string(t == "q8_0" ? "Q8_0" : t == "q4_0" ? "Q4_0" : t == "q6_k" ? "Q6_K" : "Q4_K"));
+      } else {
+        QCOMPARE(type_name(info), std::string(kquant ? "Q8_0" : t == "q8_0" ? "Q8_0" : "Q4_0"));
+      }
+    }
+    QVERIFY(!report.notes.empty() || !kquant);  // the fallbacks are reported
+
+    // Weights within the rounding of their type (relative RMS over each tensor).
+    check_weights(source, written, t == "q8_0" ? 0.01 : t == "q6_k" ? 0.02 : t == "q4_k_m" ? 0.1 : 0.12);
+  }
+
+  // tiny-gemma3-k has rows of 256 and 512: every matrix is a K-quant. Its llama.cpp Q4_K_M file,
+  // written again as Q6_K, keeps its weights within Q6_K's rounding; written again as Q4_K_M, every
+  // tensor already has its type and is copied, not rounded a second time.
+  void kquant_weights_within_format_error_data() {
+    QTest::addColumn<QString>("type");
+    QTest::addColumn<double>("bound");
+    QTest::newRow("q6_k") << "q6_k" << 0.02;
+    QTest::newRow("q4_k_m") << "q4_k_m" << 1e-9;
+  }
+  void kquant_weights_within_format_error() {
+    QFETCH(QString, type);
+    QFETCH(double, bound);
+    const std::string input = test::gguf_path("k", "q4_k_m");
+    const std::string file = quantize(input, type.toStdString());
+    check_weights(open_checkpoint(input), open_checkpoint(file), bound);
+  }
+
+  // Q8_0 and Q4_0 files hold exactly what loading the folder at that precision holds (the same
+  // quantizer on the same rows), so the engine gives the same logits on both.
+  void demo_logits_equal_quantize_on_load_data() {
+    QTest::addColumn<QString>("type");
+    QTest::addColumn<int>("precision");
+    QTest::newRow("q8_0") << "q8_0" << int(Precision::Q8_0);
+    QTest::newRow("q4_0") << "q4_0" << int(Precision::Q4_0);
+  }
+  void demo_logits_equal_quantize_on_load() {
+    QFETCH(QString, type);
+    QFETCH(int, precision);
+    const std::string file = quantize(demo_path(), type.toStdString());
+    const std::vector<int32_t> ids = {2, 651, 1802, 90, 17, 300, 5, 1000, 42, 7, 2048, 3000};
+    const auto from_file = run_logits(file, Precision::Auto, ids);
+    const auto from_folder = run_logits(demo_path(), Precision(precision), ids);
+    QCOMPARE(from_file.size(), from_folder.size());
+    const double err = relative_error(from_file, from_folder);
+    QVERIFY2(err < 1e-6, qPrintable(QString::number(err)));
+  }
+
+  // K-quant files load (the loader converts K-quants for now) and stay near the float model.
+  void kquant_files_load_and_stay_close_data() {
+    QTest::addColumn<QString>("input");
+    QTest::addColumn<QString>("type");
+    QTest::addColumn<double>("bound");
+    QTest::newRow("demo q6_k") << QString::fromStdString(demo_path()) << "q6_k" << 0.05;
+    QTest::newRow("demo q4_k_m") << QString::fromStdString(demo_path()) << "q4_k_m" << 0.2;
+    QTest::newRow("a q6_k") << QString::fromStdString(test::folder_path("a")) << "q6_k" << 0.05;
+    QTest::newRow("a q4_k_m") << QString::fromStdString(test::folder_path("a")) << "q4_k_m" << 0.2;
+    // Real K-quant tensors throughout (reference: the input file's weights in F32). The loader
+    // still holds K-quants as Q8_0, and on these random weights Q8_0 alone costs about 2e-2
+    // (fixtures/README.md); Q6_K's rounding is about three times Q8_0's.
+    QTest::newRow("k q6_k") << QString::fromStdString(test::gguf_path("k", "q4_k_m")) << "q6_k" << 0.1;
+    QTest::newRow("k q4_k_m") << QString::fromStdString(test::gguf_path("k", "q4_k_m")) << "q4_k_m" << 0.2;
+  }
+  void kquant_files_load_and_stay_close() {
+    QFETCH(QString, input);
+    QFETCH(QString, type);
+    QFETCH(double, bound);
+    const std::string file = quantize(input.toStdString(), type.toStdString());
+    const std::vector<int32_t> ids = {2, 100, 200, 300, 50, 60, 70, 80, 90, 110, 120, 130};
+    const auto reference = run_logits(input.toStdString(), Precision::F32, ids);
+    const auto quantized = run_logits(file, Precision::Auto, ids);
+    const double err = relative_error(quantized, reference);
+    qInfo("%s %s: relative logit error against F32 %.4f", qPrintable(input), qPrintable(type), err);
+    QVERIFY2(err < bound, qPrintable(QString::number(err)));
+  }
+
+  // --precision q4_k_m / q6_k (quantize-on-load) holds exactly the bytes kiln quantize writes.
+  void quantize_on_load_equals_the_file_data() {
+    QTest::addColumn<QString>("input");
+    QTest::addColumn<QString>("type");
+    for (const char* t : {"q4_k_m", "q6_k"}) {
+      QTest::newRow((std::string("demo ") + t).c_str()) << QString::fromStdString(demo_path()) << t;
+      QTest::newRow((std::string("k ") + t).c_str()) << QString::fromStdString(test::gguf_path("k", "q4_k_m")) << t;
+    }
+  }
+  void quantize_on_load_equals_the_file() {
+    QFETCH(QString, input);
+    QFETCH(QString, type);
+    const std::string file = quantize(input.toStdString(), type.toStdString());
+    const Checkpoint source = open_checkpoint(input.toStdString());
+    const Gemma3Weights w = load_weights_with_mix(source.config, *source.tensors, *parse_quant_mix(type.toStdString()), 2, {});
+    auto g = GgufFile::open(file);
+    auto same = [&](const Matrix& m, const std::string& name) {
+      const GgufTensorInfo* t = g->find_tensor(name);
+      QVERIFY2(t, name.c_str());
+      QCOMPARE(std::string(to_string(m.type)), type_name(*t));
+      QCOMPARE(size_t(m.bytes()), t->bytes);
+      QVERIFY2(std::memcmp(m.storage.get(), t->data, t->bytes) == 0, name.c_str());
+    };
+    same(w.embed, "token_embd.weight");
+    for (int l = 0; l < source.config.num_layers; ++l) {
+      const std::string p = "blk." + std::to_string(l) + ".";
+      const LayerWeights& lw = w.layers[size_t(l)];
+      same(lw.wq, p + "attn_q.weight");
+      same(lw.wk, p + "attn_k.weight");
+      same(lw.wv, p + "attn_v.weight");
+      same(lw.wo, p + "attn_output.weight");
+      same(lw.w_gate, p + "ffn_gate.weight");
+      same(lw.w_up, p + "ffn_up.weight");
+      same(lw.w_down, p + "ffn_down.weight");
+    }
+  }
+
+  // Our mix against llama.cpp's llama-quantize on the same models: tensor for tensor, same types.
+  void mix_matches_llama_quantize_data() {
+    QTest::addColumn<QString>("input");
+    QTest::addColumn<QString>("reference");
+    QTest::addColumn<QString>("type");
+    QTest::newRow("k q4_k_m") << QString::fromStdString(test::gguf_path("k", "q4_k_m"))
+                              << QString::fromStdString(test::gguf_path("k", "q4_k_m")) << "q4_k_m";
+    for (const char* m : {"a", "b"})
+      for (const char* t : {"q8_0", "q4_0"})
+        QTest::newRow((std::string(m) + " " + t).c_str()) << QString::fromStdString(test::gguf_path(m, "f16"))
+                                                         << QString::fromStdString(test::gguf_path(m, t)) << t;
+  }
+  void mix_matches_llama_quantize() {
+    QFETCH(QString, input);
+    QFETCH(QString, reference);
+    QFETCH(QString, type);
+    const std::string file = quantize(input.toStdString(), type.toStdString());
+    auto ours = GgufFile::open(file);
+    auto theirs = GgufFile::open(reference.toStdString());
+    int compared = 0;
+    for (const GgufTensorInfo& t : theirs->tensors()) {
+      const GgufTensorInfo* mine = ours->find_tensor(t.name);
+      QVERIFY2(mine, t.name.c_str());
+      QCOMPARE(mine->dims, t.dims);
+      QVERIFY2(mine->type == t.type, qPrintable(QString("%1: ours %2, llama.cpp's %3")
+                                                   .arg(t.name.c_str(), type_name(*mine).c_str(), type_name(t).c_str())));
+      ++compared;
+    }
+    QCOMPARE(compared, int(ours->tensors().size()));  // the same tensors, no more
+    // The metadata of a GGUF input is carried over; the file type is the new one.
+    QCOMPARE(*ours->get_uint("gemma3.block_count"), *theirs->get_uint("gemma3.block_count"));
+    QCOMPARE(*ours->get_uint("general.file_type"), *theirs->get_uint("general.file_type"));
+    QCOMPARE(ours->get_string_array("tokenizer.ggml.tokens")->size(), theirs->get_string_array("tokenizer.ggml.tokens")->size());
+  }
+
+  // The folder's chat template (tokenizer_config.json, else chat_template.jinja) goes into
+  // tokenizer.chat_template, and from there into a GGUF re-written from that file.
+  void chat_template_is_carried_data() {
+    QTest::addColumn<QString>("file");
+    QTest::newRow("tokenizer_config.json") << "tokenizer_config.json";
+    QTest::newRow("chat_template.jinja") << "chat_template.jinja";
+  }
+  void chat_template_is_carried() {
+    QFETCH(QString, file);
+    const std::string folder = out("with-template-" + file.toStdString());
+    fs::create_directories(folder);
+    for (const char* f : {"config.json", "model.safetensors", "tokenizer.model"})
+      fs::copy_file(fs::path(test::folder_path("a")) / f, fs::path(folder) / f);
+    const std::string chat = "{{ bos_token }}{% for m in messages %}<start_of_turn>{{ m['role'] }}\n{{ m['content'] }}"
+                             "<end_of_turn>\n{% endfor %}";
+    std::ofstream(fs::path(folder) / file.toStdString())
+        << (file.endsWith(".json") ? nlohmann::json{{"chat_template", chat}, {"add_bos_token", true}}.dump() : chat);
+    const std::string first = quantize(folder, "q8_0");
+    QCOMPARE(*GgufFile::open(first)->get_string("tokenizer.chat_template"), std::string_view(chat));
+    const std::string second = quantize(first, "q4_0");
+    QCOMPARE(*GgufFile::open(second)->get_string("tokenizer.chat_template"), std::string_view(chat));
+    QVERIFY(!GgufFile::open(quantize(test::folder_path("a"), "q8_0"))->find("tokenizer.chat_template"));
+  }
+
+  // A transformers 5 folder with tokenizer.json and no tokenizer.model: the GGUF's vocabulary
+  // (built from tokenizer.json's pieces, types included) tokenizes as the folder does.
+  void tokenizer_json_folder() {
+    const std::string folder = out("hf5-a");
+    fs::create_directories(folder);
+    const fs::path hf5 = fs::path(test::fixtures()) / "hf5";
+    fs::copy_file(hf5 / "tiny-gemma3-a-config-v5.json", fs::path(folder) / "config.json");
+    fs::copy_file(hf5 / "tiny-gemma3-a-tokenizer.json", fs::path(folder) / "tokenizer.json");
+    fs::copy_file(fs::path(test::folder_path("a")) / "model.safetensors", fs::path(folder) / "model.safetensors");
+    const std::string file = quantize(folder, "q8_0");
+    const Checkpoint source = open_checkpoint(folder);
+    const Checkpoint written = open_checkpoint(file);
+    QCOMPARE(source.tokenizer_path, (fs::path(folder) / "tokenizer.json").string());
+    const Tokenizer ta = open_tokenizer(source), tb = open_tokenizer(written);
+    QCOMPARE(tb.vocab_size(), ta.vocab_size());
+    for (const std::string& text : sample_texts()) {
+      QCOMPARE(tb.encode(text), ta.encode(text));
+      QCOMPARE(tb.encode(text, SpecialText::Parse), ta.encode(text, SpecialText::Parse));
+    }
+    QCOMPARE(written.config.eos_token_ids, source.config.eos_token_ids);
+  }
+
+  // Through the real binary: a clear one-line error, exit status 1, nothing written.
+  void bad_input_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    QTest::addColumn<QString>("output");
+    const QString missing = QString::fromStdString(out("no-such-folder/out.gguf"));
+    const QString here = QString::fromStdString(out("bad.gguf"));
+    const QString demo = QString::fromStdString(demo_path());
+    QTest::newRow("missing folder") << QStringList{"quantize", demo, missing} << "does not exist" << missing;
+    QTest::newRow("not a model") << QStringList{"quantize", QString(KILN_TEST_DATA) + "/demo-heldout.txt", here}
+                                 << "config.json" << here;
+    QTest::newRow("unknown type") << QStringList{"quantize", demo, here, "--type", "q3_k_s"} << "unknown --type" << here;
+  }
+  void bad_input() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    QFETCH(QString, output);
+    QProcess p;
+    p.start(QString(KILN_BINARY_DIR) + "/core/cli/kiln", args);
+    QVERIFY(p.waitForFinished(60000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitCode(), 1);
+    QVERIFY2(err.contains(expected), qPrintable(err));
+    QVERIFY(!fs::exists(output.toStdString()));
+    QVERIFY(!fs::exists(output.toStdString() + ".partial"));
+  }
+
+  void cli_writes_the_file() {
+    QProcess p;
+    const QString file = QString::fromStdString(out("cli.gguf"));
+    p.start(QString(KILN_BINARY_DIR) + "/core/cli/kiln",
+            {"quantize", QString::fromStdString(test::folder_path("a")), file, "--type", "q8_0"});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY2(QString::fromUtf8(p.readAllStandardOutput()).contains("Q8_0"), "summary names the types");
+    QCOMPARE(open_checkpoint(file.toStdString()).config.num_layers, 6);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestQuantize)
+#include "test_quantize.moc"
