@@ -41,6 +41,10 @@ GgmlType ggml_type_of(DType t) {
     case DType::Q4_K: return GgmlType::Q4_K;
     case DType::Q5_K: return GgmlType::Q5_K;
     case DType::Q6_K: return GgmlType::Q6_K;
+    case DType::Q4_1: return GgmlType::Q4_1;
+    case DType::Q5_0: return GgmlType::Q5_0;
+    case DType::Q5_1: return GgmlType::Q5_1;
+    case DType::IQ4_NL: return GgmlType::IQ4_NL;
   }
   return GgmlType::F32;
 }
