@@ -18,6 +18,9 @@ const char* type_suffix(DType t) {
     case DType::F16: return "f16";
     case DType::Q8_0: return "q8_0";
     case DType::Q4_0: return "q4_0";
+    case DType::Q4_K: return "q4_k";  // GGUF's K-quants, held as stored (kquant_layout.h)
+    case DType::Q5_K: return "q5_k";
+    case DType::Q6_K: return "q6_k";
     default: throw Error(std::string("Vulkan: weights in ") + to_string(t) + " are not supported on the GPU");
   }
 }
@@ -191,14 +194,11 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
   for (int i = 0; i < c.num_layers; ++i) {
     const LayerWeights& lw = w.layers[i];
     LayerGpu& l = layers[i];
-    require_same_type(lw.wq, lw.wk, "q/k");
-    require_same_type(lw.wq, lw.wv, "q/v");
     require_same_type(lw.w_gate, lw.w_up, "gate/up");
-    const int64_t q_rows = lw.wq.rows, k_rows = lw.wk.rows;
-    l.qkv.m = upload_matrix(
-        *weight_arena, up, lw.wq.type, q_rows + 2 * k_rows, hidden,
-        [&](int64_t r) { return r < q_rows ? lw.wq.row(r) : r < q_rows + k_rows ? lw.wk.row(r - q_rows) : lw.wv.row(r - q_rows - k_rows); },
-        chunk_limit, 64);
+    // q|k|v may mix types (GGUF's Q4_K_M keeps some attn_v in Q6_K): each part then has chunks of
+    // its own, run by its type's kernel (DeviceMatrix::mixed).
+    auto part = [&](const Matrix& m) { return StackedPart{m.type, m.rows, rows_of(m)}; };
+    l.qkv.m = upload_stacked(*weight_arena, up, {part(lw.wq), part(lw.wk), part(lw.wv)}, hidden, chunk_limit, 64);
     l.o.m = upload_matrix(*weight_arena, up, lw.wo.type, lw.wo.rows, lw.wo.cols, rows_of(lw.wo), chunk_limit, 64);
     l.gate_up.m = upload_matrix(
         *weight_arena, up, lw.w_gate.type, 2 * ffn, hidden,
@@ -297,10 +297,12 @@ void ModelGpu::build_pipelines() {
   // Every pipeline the forward pass can ask for, created now.
   auto matrix_kernels = [&](BoundMatrix& bm, bool glu) {
     bm.shape = plan.matvec_shape(bm.m.type, bm.m.rows, bm.m.cols, glu);
-    matrix_kernel(bm.m.type, glu, false, bm.shape);
-    matrix_kernel(bm.m.type, glu, true, bm.shape, plan.matmul_tile(bm.m.type));
+    for (const DeviceMatrix::Chunk& c : bm.m.chunks) {  // a mixed stack's parts each take their type's
+      matrix_kernel(c.type, glu, false, bm.shape);
+      matrix_kernel(c.type, glu, true, bm.shape, plan.matmul_tile(c.type));
+    }
     bm.staged_shape = plan.staged_shape(bm.m.type, glu);
-    bm.staged = plan.staged_for(bm.m.type, bm.m.cols) &&
+    bm.staged = !bm.m.mixed() && plan.staged_for(bm.m.type, bm.m.cols) &&
                 staged_shared_bytes(bm.staged_shape, bm.m.cols) <= device.limits().maxComputeSharedMemorySize;
   };
   matrix_kernels(embed_logits, false);
@@ -355,7 +357,7 @@ void ModelGpu::build_pipelines() {
 // producers"). Each link only where both ends can: int8 weights, whole groups of 8 outputs. Sets
 // the matrices' flags and shapes and add_norm_int8; returns whether the decode attention rounds.
 bool ModelGpu::plan_int8_activations() {
-  auto int8 = [](const BoundMatrix& bm) { return bm.m.type == DType::Q8_0 || bm.m.type == DType::Q4_0; };
+  auto int8 = [](const BoundMatrix& bm) { return !bm.m.mixed() && (bm.m.type == DType::Q8_0 || bm.m.type == DType::Q4_0); };
   auto reads_int8 = [&](BoundMatrix& bm, bool glu) {
     bm.qact_in = true;
     bm.qin_shape = glu ? bm.staged_shape : plan.qin_shape(false);

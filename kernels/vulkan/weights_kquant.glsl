@@ -1,0 +1,97 @@
+// GGUF K-quant blocks as uploaded (core/runtime/vulkan/kquant_layout.h), included by weights.glsl:
+// binding 0 holds each 32-weight block's low nibbles in Q4_0's order (a uvec4), binding 1 each
+// 256-weight super-block's SB_WORDS words of scales, mins and high bits. Weights are
+// x = (q - Q_BIAS) * scale + offset, with a scale and offset for each half (16 weights) of a block.
+#if defined(WTYPE_Q6_K)
+const uint SB_WORDS = 21u;
+const float Q_BIAS = 32.0;
+#elif defined(WTYPE_Q5_K)
+const uint SB_WORDS = 12u;
+const float Q_BIAS = 0.0;
+#else
+const uint SB_WORDS = 4u;
+const float Q_BIAS = 0.0;
+#endif
+
+uint quarter_first(uint w) { return w; }
+uint quarter_second(uint w) { return 4u + w; }
+
+struct KScale {
+  vec2 scale, offset;  // .x: the block's weights 0..15, .y: 16..31
+};
+
+// Byte i of the words from `base` on.
+uint scale_byte(uint base, uint i) { return (wscale[base + (i >> 2)] >> (8u * (i & 3u))) & 255u; }
+
+KScale block_kscale(uint gb) {
+  const uint base = (gb >> 3) * SB_WORDS, j = gb & 7u;
+#if defined(WTYPE_Q6_K)
+  // int8 scales of sub-blocks 2j, 2j + 1 (16 weights each), then d.
+  const int word = int(wscale[base + 16u + (j >> 1)] >> (16u * (j & 1u)));
+  const float d = unpackHalf2x16(wscale[base + 20u]).x;
+  return KScale(d * vec2(float(bitfieldExtract(word, 0, 8)), float(bitfieldExtract(word, 8, 8))), vec2(0.0));
+#else
+  // d, dmin, then GGUF's 12 bytes of 6-bit scales and mins (quant/kquant_blocks.h, BlockQ4K).
+  const vec2 dm = unpackHalf2x16(wscale[base]);
+  uint sc, m;
+  if (j < 4u) {
+    sc = scale_byte(base + 1u, j) & 63u;
+    m = scale_byte(base + 1u, j + 4u) & 63u;
+  } else {
+    const uint low = scale_byte(base + 1u, j + 4u);
+    sc = (low & 15u) | ((scale_byte(base + 1u, j - 4u) >> 6) << 4);
+    m = (low >> 4) | ((scale_byte(base + 1u, j) >> 6) << 4);
+  }
+  return KScale(vec2(dm.x * float(sc)), vec2(-dm.y * float(m)));
+#endif
+}
+
+// The bits above the nibbles: Q5_K one word (bit j: q[j]'s bit 4), Q6_K two (q[j]'s bits 4-5 at
+// bits 2 (j % 16) of word j / 16).
+uvec2 block_high(uint gb) {
+#if defined(WTYPE_Q6_K)
+  const uint at = (gb >> 3) * SB_WORDS + 2u * (gb & 7u);
+  return uvec2(wscale[at], wscale[at + 1u]);
+#elif defined(WTYPE_Q5_K)
+  return uvec2(wscale[(gb >> 3) * SB_WORDS + 4u + (gb & 7u)], 0u);
+#else
+  return uvec2(0u);
+#endif
+}
+
+// Quarter w's quants less Q_BIAS, as floats: a = q[4w .. 4w + 3], b = q[16 + 4w .. 16 + 4w + 3].
+void kquants(uint word, uvec2 high, uint w, out vec4 a, out vec4 b) {
+  uvec4 qa = (uvec4(word) >> uvec4(0, 8, 16, 24)) & 15u;
+  uvec4 qb = (uvec4(word) >> uvec4(4, 12, 20, 28)) & 15u;
+#if defined(WTYPE_Q5_K)
+  qa |= ((uvec4(high.x) >> (4u * w + uvec4(0, 1, 2, 3))) & 1u) << 4;
+  qb |= ((uvec4(high.x) >> (16u + 4u * w + uvec4(0, 1, 2, 3))) & 1u) << 4;
+#elif defined(WTYPE_Q6_K)
+  qa |= ((uvec4(high.x) >> (8u * w + uvec4(0, 2, 4, 6))) & 3u) << 4;
+  qb |= ((uvec4(high.y) >> (8u * w + uvec4(0, 2, 4, 6))) & 3u) << 4;
+#endif
+  a = uintBitsToFloat(qa | 0x4B000000u) - (MAGIC + Q_BIAS);
+  b = uintBitsToFloat(qb | 0x4B000000u) - (MAGIC + Q_BIAS);
+}
+
+void dequant_quarter(uint gb, uint w, out vec4 a, out vec4 b) {
+  kquants(w4[gb][w], block_high(gb), w, a, b);
+  const KScale k = block_kscale(gb);
+  a = a * k.scale.x + k.offset.x;
+  b = b * k.scale.y + k.offset.y;
+}
+
+struct Block { uvec4 q; uvec2 high; KScale k; };
+Block load_block(uint gb) { return Block(w4[gb], block_high(gb), block_kscale(gb)); }
+
+// The mins of Q4_K / Q5_K: offset times the sum of each half's activations.
+float block_dot(Block k, vec4 xv[8]) {
+  vec2 s = vec2(0.0), sx = vec2(0.0);
+  for (uint w = 0; w < 4u; ++w) {
+    vec4 a, b;
+    kquants(k.q[w], k.high, w, a, b);
+    s += vec2(dot(a, xv[w]), dot(b, xv[4u + w]));
+    sx += vec2(dot(xv[w], vec4(1.0)), dot(xv[4u + w], vec4(1.0)));
+  }
+  return dot(s, k.k.scale) + dot(sx, k.k.offset);
+}
