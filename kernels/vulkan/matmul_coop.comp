@@ -107,10 +107,8 @@ uint x_hi(uint c) { return 2u * c + 1u; }
 
 // Half a block of one row (chunks 2h, 2h + 1) as loaded from global memory.
 #if defined(WTYPE_KQUANT)
-struct AHalf { uvec2 q; uvec2 high; KScale k; uint h; };
-AHalf load_a(uint gb, uint h) {
-  return AHalf(uvec2(w4[gb][2u * h], w4[gb][2u * h + 1u]), block_high(gb), block_kscale(gb), h);
-}
+struct AHalf { uvec4 q; uvec2 high; KScale k; uint h; };  // the whole block's quants (16 B at most)
+AHalf load_a(uint gb, uint h) { return AHalf(block_quants(gb), block_high(gb), block_kscale(gb), h); }
 #elif defined(WTYPE_Q4_0)
 struct AHalf { uvec2 q; float d; };
 AHalf load_a(uint gb, uint h) { return AHalf(uvec2(w4[gb][2u * h], w4[gb][2u * h + 1u]), block_scale(gb)); }
@@ -152,7 +150,7 @@ void store_a(AHalf a, uint at) {
 #if defined(WTYPE_KQUANT)
   [[unroll]] for (uint c = 0; c < 2u; ++c) {  // quarters 2h, 2h + 1 (weights.glsl)
     vec4 lo, hi;
-    kquants(a.q[c], a.high, 2u * a.h + c, lo, hi);
+    kquants(a.q, a.high, 2u * a.h + c, lo, hi);
     lo = lo * a.k.scale.x + a.k.offset.x;
     hi = hi * a.k.scale.y + a.k.offset.y;
     a_tile[at + c] = uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));

@@ -3,12 +3,14 @@
 // scales of the quantized formats (two a word). A block is read as four quarters of 8 weights:
 // quarter w yields two vec4 of weights and the vec4 indices (0..7) of the elements they multiply;
 // dequant_quarter() the same with the block's scale (and a K-quant's min) applied. The K-quants
-// (WTYPE_Q4_K, Q5_K, Q6_K) are in weights_kquant.glsl.
-#if defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K) || defined(WTYPE_Q6_K)
+// (WTYPE_Q4_K, Q5_K, Q6_K, Q3_K, Q2_K) are in weights_kquant.glsl.
+#if defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K) || defined(WTYPE_Q6_K) || defined(WTYPE_Q3_K) || defined(WTYPE_Q2_K)
 #define WTYPE_KQUANT
 #endif
 #if defined(WTYPE_F32)
 layout(std430, binding = 0) readonly buffer WeightData { vec4 w4[]; };   // 8 vec4 a block
+#elif defined(WTYPE_Q3_K) || defined(WTYPE_Q2_K)
+layout(std430, binding = 0) readonly buffer WeightData { uvec2 w2[]; };  // 1 a block: 2 bits a weight
 #else
 layout(std430, binding = 0) readonly buffer WeightData { uvec4 w4[]; };  // F16: 4, Q8_0: 2, Q4_0 and K-quants: 1 a block
 #endif
@@ -67,7 +69,7 @@ void quarter(uint gb, uint w, out vec4 a, out vec4 b) {
   b = w4[gb * 8u + 2u * w + 1u];
 }
 #else
-#error "define one of WTYPE_F32, WTYPE_F16, WTYPE_Q8_0, WTYPE_Q4_0, WTYPE_Q4_K, WTYPE_Q5_K, WTYPE_Q6_K"
+#error "define one of WTYPE_F32, WTYPE_F16, WTYPE_Q8_0, WTYPE_Q4_0 or a K-quant (WTYPE_Q4_K ...)"
 #endif
 
 #if !defined(WTYPE_KQUANT)

@@ -1,4 +1,4 @@
-// The matrix and embedding kernels on GGUF's K-quants as the GPU holds them (Q4_K, Q5_K, Q6_K,
+// The matrix and embedding kernels on GGUF's K-quants as the GPU holds them (Q2_K ... Q6_K,
 // runtime/vulkan/kquant_layout.h) against the CPU's dequantization (quant/kquants.h) and fp32
 // math, on whatever Vulkan device is there (lavapipe in CI). Blocks are random bytes, which every
 // K-quant bit pattern is, with scales of a realistic size. Outputs are poisoned with NaN first.
@@ -23,9 +23,17 @@ using namespace kiln::test;
 
 namespace {
 
-const DType kTypes[] = {DType::Q4_K, DType::Q5_K, DType::Q6_K};
+const DType kTypes[] = {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q3_K, DType::Q2_K};
 
-const char* suffix(DType t) { return t == DType::Q4_K ? "q4_k" : t == DType::Q5_K ? "q5_k" : "q6_k"; }
+const char* suffix(DType t) {
+  switch (t) {
+    case DType::Q4_K: return "q4_k";
+    case DType::Q5_K: return "q5_k";
+    case DType::Q6_K: return "q6_k";
+    case DType::Q3_K: return "q3_k";
+    default: return "q2_k";
+  }
+}
 
 // Random blocks with d (and dmin) of 1e-3 .. 1e-2: weights of order 0.1-1, as in real files.
 Matrix random_kquant(DType type, int64_t rows, int64_t cols, uint64_t seed) {
@@ -38,12 +46,14 @@ Matrix random_kquant(DType type, int64_t rows, int64_t cols, uint64_t seed) {
   std::uniform_real_distribution<float> scale(1e-3f, 1e-2f);
   for (size_t i = 0; i < m.bytes(); ++i) m.storage.get()[i] = uint8_t(rng());
   const size_t block = kquant_block_bytes(type);
-  const size_t d_at = type == DType::Q6_K ? 208 : 0;  // Q4_K, Q5_K: d then dmin first; Q6_K: d last
+  // Q4_K, Q5_K: d, dmin first; Q2_K: d, dmin last; Q3_K, Q6_K: d last.
+  const bool has_min = type != DType::Q6_K && type != DType::Q3_K;
+  const size_t d_at = type == DType::Q4_K || type == DType::Q5_K ? 0 : block - (has_min ? 4 : 2);
   for (size_t b = 0; b < m.bytes() / block; ++b) {
     uint8_t* p = m.storage.get() + b * block;
     const uint16_t d = float_to_fp16(scale(rng)), dmin = float_to_fp16(scale(rng));
     std::memcpy(p + d_at, &d, 2);
-    if (type != DType::Q6_K) std::memcpy(p + 2, &dmin, 2);
+    if (has_min) std::memcpy(p + d_at + 2, &dmin, 2);
   }
   return m;
 }
@@ -192,7 +202,8 @@ class VulkanKquantKernels : public QObject {
     QVERIFY2(ex < 1e-6 && exn < 1e-5, qPrintable(QString("x %1, xn %2").arg(ex).arg(exn)));
   }
 
-  // The GPU holds each K-quant at the file's size: Q4_K, Q5_K exactly, Q6_K 212 bytes for 210.
+  // The GPU holds each K-quant at the file's size: Q2_K, Q4_K, Q5_K exactly, Q6_K 212 bytes for
+  // 210, Q3_K 112 for 110.
   void device_bytes_match_the_file() {
     for (DType t : kTypes) {
       const int64_t rows = 64, cols = 1024;
@@ -201,7 +212,7 @@ class VulkanKquantKernels : public QObject {
                                                     [&](int64_t r) { return m.row(r); }, ~0ull, 64);
       h.uploader->finish();
       const double ratio = double(dm.bytes()) / double(m.bytes());
-      QVERIFY2(ratio >= 1.0 && ratio <= 1.01, qPrintable(QString("%1: %2").arg(suffix(t)).arg(ratio)));
+      QVERIFY2(ratio >= 1.0 && ratio <= 1.02, qPrintable(QString("%1: %2").arg(suffix(t)).arg(ratio)));
     }
   }
 

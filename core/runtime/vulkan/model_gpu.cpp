@@ -21,6 +21,8 @@ const char* type_suffix(DType t) {
     case DType::Q4_K: return "q4_k";  // GGUF's K-quants, held as stored (kquant_layout.h)
     case DType::Q5_K: return "q5_k";
     case DType::Q6_K: return "q6_k";
+    case DType::Q3_K: return "q3_k";
+    case DType::Q2_K: return "q2_k";
     default: throw Error(std::string("Vulkan: weights in ") + to_string(t) + " are not supported on the GPU");
   }
 }
