@@ -23,7 +23,7 @@ const float Q_BIAS = 0.0;
 #define TWO_BIT_QUANTS
 #endif
 #if defined(WTYPE_Q3_K)
-#define TWO_BIT_QUANTS_SHIFT 2u  // where block_high's bit goes in q
+#define TWO_BIT_QUANTS_SHIFT 2u  // where block_high's one bit goes in q (Q3_K, Q5_K)
 #else
 #define TWO_BIT_QUANTS_SHIFT 4u
 #endif
@@ -122,6 +122,24 @@ void kquants(uvec4 q, uvec2 high, uint w, out vec4 a, out vec4 b) {
 #endif
   a = uintBitsToFloat(qa | 0x4B000000u) - (MAGIC + Q_BIAS);
   b = uintBitsToFloat(qb | 0x4B000000u) - (MAGIC + Q_BIAS);
+}
+
+// Quarter w's quants (not less Q_BIAS) as bytes, for int8 dot products (dot_i8.glsl): .x holds
+// q[4w .. 4w + 3], .y q[16 + 4w .. 16 + 4w + 3]. spread2 moves 2-bit field i of v to byte i, spread1 bit i.
+uint spread2(uint v) { return (v & 3u) | ((v & 12u) << 6) | ((v & 48u) << 12) | ((v & 192u) << 18); }
+uint spread1(uint v) { return (v & 1u) | ((v & 2u) << 7) | ((v & 4u) << 14) | ((v & 8u) << 21); }
+uvec2 kquant_bytes(uvec4 q, uvec2 high, uint w) {
+#if defined(TWO_BIT_QUANTS)
+  uvec2 r = uvec2(spread2((q.x >> (8u * w)) & 255u), spread2((q.y >> (8u * w)) & 255u));
+#else
+  uvec2 r = uvec2(q[w] & 0x0F0F0F0Fu, (q[w] >> 4) & 0x0F0F0F0Fu);
+#endif
+#if defined(WTYPE_Q5_K) || defined(WTYPE_Q3_K)
+  r |= uvec2(spread1((high.x >> (4u * w)) & 15u), spread1((high.x >> (16u + 4u * w)) & 15u)) << TWO_BIT_QUANTS_SHIFT;
+#elif defined(WTYPE_Q6_K)
+  r |= uvec2(spread2((high.x >> (8u * w)) & 255u), spread2((high.y >> (8u * w)) & 255u)) << 4;
+#endif
+  return r;
 }
 
 void dequant_quarter(uint gb, uint w, out vec4 a, out vec4 b) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kiln/types.h"
+#include "runtime/vulkan/kquant_layout.h"
 
 namespace kiln::vk {
 namespace {
@@ -90,7 +91,7 @@ ModelGpu::~ModelGpu() { device.wait_idle(); }
 const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape, MatmulTile tile) {
   if (batched)
     return pipelines->get(matmul_kernel_name(type, glu, tile, plan.coop_k2, plan.prefill == Prefill::KhrCoopmat), 4);
-  const bool i8 = plan.int8_dot && (type == DType::Q8_0 || type == DType::Q4_0);
+  const bool i8 = plan.int8_dot && (type == DType::Q8_0 || type == DType::Q4_0 || gpu_kquant(type));
   const std::string name = std::string(i8 ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + type_suffix(type);
   return pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
 }
@@ -136,12 +137,13 @@ const Kernel& ModelGpu::embed_kernel(DType type) {
 
 GpuPlan ModelGpu::summary() const {
   GpuPlan s = plan.summary();
-  // What the weights took: F32 batches stay on fp32 tiles, and only Q8_0/Q4_0 matrices take the
-  // int8 decode kernels.
+  // What the weights took: F32 batches stay on fp32 tiles, and only Q8_0/Q4_0 matrices and the
+  // K-quants take the int8 decode kernels.
   const BoundMatrix& m = layers.empty() ? embed_logits : layers.back().gate_up;
   if (!plan.coop_for(m.m.type)) s.prefill = "fp32";
   s.decode = m.qact_in ? "int8_act" : m.staged ? "int8_staged"
-             : plan.int8_dot && (m.m.type == DType::Q8_0 || m.m.type == DType::Q4_0) ? "int8_dot" : "fp32";
+             : plan.int8_dot && (m.m.type == DType::Q8_0 || m.m.type == DType::Q4_0 || gpu_kquant(m.m.type)) ? "int8_dot"
+                                                                                                               : "fp32";
   return s;
 }
 
