@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kiln/types.h"
+#include "quant/convert.h"
 #include "runtime/vulkan/kquant_layout.h"
 
 namespace kiln::vk {
@@ -39,11 +40,35 @@ struct NormPacker {
   }
 };
 
-void require_same_type(const Matrix& a, const Matrix& b, const char* what) {
-  if (a.type != b.type)
-    throw Error(std::string("Vulkan: ") + what + " weights differ in storage type (" + to_string(a.type) + " vs " +
-                to_string(b.type) + "); the GPU path needs them alike");
-}
+// gate and up interleave row by row into one GLU matrix, so they must share a type. Where a file
+// mixes them (no llama.cpp preset does for Gemma 3; a hand-made mix might), both are converted to
+// Q8_0 here, whose rounding is about a tenth of any K-quant's.
+struct GluPair {
+  const Matrix &gate, &up;
+  DType type;
+  std::vector<uint8_t> gate_q8, up_q8;  // [rows][row_bytes(Q8_0, cols)] when converted
+  GluPair(const Matrix& g, const Matrix& u) : gate(g), up(u), type(g.type) {
+    if (g.type == u.type) return;
+    type = DType::Q8_0;
+    gate_q8 = to_q8_0(g);
+    up_q8 = to_q8_0(u);
+  }
+  const uint8_t* row(int64_t r) const {  // row r of [gate0, up0, gate1, ...]
+    const Matrix& m = r % 2 == 0 ? gate : up;
+    if (type == m.type) return m.row(r / 2);
+    return (r % 2 == 0 ? gate_q8 : up_q8).data() + (r / 2) * row_bytes(DType::Q8_0, m.cols);
+  }
+  static std::vector<uint8_t> to_q8_0(const Matrix& m) {
+    const size_t out_row = row_bytes(DType::Q8_0, m.cols);
+    std::vector<uint8_t> out(size_t(m.rows) * out_row);
+    std::vector<float> tmp(size_t(m.cols));
+    for (int64_t r = 0; r < m.rows; ++r) {
+      dequantize_row(m.type, m.row(r), m.cols, tmp.data());
+      quantize_row(DType::Q8_0, tmp.data(), m.cols, out.data() + r * out_row);
+    }
+    return out;
+  }
+};
 
 }  // namespace
 
@@ -198,15 +223,14 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
   for (int i = 0; i < c.num_layers; ++i) {
     const LayerWeights& lw = w.layers[i];
     LayerGpu& l = layers[i];
-    require_same_type(lw.w_gate, lw.w_up, "gate/up");
     // q|k|v may mix types (GGUF's Q4_K_M keeps some attn_v in Q6_K): each part then has chunks of
     // its own, run by its type's kernel (DeviceMatrix::mixed).
     auto part = [&](const Matrix& m) { return StackedPart{m.type, m.rows, rows_of(m)}; };
     l.qkv.m = upload_stacked(*weight_arena, up, {part(lw.wq), part(lw.wk), part(lw.wv)}, hidden, chunk_limit, 64);
     l.o.m = upload_matrix(*weight_arena, up, lw.wo.type, lw.wo.rows, lw.wo.cols, rows_of(lw.wo), chunk_limit, 64);
-    l.gate_up.m = upload_matrix(
-        *weight_arena, up, lw.w_gate.type, 2 * ffn, hidden,
-        [&](int64_t r) { return (r % 2 == 0) ? lw.w_gate.row(r / 2) : lw.w_up.row(r / 2); }, chunk_limit, 64);
+    const GluPair glu(lw.w_gate, lw.w_up);
+    l.gate_up.m = upload_matrix(*weight_arena, up, glu.type, 2 * ffn, hidden, [&](int64_t r) { return glu.row(r); },
+                                chunk_limit, 64);
     l.down.m = upload_matrix(*weight_arena, up, lw.w_down.type, lw.w_down.rows, lw.w_down.cols, rows_of(lw.w_down),
                              chunk_limit, 64);
     l.input_norm = norm_pack.add(lw.input_norm);
