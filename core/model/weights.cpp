@@ -218,6 +218,13 @@ Gemma3Weights load_weights_as_stored(const Gemma3Config& config, const TensorSou
   return w;
 }
 
+Gemma3Weights load_weights_held_as(const Gemma3Config& config, const TensorSource& source,
+                                   const std::function<DType(DType)>& held_for, int threads) {
+  return load_weights_with(
+      config, source, [&held_for](const std::string&, DType stored, bool) { return held_for(stored); }, threads,
+      nullptr, {});
+}
+
 namespace {
 
 // Random weights written straight into the storage format: fast enough for 27B-shaped models.

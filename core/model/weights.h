@@ -65,6 +65,10 @@ DType held_type_for_stored(DType stored);
 Gemma3Weights load_weights_as_stored(const Gemma3Config& config, const TensorSource& source, int threads,
                                      const std::function<void(int done, int total)>& progress,
                                      std::stop_token cancel = {});
+// As load_weights_as_stored with the type of each matrix chosen by held_for(its stored type), e.g.
+// the K-quants kept as stored for a backend with kernels for them (Vulkan: runtime/vulkan/kquant_layout.h).
+Gemma3Weights load_weights_held_as(const Gemma3Config& config, const TensorSource& source,
+                                   const std::function<DType(DType stored)>& held_for, int threads);
 
 // Random weights of the real shapes (for benchmarks of models whose weights are not here).
 Gemma3Weights synthetic_weights(const Gemma3Config& config, DType precision, uint64_t seed, int threads);

@@ -25,7 +25,8 @@ float int_to_float(int i) { return uintBitsToFloat(uint(i + 0x4B400000)) - ROUND
 struct QuantizedX {
   uint q[8];
   vec2 scale;
-  ivec2 sum;  // per half, the sum of its q (4-bit weights are stored + 8: the offset costs 8 * sum)
+  ivec2 sum;  // per half, the sum of its q (4-bit weights are stored + 8: the offset costs 8 * sum;
+             // a K-quant's bias and min likewise)
 };
 
 QuantizedX quantize_x(vec4 xv[8]) {
@@ -40,7 +41,7 @@ QuantizedX quantize_x(vec4 xv[8]) {
     for (uint i = o; i < o + 4u; ++i) {
       const uvec4 b = floatBitsToUint(xv[i] * inv + ROUND_MAGIC) & 255u;
       r.q[i] = b.x | (b.y << 8) | (b.z << 16) | (b.w << 24);
-#if defined(WTYPE_Q4_0)
+#if defined(WTYPE_Q4_0) || defined(WTYPE_KQUANT)
       r.sum[h] += sdot4(r.q[i], 0x01010101u);
 #endif
     }
@@ -57,14 +58,28 @@ float block_dot_i8(Block k, QuantizedX x) {
     s.x += sdot4(k.q[w] & 0x0F0F0F0Fu, x.q[w]);
     s.y += sdot4((k.q[w] >> 4) & 0x0F0F0F0Fu, x.q[4u + w]);
   }
+#elif defined(WTYPE_KQUANT)
+  // Each half's sum(q x) exact in int32; then its scale, Q_BIAS and offset (a min) in fp32.
+  ivec2 s = ivec2(0);
+  for (uint w = 0; w < 4u; ++w) {
+    const uvec2 q = kquant_bytes(k.q, k.high, w);
+    s += ivec2(sdot4(q.x, x.q[w]), sdot4(q.y, x.q[4u + w]));
+  }
+  const vec2 sum_x = vec2(x.sum) * x.scale;
+  const vec2 dots = vec2(int_to_float(s.x), int_to_float(s.y)) * x.scale - Q_BIAS * sum_x;
+  return dot(dots, k.k.scale) + dot(sum_x, k.k.offset);
 #elif defined(WTYPE_Q8_0)
   ivec2 s = ivec2(sdot4(k.q0.x, x.q[0]) + sdot4(k.q0.y, x.q[1]) + sdot4(k.q0.z, x.q[2]) + sdot4(k.q0.w, x.q[3]),
                   sdot4(k.q1.x, x.q[4]) + sdot4(k.q1.y, x.q[5]) + sdot4(k.q1.z, x.q[6]) + sdot4(k.q1.w, x.q[7]));
 #else
-#error "the int8 path is for Q8_0 and Q4_0"
+#error "the int8 path is for Q8_0, Q4_0 and the K-quants"
 #endif
+#if !defined(WTYPE_KQUANT)
   return (int_to_float(s.x) * x.scale.x + int_to_float(s.y) * x.scale.y) * k.d;
+#endif
 }
+
+#if !defined(WTYPE_KQUANT)  // the staged kernels' forms: Q8_0, Q4_0 only
 
 // A block of activations rounded to int8 by their producer (matvec_staged.comp with QACT_OUT):
 // words lo = elements 0..15, hi = 16..31, one scale for each 8. Exact int32 sums, then four fp32
@@ -99,3 +114,4 @@ float block_dot_i8_x8(Block k, uvec4 lo, uvec4 hi, X8 x8) {
   return dot(vec4(int_to_float(s.x), int_to_float(s.y), int_to_float(s.z), int_to_float(s.w)), x8.scale) * k.d;
 #endif
 }
+#endif  // !WTYPE_KQUANT

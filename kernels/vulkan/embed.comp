@@ -37,10 +37,9 @@ void body() {
     const uint b = q >> 2, w = q & 3u;
     const uint gb = row * pc.nb + b;
     vec4 lo, hi;
-    quarter(gb, w, lo, hi);
-    const float d = block_scale(gb);
-    lo = lo * d * pc.scale;
-    hi = hi * d * pc.scale;
+    dequant_quarter(gb, w, lo, hi);
+    lo = lo * pc.scale;
+    hi = hi * pc.scale;
     x4[xb + b * 8u + quarter_first(w)] = lo;
     x4[xb + b * 8u + quarter_second(w)] = hi;
     ss += dot(lo, lo) + dot(hi, hi);

@@ -41,10 +41,7 @@ void main() {
       vec4 lo = vec4(0.0), hi = vec4(0.0);
       if (tile_m + a_row < pc.rows) {
         const uint gb = (tile_m + a_row) * pc.nb + b;
-        quarter(gb, a_quarter, lo, hi);
-        const float d = block_scale(gb);
-        lo *= d;
-        hi *= d;
+        dequant_quarter(gb, a_quarter, lo, hi);
       }
       const uint k0 = quarter_first(a_quarter) * 4u, k1 = quarter_second(a_quarter) * 4u;
       for (uint i = 0; i < 4u; ++i) {

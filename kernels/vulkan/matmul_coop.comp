@@ -88,8 +88,11 @@ const uint A_UNITS = 2 * BK * TILE_M / THREADS, B_UNITS = 2 * BK * TILE_N / THRE
 // formats unpack the even then the odd bytes of a word).
 //   Q4_0: word c holds q[4c + j] (low nibbles) and q[16 + 4c + j] (high): k 4c + (0 2 1 3), 16 + 4c + (0 2 1 3)
 //   Q8_0: words 2c, 2c + 1 hold q[8c .. 8c + 7]:                        k 8c + (0 2 1 3 4 6 5 7)
-//   F16, F32: natural order.
-#if defined(WTYPE_Q4_0)
+//   F16, F32: natural order. K-quants: Q4_0's order unswizzled (they unpack to fp32 first).
+#if defined(WTYPE_KQUANT)
+uint x_lo(uint c) { return c; }
+uint x_hi(uint c) { return c + 4u; }
+#elif defined(WTYPE_Q4_0)
 #define SWIZZLE 1
 uint x_lo(uint c) { return c; }
 uint x_hi(uint c) { return c + 4u; }
@@ -103,7 +106,10 @@ uint x_hi(uint c) { return 2u * c + 1u; }
 #endif
 
 // Half a block of one row (chunks 2h, 2h + 1) as loaded from global memory.
-#if defined(WTYPE_Q4_0)
+#if defined(WTYPE_KQUANT)
+struct AHalf { uvec4 q; uvec2 high; KScale k; uint h; };  // the whole block's quants (16 B at most)
+AHalf load_a(uint gb, uint h) { return AHalf(block_quants(gb), block_high(gb), block_kscale(gb), h); }
+#elif defined(WTYPE_Q4_0)
 struct AHalf { uvec2 q; float d; };
 AHalf load_a(uint gb, uint h) { return AHalf(uvec2(w4[gb][2u * h], w4[gb][2u * h + 1u]), block_scale(gb)); }
 #elif defined(WTYPE_Q8_0)
@@ -141,7 +147,15 @@ uvec2 q8_pairs(uint word, float16_t d) {
 
 // Writes the half block as fp16 chunks to a_tile[at], a_tile[at + 1].
 void store_a(AHalf a, uint at) {
-#if defined(WTYPE_Q4_0)
+#if defined(WTYPE_KQUANT)
+  [[unroll]] for (uint c = 0; c < 2u; ++c) {  // quarters 2h, 2h + 1 (weights.glsl)
+    vec4 lo, hi;
+    kquants(a.q, a.high, 2u * a.h + c, lo, hi);
+    lo = lo * a.k.scale.x + a.k.offset.x;
+    hi = hi * a.k.scale.y + a.k.offset.y;
+    a_tile[at + c] = uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
+  }
+#elif defined(WTYPE_Q4_0)
   const float16_t d = float16_t(a.d);
   a_tile[at] = q4_chunk(a.q.x, d);
   a_tile[at + 1u] = q4_chunk(a.q.y, d);

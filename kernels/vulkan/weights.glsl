@@ -1,11 +1,18 @@
 // Weight matrices as uploaded (core/runtime/vulkan/weight_layout.h): every row is a run of 32-weight
 // blocks; block gb = row * blocks_per_row + b. Binding 0 holds the weights, binding 1 the fp16 block
 // scales of the quantized formats (two a word). A block is read as four quarters of 8 weights:
-// quarter w yields two vec4 of weights and the vec4 indices (0..7) of the elements they multiply.
+// quarter w yields two vec4 of weights and the vec4 indices (0..7) of the elements they multiply;
+// dequant_quarter() the same with the block's scale (and a K-quant's min) applied. The K-quants
+// (WTYPE_Q4_K, Q5_K, Q6_K, Q3_K, Q2_K) are in weights_kquant.glsl.
+#if defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K) || defined(WTYPE_Q6_K) || defined(WTYPE_Q3_K) || defined(WTYPE_Q2_K)
+#define WTYPE_KQUANT
+#endif
 #if defined(WTYPE_F32)
 layout(std430, binding = 0) readonly buffer WeightData { vec4 w4[]; };   // 8 vec4 a block
+#elif defined(WTYPE_Q3_K) || defined(WTYPE_Q2_K)
+layout(std430, binding = 0) readonly buffer WeightData { uvec2 w2[]; };  // 1 a block: 2 bits a weight
 #else
-layout(std430, binding = 0) readonly buffer WeightData { uvec4 w4[]; };  // F16: 4, Q8_0: 2, Q4_0: 1 a block
+layout(std430, binding = 0) readonly buffer WeightData { uvec4 w4[]; };  // F16: 4, Q8_0: 2, Q4_0 and K-quants: 1 a block
 #endif
 layout(std430, binding = 1) readonly buffer WeightScales { uint wscale[]; };
 
@@ -22,7 +29,9 @@ float block_scale(uint gb) {
 // some GPUs, the bottleneck of 4-bit decode): OR the integer into the mantissa of 2^23 and
 // subtract, both full-rate and exact.
 const float MAGIC = 8388608.0;  // 2^23: float bits 0x4B000000
-#if defined(WTYPE_Q4_0)
+#if defined(WTYPE_KQUANT)
+#include "weights_kquant.glsl"
+#elif defined(WTYPE_Q4_0)
 // Byte j holds q[j] (low nibble) and q[j + 16] (high nibble); weight = q - 8.
 uint quarter_first(uint w) { return w; }
 uint quarter_second(uint w) { return 4u + w; }
@@ -60,8 +69,16 @@ void quarter(uint gb, uint w, out vec4 a, out vec4 b) {
   b = w4[gb * 8u + 2u * w + 1u];
 }
 #else
-#error "define one of WTYPE_F32, WTYPE_F16, WTYPE_Q8_0, WTYPE_Q4_0"
+#error "define one of WTYPE_F32, WTYPE_F16, WTYPE_Q8_0, WTYPE_Q4_0 or a K-quant (WTYPE_Q4_K ...)"
 #endif
+
+#if !defined(WTYPE_KQUANT)
+void dequant_quarter(uint gb, uint w, out vec4 a, out vec4 b) {
+  quarter(gb, w, a, b);
+  const float d = block_scale(gb);
+  a *= d;
+  b *= d;
+}
 
 // A whole block in registers, so a kernel can issue the loads of several rows (and of its next
 // iteration) before the arithmetic that needs them.
@@ -112,3 +129,4 @@ float block_dot(Block k, vec4 xv[8]) {
   return s;
 #endif
 }
+#endif  // !WTYPE_KQUANT

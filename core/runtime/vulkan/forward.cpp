@@ -16,6 +16,7 @@ class Recorder {
   void matrix(BoundMatrix& bm, bool glu, int n, uint32_t x_offset, uint32_t x_stride, uint32_t y_stride,
               const char* op, int layer, std::optional<uint32_t> norm_after = std::nullopt, EarlyPart part = {}) {
     const bool batched = n > m_.plan.matvec_max_tokens;
+    if (bm.m.mixed()) return mixed_matrix(bm, glu, n, batched, x_offset, x_stride, y_stride, op, layer);
     const MatmulTile tile = batched ? m_.plan.matmul_tile(bm.m.type) : kMatmulTile;
     // One token: a matrix whose producer rounds its input to int8 reads it so (matvec_qin_*),
     // whichever kernel it would take otherwise. A batch's last row of logits is n == 1 too, but
@@ -43,6 +44,26 @@ class Recorder {
       call.split_sum = m_.split_sum_kernel;
     }
     record_matrix(seq_, k, bm.m, sets, call, shape, m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
+  }
+
+  // A stack whose parts differ in type (upload_stacked; never int8-activated or staged): each run
+  // of chunks of one type with its type's kernel, writing its own rows of the output.
+  void mixed_matrix(BoundMatrix& bm, bool glu, int n, bool batched, uint32_t x_offset, uint32_t x_stride,
+                    uint32_t y_stride, const char* op, int layer) {
+    const std::vector<VkDescriptorSet>& sets = n == 1 && one_token_ ? bm.token_sets : bm.sets;
+    for (size_t begin = 0; begin < bm.m.chunks.size();) {
+      DeviceMatrix part = bm.m;
+      part.type = bm.m.chunks[begin].type;
+      size_t end = begin;
+      while (end < bm.m.chunks.size() && bm.m.chunks[end].type == part.type) ++end;
+      part.chunks.assign(bm.m.chunks.begin() + begin, bm.m.chunks.begin() + end);
+      const MatmulTile tile = batched ? m_.plan.matmul_tile(part.type) : kMatmulTile;
+      const Kernel& k = m_.matrix_kernel(part.type, glu, batched, bm.shape, tile);
+      record_matrix(seq_, k, part, std::span(sets).subspan(begin, end - begin),
+                    MatrixCall{glu, batched, n, x_offset, x_stride, y_stride, tile}, bm.shape,
+                    m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
+      begin = end;
+    }
   }
 
   // which: 0 after attention, 1 after the MLP (one token: each has its own buffers).

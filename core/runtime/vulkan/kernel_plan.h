@@ -72,7 +72,7 @@ struct KernelPlan {
   uint32_t subgroup_size = 0;
 
   // --- Matrices, one token (decode) ---
-  bool int8_dot = false;         // int8-dot matvec for Q8_0/Q4_0 (int8_dot=0|1)
+  bool int8_dot = false;         // int8-dot matvec for Q8_0/Q4_0 and the K-quants (int8_dot=0|1)
   int matvec_max_tokens = 4;     // batches up to this size use matrix-vector kernels
   MatvecShape forced{0, 0, 0};   // matvec=wg,rows,tpr: every matvec in this shape (tuning runs)
   // Enough invocations a row that each streams several blocks, enough rows that the GPU is full.

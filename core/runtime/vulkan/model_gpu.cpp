@@ -6,6 +6,8 @@
 #include <string>
 
 #include "kiln/types.h"
+#include "quant/convert.h"
+#include "runtime/vulkan/kquant_layout.h"
 
 namespace kiln::vk {
 namespace {
@@ -18,6 +20,11 @@ const char* type_suffix(DType t) {
     case DType::F16: return "f16";
     case DType::Q8_0: return "q8_0";
     case DType::Q4_0: return "q4_0";
+    case DType::Q4_K: return "q4_k";  // GGUF's K-quants, held as stored (kquant_layout.h)
+    case DType::Q5_K: return "q5_k";
+    case DType::Q6_K: return "q6_k";
+    case DType::Q3_K: return "q3_k";
+    case DType::Q2_K: return "q2_k";
     default: throw Error(std::string("Vulkan: weights in ") + to_string(t) + " are not supported on the GPU");
   }
 }
@@ -33,11 +40,35 @@ struct NormPacker {
   }
 };
 
-void require_same_type(const Matrix& a, const Matrix& b, const char* what) {
-  if (a.type != b.type)
-    throw Error(std::string("Vulkan: ") + what + " weights differ in storage type (" + to_string(a.type) + " vs " +
-                to_string(b.type) + "); the GPU path needs them alike");
-}
+// gate and up interleave row by row into one GLU matrix, so they must share a type. Where a file
+// mixes them (no llama.cpp preset does for Gemma 3; a hand-made mix might), both are converted to
+// Q8_0 here, whose rounding is about a tenth of any K-quant's.
+struct GluPair {
+  const Matrix &gate, &up;
+  DType type;
+  std::vector<uint8_t> gate_q8, up_q8;  // [rows][row_bytes(Q8_0, cols)] when converted
+  GluPair(const Matrix& g, const Matrix& u) : gate(g), up(u), type(g.type) {
+    if (g.type == u.type) return;
+    type = DType::Q8_0;
+    gate_q8 = to_q8_0(g);
+    up_q8 = to_q8_0(u);
+  }
+  const uint8_t* row(int64_t r) const {  // row r of [gate0, up0, gate1, ...]
+    const Matrix& m = r % 2 == 0 ? gate : up;
+    if (type == m.type) return m.row(r / 2);
+    return (r % 2 == 0 ? gate_q8 : up_q8).data() + (r / 2) * row_bytes(DType::Q8_0, m.cols);
+  }
+  static std::vector<uint8_t> to_q8_0(const Matrix& m) {
+    const size_t out_row = row_bytes(DType::Q8_0, m.cols);
+    std::vector<uint8_t> out(size_t(m.rows) * out_row);
+    std::vector<float> tmp(size_t(m.cols));
+    for (int64_t r = 0; r < m.rows; ++r) {
+      dequantize_row(m.type, m.row(r), m.cols, tmp.data());
+      quantize_row(DType::Q8_0, tmp.data(), m.cols, out.data() + r * out_row);
+    }
+    return out;
+  }
+};
 
 }  // namespace
 
@@ -85,7 +116,7 @@ ModelGpu::~ModelGpu() { device.wait_idle(); }
 const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape, MatmulTile tile) {
   if (batched)
     return pipelines->get(matmul_kernel_name(type, glu, tile, plan.coop_k2, plan.prefill == Prefill::KhrCoopmat), 4);
-  const bool i8 = plan.int8_dot && (type == DType::Q8_0 || type == DType::Q4_0);
+  const bool i8 = plan.int8_dot && (type == DType::Q8_0 || type == DType::Q4_0 || gpu_kquant(type));
   const std::string name = std::string(i8 ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + type_suffix(type);
   return pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
 }
@@ -131,12 +162,13 @@ const Kernel& ModelGpu::embed_kernel(DType type) {
 
 GpuPlan ModelGpu::summary() const {
   GpuPlan s = plan.summary();
-  // What the weights took: F32 batches stay on fp32 tiles, and only Q8_0/Q4_0 matrices take the
-  // int8 decode kernels.
+  // What the weights took: F32 batches stay on fp32 tiles, and only Q8_0/Q4_0 matrices and the
+  // K-quants take the int8 decode kernels.
   const BoundMatrix& m = layers.empty() ? embed_logits : layers.back().gate_up;
   if (!plan.coop_for(m.m.type)) s.prefill = "fp32";
   s.decode = m.qact_in ? "int8_act" : m.staged ? "int8_staged"
-             : plan.int8_dot && (m.m.type == DType::Q8_0 || m.m.type == DType::Q4_0) ? "int8_dot" : "fp32";
+             : plan.int8_dot && (m.m.type == DType::Q8_0 || m.m.type == DType::Q4_0 || gpu_kquant(m.m.type)) ? "int8_dot"
+                                                                                                               : "fp32";
   return s;
 }
 
@@ -191,18 +223,14 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
   for (int i = 0; i < c.num_layers; ++i) {
     const LayerWeights& lw = w.layers[i];
     LayerGpu& l = layers[i];
-    require_same_type(lw.wq, lw.wk, "q/k");
-    require_same_type(lw.wq, lw.wv, "q/v");
-    require_same_type(lw.w_gate, lw.w_up, "gate/up");
-    const int64_t q_rows = lw.wq.rows, k_rows = lw.wk.rows;
-    l.qkv.m = upload_matrix(
-        *weight_arena, up, lw.wq.type, q_rows + 2 * k_rows, hidden,
-        [&](int64_t r) { return r < q_rows ? lw.wq.row(r) : r < q_rows + k_rows ? lw.wk.row(r - q_rows) : lw.wv.row(r - q_rows - k_rows); },
-        chunk_limit, 64);
+    // q|k|v may mix types (GGUF's Q4_K_M keeps some attn_v in Q6_K): each part then has chunks of
+    // its own, run by its type's kernel (DeviceMatrix::mixed).
+    auto part = [&](const Matrix& m) { return StackedPart{m.type, m.rows, rows_of(m)}; };
+    l.qkv.m = upload_stacked(*weight_arena, up, {part(lw.wq), part(lw.wk), part(lw.wv)}, hidden, chunk_limit, 64);
     l.o.m = upload_matrix(*weight_arena, up, lw.wo.type, lw.wo.rows, lw.wo.cols, rows_of(lw.wo), chunk_limit, 64);
-    l.gate_up.m = upload_matrix(
-        *weight_arena, up, lw.w_gate.type, 2 * ffn, hidden,
-        [&](int64_t r) { return (r % 2 == 0) ? lw.w_gate.row(r / 2) : lw.w_up.row(r / 2); }, chunk_limit, 64);
+    const GluPair glu(lw.w_gate, lw.w_up);
+    l.gate_up.m = upload_matrix(*weight_arena, up, glu.type, 2 * ffn, hidden, [&](int64_t r) { return glu.row(r); },
+                                chunk_limit, 64);
     l.down.m = upload_matrix(*weight_arena, up, lw.w_down.type, lw.w_down.rows, lw.w_down.cols, rows_of(lw.w_down),
                              chunk_limit, 64);
     l.input_norm = norm_pack.add(lw.input_norm);
@@ -297,10 +325,12 @@ void ModelGpu::build_pipelines() {
   // Every pipeline the forward pass can ask for, created now.
   auto matrix_kernels = [&](BoundMatrix& bm, bool glu) {
     bm.shape = plan.matvec_shape(bm.m.type, bm.m.rows, bm.m.cols, glu);
-    matrix_kernel(bm.m.type, glu, false, bm.shape);
-    matrix_kernel(bm.m.type, glu, true, bm.shape, plan.matmul_tile(bm.m.type));
+    for (const DeviceMatrix::Chunk& c : bm.m.chunks) {  // a mixed stack's parts each take their type's
+      matrix_kernel(c.type, glu, false, bm.shape);
+      matrix_kernel(c.type, glu, true, bm.shape, plan.matmul_tile(c.type));
+    }
     bm.staged_shape = plan.staged_shape(bm.m.type, glu);
-    bm.staged = plan.staged_for(bm.m.type, bm.m.cols) &&
+    bm.staged = !bm.m.mixed() && plan.staged_for(bm.m.type, bm.m.cols) &&
                 staged_shared_bytes(bm.staged_shape, bm.m.cols) <= device.limits().maxComputeSharedMemorySize;
   };
   matrix_kernels(embed_logits, false);
@@ -355,7 +385,7 @@ void ModelGpu::build_pipelines() {
 // producers"). Each link only where both ends can: int8 weights, whole groups of 8 outputs. Sets
 // the matrices' flags and shapes and add_norm_int8; returns whether the decode attention rounds.
 bool ModelGpu::plan_int8_activations() {
-  auto int8 = [](const BoundMatrix& bm) { return bm.m.type == DType::Q8_0 || bm.m.type == DType::Q4_0; };
+  auto int8 = [](const BoundMatrix& bm) { return !bm.m.mixed() && (bm.m.type == DType::Q8_0 || bm.m.type == DType::Q4_0); };
   auto reads_int8 = [&](BoundMatrix& bm, bool glu) {
     bm.qact_in = true;
     bm.qin_shape = glu ? bm.staged_shape : plan.qin_shape(false);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kiln/types.h"
+#include "runtime/vulkan/kquant_layout.h"
 
 namespace kiln::vk {
 namespace {
@@ -19,13 +20,23 @@ uint64_t layout_weight_bytes(DType type, int64_t rows, int64_t cols) {
     case DType::F16: return n * 2;
     case DType::Q8_0: return n;
     case DType::Q4_0: return n / 2;
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: return n / 2;  // their low nibbles (kquant_layout.h)
+    case DType::Q3_K:
+    case DType::Q2_K: return n / 4;  // their low 2 bits
     default: throw Error(std::string("Vulkan: weights in ") + to_string(type) + " are not supported on the GPU");
   }
 }
 
-uint64_t layout_scale_bytes(DType type, int64_t rows, int64_t cols) {
+uint64_t layout_scale_row_bytes(DType type, int64_t cols) {
+  if (gpu_kquant(type)) return kquant_scale_row_bytes(type, cols);
   if (type != DType::Q8_0 && type != DType::Q4_0) return 0;
-  return align16(uint64_t(rows) * uint64_t(cols / kBlockSize) * 2);
+  return uint64_t(cols / kBlockSize) * 2;
+}
+
+uint64_t layout_scale_bytes(DType type, int64_t rows, int64_t cols) {
+  return align16(uint64_t(rows) * layout_scale_row_bytes(type, cols));
 }
 
 void repack_rows(DType type, int64_t cols, int64_t rows, const std::function<const uint8_t*(int64_t)>& row_ptr,
@@ -34,7 +45,10 @@ void repack_rows(DType type, int64_t cols, int64_t rows, const std::function<con
   const size_t src_row = row_bytes(type, cols);
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* src = row_ptr(r);
-    if (type == DType::F32 || type == DType::F16) {
+    if (gpu_kquant(type)) {
+      repack_kquant_row(type, cols, src, weights + r * layout_weight_bytes(type, 1, cols),
+                        scales + r * layout_scale_row_bytes(type, cols));
+    } else if (type == DType::F32 || type == DType::F16) {
       std::memcpy(weights + r * src_row, src, src_row);
     } else if (type == DType::Q8_0) {
       for (int64_t b = 0; b < nb; ++b) {
@@ -57,7 +71,7 @@ void repack_rows(DType type, int64_t cols, int64_t rows, const std::function<con
 uint64_t DeviceMatrix::bytes() const {
   uint64_t total = 0;
   for (const Chunk& c : chunks)
-    total += layout_weight_bytes(type, c.rows, cols) + layout_scale_bytes(type, c.rows, cols);
+    total += layout_weight_bytes(c.type, c.rows, cols) + layout_scale_bytes(c.type, c.rows, cols);
   return total;
 }
 
@@ -71,6 +85,9 @@ DeviceMatrix upload_matrix(MemoryArena& arena, Uploader& uploader, DType type, i
   m.type = type;
   m.rows = rows;
   m.cols = cols;
+  if (gpu_kquant(type) && cols % kSuperBlockSize != 0)
+    throw Error("Vulkan: " + std::string(to_string(type)) + " rows of " + std::to_string(cols) +
+                " values are not whole 256-weight super-blocks");
   const uint64_t per_row = layout_weight_bytes(type, 1, cols);
   // Whole granules when they fit, else an even count (GLU rows come in pairs).
   int64_t chunk_rows = int64_t(std::min<uint64_t>(max_chunk_bytes / per_row, uint64_t(rows) + 1));
@@ -84,6 +101,7 @@ DeviceMatrix upload_matrix(MemoryArena& arena, Uploader& uploader, DType type, i
   std::vector<uint8_t> wbuf, sbuf;
   for (int64_t begin = 0; begin < rows; begin += chunk_rows) {
     DeviceMatrix::Chunk c;
+    c.type = type;
     c.row_begin = begin;
     c.rows = std::min(chunk_rows, rows - begin);
     c.weights = arena.allocate(layout_weight_bytes(type, c.rows, cols));
@@ -96,13 +114,51 @@ DeviceMatrix upload_matrix(MemoryArena& arena, Uploader& uploader, DType type, i
       repack_rows(type, cols, n, [&](int64_t i) { return row_ptr(begin + r + i); }, wbuf.data(), sbuf.data());
       uploader.write(c.weights, layout_weight_bytes(type, r, cols), wbuf.data(), wbuf.size());
       if (sb) {
-        const uint64_t used = uint64_t(n) * uint64_t(cols / kBlockSize) * 2;
-        uploader.write(c.scales, uint64_t(r) * uint64_t(cols / kBlockSize) * 2, sbuf.data(), used);
+        const uint64_t per = layout_scale_row_bytes(type, cols);
+        uploader.write(c.scales, uint64_t(r) * per, sbuf.data(), uint64_t(n) * per);
       }
     }
     m.chunks.push_back(c);
   }
   return m;
+}
+
+DeviceMatrix upload_stacked(MemoryArena& arena, Uploader& uploader, const std::vector<StackedPart>& parts, int64_t cols,
+                            uint64_t max_chunk_bytes, int64_t row_granularity) {
+  int64_t rows = 0;
+  bool one_type = true;
+  for (const StackedPart& p : parts) {
+    rows += p.rows;
+    one_type = one_type && p.type == parts.front().type;
+  }
+  auto row_of = [&parts](int64_t r) {
+    for (const StackedPart& p : parts) {
+      if (r < p.rows) return p.row(r);
+      r -= p.rows;
+    }
+    throw Error("Vulkan: row past a stacked matrix");
+  };
+  if (one_type) return upload_matrix(arena, uploader, parts.front().type, rows, cols, row_of, max_chunk_bytes, row_granularity);
+  DeviceMatrix m;
+  m.type = parts.front().type;
+  m.rows = rows;
+  m.cols = cols;
+  int64_t begin = 0;
+  for (const StackedPart& p : parts) {
+    DeviceMatrix part = upload_matrix(arena, uploader, p.type, p.rows, cols, p.row, max_chunk_bytes, row_granularity);
+    for (DeviceMatrix::Chunk c : part.chunks) {
+      c.row_begin += begin;
+      m.chunks.push_back(c);
+    }
+    begin += p.rows;
+  }
+  return m;
+}
+
+bool DeviceMatrix::mixed() const {
+  for (const Chunk& c : chunks)
+    if (c.type != type) return true;
+  return false;
 }
 
 }  // namespace kiln::vk

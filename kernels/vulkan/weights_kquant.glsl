@@ -1,0 +1,165 @@
+// GGUF K-quant blocks as uploaded (core/runtime/vulkan/kquant_layout.h), included by weights.glsl:
+// binding 0 holds each 32-weight block's low quant bits (Q4_K, Q5_K, Q6_K: nibbles in Q4_0's order,
+// a uvec4; Q3_K, Q2_K: 2 bits, a uvec2), binding 1 each 256-weight super-block's SB_WORDS words of
+// scales, mins and high bits. Weights are x = (q - Q_BIAS) * scale + offset, with a scale and an
+// offset for each half (16 weights) of a block.
+#if defined(WTYPE_Q6_K)
+const uint SB_WORDS = 21u;
+const float Q_BIAS = 32.0;
+#elif defined(WTYPE_Q5_K)
+const uint SB_WORDS = 12u;
+const float Q_BIAS = 0.0;
+#elif defined(WTYPE_Q4_K)
+const uint SB_WORDS = 4u;
+const float Q_BIAS = 0.0;
+#elif defined(WTYPE_Q3_K)
+const uint SB_WORDS = 12u;
+const float Q_BIAS = 4.0;
+#else
+const uint SB_WORDS = 5u;
+const float Q_BIAS = 0.0;
+#endif
+#if defined(WTYPE_Q3_K) || defined(WTYPE_Q2_K)
+#define TWO_BIT_QUANTS
+#endif
+#if defined(WTYPE_Q3_K)
+#define TWO_BIT_QUANTS_SHIFT 2u  // where block_high's one bit goes in q (Q3_K, Q5_K)
+#else
+#define TWO_BIT_QUANTS_SHIFT 4u
+#endif
+
+uint quarter_first(uint w) { return w; }
+uint quarter_second(uint w) { return 4u + w; }
+
+struct KScale {
+  vec2 scale, offset;  // .x: the block's weights 0..15, .y: 16..31
+};
+
+// Byte i of the words from `base` on.
+uint scale_byte(uint base, uint i) { return (wscale[base + (i >> 2)] >> (8u * (i & 3u))) & 255u; }
+
+#if defined(WTYPE_Q3_K)
+// The signed 6-bit scale of sub-block s (16 weights) from GGUF's 12 bytes (BlockQ3K).
+float q3k_scale(uint base, uint s) {
+  const uint low = s < 8u ? scale_byte(base, s) & 15u : scale_byte(base, s - 8u) >> 4;
+  const uint high = (scale_byte(base, 8u + (s & 3u)) >> (2u * (s >> 2))) & 3u;
+  return float(int(low | (high << 4)) - 32);
+}
+#endif
+
+KScale block_kscale(uint gb) {
+  const uint base = (gb >> 3) * SB_WORDS, j = gb & 7u;
+#if defined(WTYPE_Q6_K)
+  // int8 scales of sub-blocks 2j, 2j + 1 (16 weights each), then d.
+  const int word = int(wscale[base + 16u + (j >> 1)] >> (16u * (j & 1u)));
+  const float d = unpackHalf2x16(wscale[base + 20u]).x;
+  return KScale(d * vec2(float(bitfieldExtract(word, 0, 8)), float(bitfieldExtract(word, 8, 8))), vec2(0.0));
+#elif defined(WTYPE_Q3_K)
+  const float d = unpackHalf2x16(wscale[base + 11u]).x;
+  return KScale(d * vec2(q3k_scale(base + 8u, 2u * j), q3k_scale(base + 8u, 2u * j + 1u)), vec2(0.0));
+#elif defined(WTYPE_Q2_K)
+  // A byte a sub-block: scale in the low nibble, min in the high one.
+  const vec2 dm = unpackHalf2x16(wscale[base + 4u]);
+  const uvec2 b = uvec2(scale_byte(base, 2u * j), scale_byte(base, 2u * j + 1u));
+  return KScale(dm.x * vec2(b & 15u), -dm.y * vec2(b >> 4));
+#else
+  // d, dmin, then GGUF's 12 bytes of 6-bit scales and mins (quant/kquant_blocks.h, BlockQ4K).
+  const vec2 dm = unpackHalf2x16(wscale[base]);
+  uint sc, m;
+  if (j < 4u) {
+    sc = scale_byte(base + 1u, j) & 63u;
+    m = scale_byte(base + 1u, j + 4u) & 63u;
+  } else {
+    const uint low = scale_byte(base + 1u, j + 4u);
+    sc = (low & 15u) | ((scale_byte(base + 1u, j - 4u) >> 6) << 4);
+    m = (low >> 4) | ((scale_byte(base + 1u, j) >> 6) << 4);
+  }
+  return KScale(vec2(dm.x * float(sc)), vec2(-dm.y * float(m)));
+#endif
+}
+
+// The bits above those in binding 0: Q5_K one word (bit j: q[j]'s bit 4), Q3_K one (bit j:
+// q[j]'s bit 2), Q6_K two (q[j]'s bits 4-5 at bits 2 (j % 16) of word j / 16).
+uvec2 block_high(uint gb) {
+  const uint base = (gb >> 3) * SB_WORDS, j = gb & 7u;
+#if defined(WTYPE_Q6_K)
+  return uvec2(wscale[base + 2u * j], wscale[base + 2u * j + 1u]);
+#elif defined(WTYPE_Q5_K)
+  return uvec2(wscale[base + 4u + j], 0u);
+#elif defined(WTYPE_Q3_K)
+  return uvec2(wscale[base + j], 0u);
+#else
+  return uvec2(0u);
+#endif
+}
+
+// The block's words in binding 0 (2-bit quants: in .xy).
+uvec4 block_quants(uint gb) {
+#if defined(TWO_BIT_QUANTS)
+  return uvec4(w2[gb], 0u, 0u);
+#else
+  return w4[gb];
+#endif
+}
+
+// Quarter w's quants less Q_BIAS, as floats: a = q[4w .. 4w + 3], b = q[16 + 4w .. 16 + 4w + 3].
+void kquants(uvec4 q, uvec2 high, uint w, out vec4 a, out vec4 b) {
+#if defined(TWO_BIT_QUANTS)
+  uvec4 qa = (uvec4(q.x) >> (8u * w + uvec4(0, 2, 4, 6))) & 3u;
+  uvec4 qb = (uvec4(q.y) >> (8u * w + uvec4(0, 2, 4, 6))) & 3u;
+#else
+  uvec4 qa = (uvec4(q[w]) >> uvec4(0, 8, 16, 24)) & 15u;
+  uvec4 qb = (uvec4(q[w]) >> uvec4(4, 12, 20, 28)) & 15u;
+#endif
+#if defined(WTYPE_Q5_K) || defined(WTYPE_Q3_K)
+  // One bit a weight above the others: 16 (Q5_K) or 4 (Q3_K).
+  const uint hb = TWO_BIT_QUANTS_SHIFT;
+  qa |= ((uvec4(high.x) >> (4u * w + uvec4(0, 1, 2, 3))) & 1u) << hb;
+  qb |= ((uvec4(high.x) >> (16u + 4u * w + uvec4(0, 1, 2, 3))) & 1u) << hb;
+#elif defined(WTYPE_Q6_K)
+  qa |= ((uvec4(high.x) >> (8u * w + uvec4(0, 2, 4, 6))) & 3u) << 4;
+  qb |= ((uvec4(high.y) >> (8u * w + uvec4(0, 2, 4, 6))) & 3u) << 4;
+#endif
+  a = uintBitsToFloat(qa | 0x4B000000u) - (MAGIC + Q_BIAS);
+  b = uintBitsToFloat(qb | 0x4B000000u) - (MAGIC + Q_BIAS);
+}
+
+// Quarter w's quants (not less Q_BIAS) as bytes, for int8 dot products (dot_i8.glsl): .x holds
+// q[4w .. 4w + 3], .y q[16 + 4w .. 16 + 4w + 3]. spread2 moves 2-bit field i of v to byte i, spread1 bit i.
+uint spread2(uint v) { return (v & 3u) | ((v & 12u) << 6) | ((v & 48u) << 12) | ((v & 192u) << 18); }
+uint spread1(uint v) { return (v & 1u) | ((v & 2u) << 7) | ((v & 4u) << 14) | ((v & 8u) << 21); }
+uvec2 kquant_bytes(uvec4 q, uvec2 high, uint w) {
+#if defined(TWO_BIT_QUANTS)
+  uvec2 r = uvec2(spread2((q.x >> (8u * w)) & 255u), spread2((q.y >> (8u * w)) & 255u));
+#else
+  uvec2 r = uvec2(q[w] & 0x0F0F0F0Fu, (q[w] >> 4) & 0x0F0F0F0Fu);
+#endif
+#if defined(WTYPE_Q5_K) || defined(WTYPE_Q3_K)
+  r |= uvec2(spread1((high.x >> (4u * w)) & 15u), spread1((high.x >> (16u + 4u * w)) & 15u)) << TWO_BIT_QUANTS_SHIFT;
+#elif defined(WTYPE_Q6_K)
+  r |= uvec2(spread2((high.x >> (8u * w)) & 255u), spread2((high.y >> (8u * w)) & 255u)) << 4;
+#endif
+  return r;
+}
+
+void dequant_quarter(uint gb, uint w, out vec4 a, out vec4 b) {
+  kquants(block_quants(gb), block_high(gb), w, a, b);
+  const KScale k = block_kscale(gb);
+  a = a * k.scale.x + k.offset.x;
+  b = b * k.scale.y + k.offset.y;
+}
+
+struct Block { uvec4 q; uvec2 high; KScale k; };
+Block load_block(uint gb) { return Block(block_quants(gb), block_high(gb), block_kscale(gb)); }
+
+// The mins of Q4_K, Q5_K, Q2_K: offset times the sum of each half's activations.
+float block_dot(Block k, vec4 xv[8]) {
+  vec2 s = vec2(0.0), sx = vec2(0.0);
+  for (uint w = 0; w < 4u; ++w) {
+    vec4 a, b;
+    kquants(k.q, k.high, w, a, b);
+    s += vec2(dot(a, xv[w]), dot(b, xv[4u + w]));
+    sx += vec2(dot(xv[w], vec4(1.0)), dot(xv[4u + w], vec4(1.0)));
+  }
+  return dot(s, k.k.scale) + dot(sx, k.k.offset);
+}
