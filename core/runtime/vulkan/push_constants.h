@@ -11,6 +11,9 @@ struct MatrixPush {  // matvec.comp, matmul.comp, matvec_staged.comp
   uint32_t norm_post = 0;  // matvec_staged.comp with NORM_SUMS: offset of the add_norm's w_post
   uint32_t part_groups = 0, part_blocks = 0;  // matvec_staged.comp: gate_up's early part (MatrixCall)
 };
+struct QuantizePush {  // quantize_i8.comp
+  uint32_t n_tokens, nb, x_offset, x_stride;
+};
 struct SplitSumPush {  // split_sum.comp
   uint32_t count, splits;
 };

@@ -1,0 +1,127 @@
+#version 450
+// Y = X W^T for a batch of tokens (prefill) on devices without cooperative matrices: int8 weights
+// times int8 activations (quantize_i8.comp's blocks, a scale each half) in packed 4-way integer dot
+// products, exact int32 sums per half block, then the scales in fp32. 64 rows x 64 tokens a
+// workgroup, BK blocks a step: a step's weights are unpacked to int8 into shared memory once and
+// reused by 64 tokens; each invocation accumulates 4 rows x 4 tokens. Against matmul.comp's fp32
+// tiles a block costs each invocation 8 dot instructions an output instead of 32 FMAs, and a
+// quarter of the shared-memory reads. With GLU, rows come in (gate, up) pairs and the output is
+// gelu_tanh(gate) * up.
+#extension GL_GOOGLE_include_directive : require
+layout(local_size_x = 256) in;
+
+#include "common.glsl"
+#include "weights.glsl"
+#include "dot_i8.glsl"
+
+#ifndef BK
+#define BK 2u
+#endif
+
+layout(std430, binding = 2) readonly buffer QuantizedActivations { uvec4 xq4[]; };  // quantize_i8.comp's layout
+layout(std430, binding = 3) writeonly buffer Outputs { float y[]; };
+
+layout(push_constant) uniform Push {
+  uint rows;
+  uint nb;
+  uint n_tokens;
+  uint x_offset;  // unused: quantize_i8 applied it
+  uint x_stride;  // unused
+  uint y_offset;
+  uint y_stride;
+  uint groups_x;  // unused: the grid is (row tiles, token tiles)
+} pc;
+
+// [block of the step][word of the block][row or token / 4]: word w of a block holds its elements
+// 4w .. 4w + 3, so one uvec4 read gives an invocation its 4 rows' (or tokens') word.
+shared uvec4 a_q[BK][8][16];
+shared uvec4 b_q[BK][8][16];
+shared vec4 a_d[BK][16];  // weight block scales
+shared vec4 b_d[BK][2][16];  // activation scales: [block][half][token / 4]
+
+// Q4_0 stores q + 8 in nibbles: bytes q in 0..15 become the int8 q - 8 without borrows between
+// bytes ((q + 120) ^ 128 = q - 8 mod 256).
+uint nibbles_to_i8(uint nib) { return (nib + 0x78787878u) ^ 0x80808080u; }
+
+void main() {
+  const uint tid = gl_LocalInvocationID.x;
+  const uint tile_m = gl_WorkGroupID.x * 64u;
+  const uint tile_n = gl_WorkGroupID.y * 64u;
+  const uint tx = tid & 15u;  // token group: tokens tile_n + 4 tx ..
+  const uint ty = tid >> 4;   // row group: rows tile_m + 4 ty ..
+  vec4 acc[4];                // acc[i][j]: row 4 ty + i, token 4 tx + j
+  for (uint i = 0; i < 4u; ++i) acc[i] = vec4(0.0);
+  const uint scale_base = pc.n_tokens * pc.nb * 8u;
+
+  for (uint b0 = 0; b0 < pc.nb; b0 += BK) {
+    // Weights and activations alike: 64 x BK blocks in halves of 16 elements, one an invocation.
+    for (uint idx = tid; idx < 128u * BK; idx += 256u) {
+      const uint h = idx & 1u, r = (idx >> 1) & 63u, k = idx >> 7, b = b0 + k;
+      uvec4 q = uvec4(0u);
+      float d = 0.0;
+      if (tile_m + r < pc.rows && b < pc.nb) {
+        const uint gb = (tile_m + r) * pc.nb + b;
+#if defined(WTYPE_Q4_0)
+        // Low nibbles are elements 0..15, high nibbles 16..31.
+        q = (uvec4(w4[gb]) >> (4u * h)) & 0x0F0F0F0Fu;
+        q = uvec4(nibbles_to_i8(q.x), nibbles_to_i8(q.y), nibbles_to_i8(q.z), nibbles_to_i8(q.w));
+#else
+        q = w4[gb * 2u + h];
+#endif
+        d = block_scale(gb);
+      }
+      for (uint j = 0; j < 4u; ++j) a_q[k][4u * h + j][r >> 2][r & 3u] = q[j];
+      if (h == 0u) a_d[k][r >> 2][r & 3u] = d;
+    }
+    for (uint idx = tid; idx < 128u * BK; idx += 256u) {
+      const uint h = idx & 1u, t = (idx >> 1) & 63u, k = idx >> 7, b = b0 + k;
+      uvec4 q = uvec4(0u);
+      float d = 0.0;
+      if (tile_n + t < pc.n_tokens && b < pc.nb) {
+        const uint block = (tile_n + t) * pc.nb + b;
+        q = xq4[block * 2u + h];
+        const uint sw = scale_base + 2u * block + h;  // this half's scale (scale_base is a multiple of 8)
+        d = uintBitsToFloat(xq4[sw >> 2][sw & 3u]);
+      }
+      for (uint j = 0; j < 4u; ++j) b_q[k][4u * h + j][t >> 2][t & 3u] = q[j];
+      b_d[k][h][t >> 2][t & 3u] = d;
+    }
+    barrier();
+    for (uint k = 0; k < BK; ++k) {
+      const vec4 da = a_d[k][ty];
+      for (uint h = 0; h < 2u; ++h) {
+        ivec4 s[4];  // s[i][j]: row 4 ty + i, token 4 tx + j, exact over the half block
+        for (uint i = 0; i < 4u; ++i) s[i] = ivec4(0);
+        for (uint w = 4u * h; w < 4u * h + 4u; ++w) {
+          const uvec4 a = a_q[k][w][ty];
+          const uvec4 x = b_q[k][w][tx];
+          for (uint i = 0; i < 4u; ++i)
+            s[i] += ivec4(sdot4(a[i], x.x), sdot4(a[i], x.y), sdot4(a[i], x.z), sdot4(a[i], x.w));
+        }
+        const vec4 dx = b_d[k][h][tx];
+        for (uint i = 0; i < 4u; ++i) {
+          const vec4 f = vec4(int_to_float(s[i].x), int_to_float(s[i].y), int_to_float(s[i].z), int_to_float(s[i].w));
+          acc[i] += f * (da[i] * dx);
+        }
+      }
+    }
+    barrier();
+  }
+
+  for (uint j = 0; j < 4u; ++j) {
+    const uint tok = tile_n + tx * 4u + j;
+    if (tok >= pc.n_tokens) continue;
+    const uint out_base = pc.y_offset + tok * pc.y_stride;
+#ifdef GLU
+    for (uint i = 0; i < 4u; i += 2u) {
+      const uint m = tile_m + ty * 4u + i;
+      if (m + 1u < pc.rows) y[out_base + m / 2u] = gelu_tanh(acc[i][j]) * acc[i + 1u][j];
+    }
+#else
+    for (uint i = 0; i < 4u; ++i) {
+      const uint m = tile_m + ty * 4u + i;
+      if (m < pc.rows) y[out_base + m] = acc[i][j];
+    }
+#endif
+  }
+}
