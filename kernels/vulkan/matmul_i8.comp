@@ -2,11 +2,12 @@
 // Y = X W^T for a batch of tokens (prefill) on devices without cooperative matrices: int8 weights
 // times int8 activations (quantize_i8.comp's blocks, a scale each half) in packed 4-way integer dot
 // products, exact int32 sums per half block, then the scales in fp32. 64 rows x 64 tokens a
-// workgroup, BK blocks a step: a step's weights are unpacked to int8 into shared memory once and
-// reused by 64 tokens; each invocation accumulates 4 rows x 4 tokens. Against matmul.comp's fp32
-// tiles a block costs each invocation 8 dot instructions an output instead of 32 FMAs, and a
-// quarter of the shared-memory reads. With GLU, rows come in (gate, up) pairs and the output is
-// gelu_tanh(gate) * up.
+// workgroup, BK blocks (an even number) a step: a step's weights are unpacked to int8 into shared
+// memory once and reused by 64 tokens; each invocation accumulates 4 rows x 4 tokens. Against
+// matmul.comp's fp32 tiles a block costs each invocation 8 dot instructions an output instead of
+// 32 FMAs, and a quarter of the shared-memory reads. With GLU, rows come in (gate, up) pairs and
+// the output is gelu_tanh(gate) * up. Not yet measured on a GPU (lavapipe only): the tile, BK and
+// the register prefetch are matmul.comp's shape and common practice, to be tuned on hardware.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
 
@@ -43,6 +44,41 @@ shared vec4 b_d[BK][2][16];  // activation scales: [block][half][token / 4]
 // bytes ((q + 120) ^ 128 = q - 8 mod 256).
 uint nibbles_to_i8(uint nib) { return (nib + 0x78787878u) ^ 0x80808080u; }
 
+// Half h (elements 16h .. 16h + 15) of block b of a row, as 4 words of int8 and the block's
+// scale; zeros past the matrix.
+struct Half {
+  uvec4 q;
+  float d;
+};
+Half weight_half(uint row, uint b, uint h) {
+  Half r = Half(uvec4(0u), 0.0);
+  if (row >= pc.rows || b >= pc.nb) return r;
+  const uint gb = row * pc.nb + b;
+#if defined(WTYPE_Q4_0)
+  // Low nibbles are elements 0..15, high nibbles 16..31.
+  const uvec4 nib = (w4[gb] >> (4u * h)) & 0x0F0F0F0Fu;
+  r.q = uvec4(nibbles_to_i8(nib.x), nibbles_to_i8(nib.y), nibbles_to_i8(nib.z), nibbles_to_i8(nib.w));
+#else
+  r.q = w4[gb * 2u + h];
+#endif
+  r.d = block_scale(gb);
+  return r;
+}
+// The same of a token's activations, with the half's own scale.
+Half activation_half(uint token, uint b, uint h, uint scale_base) {
+  Half r = Half(uvec4(0u), 0.0);
+  if (token >= pc.n_tokens || b >= pc.nb) return r;
+  const uint block = token * pc.nb + b;
+  r.q = xq4[block * 2u + h];
+  const uint sw = scale_base + 2u * block + h;  // scale_base is a multiple of 8
+  r.d = uintBitsToFloat(xq4[sw >> 2][sw & 3u]);
+  return r;
+}
+
+// A step's tiles are 64 rows (tokens) x BK blocks x 2 halves: ITEMS halves of each an invocation,
+// the halves and blocks of a row next to each other so that neighbours read neighbouring bytes.
+const uint ITEMS = BK * 128u / 256u;
+
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint tile_m = gl_WorkGroupID.x * 64u;
@@ -53,45 +89,39 @@ void main() {
   for (uint i = 0; i < 4u; ++i) acc[i] = vec4(0.0);
   const uint scale_base = pc.n_tokens * pc.nb * 8u;
 
+  // The next step's halves are loaded into registers while this step's are multiplied.
+  Half wv[ITEMS], xv[ITEMS];
+  for (uint it = 0; it < ITEMS; ++it) {
+    const uint idx = tid + 256u * it, h = idx & 1u, k = (idx >> 1) % BK, r = idx / (2u * BK);
+    wv[it] = weight_half(tile_m + r, k, h);
+    xv[it] = activation_half(tile_n + r, k, h, scale_base);
+  }
   for (uint b0 = 0; b0 < pc.nb; b0 += BK) {
-    // Weights and activations alike: 64 x BK blocks in halves of 16 elements, one an invocation.
-    for (uint idx = tid; idx < 128u * BK; idx += 256u) {
-      const uint h = idx & 1u, r = (idx >> 1) & 63u, k = idx >> 7, b = b0 + k;
-      uvec4 q = uvec4(0u);
-      float d = 0.0;
-      if (tile_m + r < pc.rows && b < pc.nb) {
-        const uint gb = (tile_m + r) * pc.nb + b;
-#if defined(WTYPE_Q4_0)
-        // Low nibbles are elements 0..15, high nibbles 16..31.
-        q = (uvec4(w4[gb]) >> (4u * h)) & 0x0F0F0F0Fu;
-        q = uvec4(nibbles_to_i8(q.x), nibbles_to_i8(q.y), nibbles_to_i8(q.z), nibbles_to_i8(q.w));
-#else
-        q = w4[gb * 2u + h];
-#endif
-        d = block_scale(gb);
+    for (uint it = 0; it < ITEMS; ++it) {
+      const uint idx = tid + 256u * it, h = idx & 1u, k = (idx >> 1) % BK, r = idx / (2u * BK);
+      for (uint j = 0; j < 4u; ++j) {
+        a_q[k][4u * h + j][r >> 2][r & 3u] = wv[it].q[j];
+        b_q[k][4u * h + j][r >> 2][r & 3u] = xv[it].q[j];
       }
-      for (uint j = 0; j < 4u; ++j) a_q[k][4u * h + j][r >> 2][r & 3u] = q[j];
-      if (h == 0u) a_d[k][r >> 2][r & 3u] = d;
-    }
-    for (uint idx = tid; idx < 128u * BK; idx += 256u) {
-      const uint h = idx & 1u, t = (idx >> 1) & 63u, k = idx >> 7, b = b0 + k;
-      uvec4 q = uvec4(0u);
-      float d = 0.0;
-      if (tile_n + t < pc.n_tokens && b < pc.nb) {
-        const uint block = (tile_n + t) * pc.nb + b;
-        q = xq4[block * 2u + h];
-        const uint sw = scale_base + 2u * block + h;  // this half's scale (scale_base is a multiple of 8)
-        d = uintBitsToFloat(xq4[sw >> 2][sw & 3u]);
-      }
-      for (uint j = 0; j < 4u; ++j) b_q[k][4u * h + j][t >> 2][t & 3u] = q[j];
-      b_d[k][h][t >> 2][t & 3u] = d;
+      if (h == 0u) a_d[k][r >> 2][r & 3u] = wv[it].d;
+      b_d[k][h][r >> 2][r & 3u] = xv[it].d;
     }
     barrier();
+    if (b0 + BK < pc.nb) {
+      for (uint it = 0; it < ITEMS; ++it) {
+        const uint idx = tid + 256u * it, h = idx & 1u, k = (idx >> 1) % BK, r = idx / (2u * BK);
+        wv[it] = weight_half(tile_m + r, b0 + BK + k, h);
+        xv[it] = activation_half(tile_n + r, b0 + BK + k, h, scale_base);
+      }
+    }
     for (uint k = 0; k < BK; ++k) {
       const vec4 da = a_d[k][ty];
       for (uint h = 0; h < 2u; ++h) {
-        ivec4 s[4];  // s[i][j]: row 4 ty + i, token 4 tx + j, exact over the half block
-        for (uint i = 0; i < 4u; ++i) s[i] = ivec4(0);
+        // s[i][j]: row 4 ty + i, token 4 tx + j, exact over the half block (|sum| < 2^18), kept as
+        // the bits of the float 1.5 * 2^23 + sum: one float subtraction converts it (int_to_float
+        // without its integer add, the integer pipe being the one the dots load).
+        ivec4 s[4];
+        for (uint i = 0; i < 4u; ++i) s[i] = ivec4(0x4B400000);
         for (uint w = 4u * h; w < 4u * h + 4u; ++w) {
           const uvec4 a = a_q[k][w][ty];
           const uvec4 x = b_q[k][w][tx];
@@ -99,10 +129,7 @@ void main() {
             s[i] += ivec4(sdot4(a[i], x.x), sdot4(a[i], x.y), sdot4(a[i], x.z), sdot4(a[i], x.w));
         }
         const vec4 dx = b_d[k][h][tx];
-        for (uint i = 0; i < 4u; ++i) {
-          const vec4 f = vec4(int_to_float(s[i].x), int_to_float(s[i].y), int_to_float(s[i].z), int_to_float(s[i].w));
-          acc[i] += f * (da[i] * dx);
-        }
+        for (uint i = 0; i < 4u; ++i) acc[i] += (uintBitsToFloat(uvec4(s[i])) - ROUND_MAGIC) * (da[i] * dx);
       }
     }
     barrier();
