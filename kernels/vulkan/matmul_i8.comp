@@ -115,21 +115,24 @@ void main() {
       }
     }
     for (uint k = 0; k < BK; ++k) {
-      const vec4 da = a_d[k][ty];
+      // s[h][i][j]: half h, row 4 ty + i, token 4 tx + j, exact over the half block (|sum| < 2^18),
+      // kept as the bits of the float 1.5 * 2^23 + sum: one float subtraction converts it
+      // (int_to_float without its integer add: the integer pipe is the one the dots load).
+      ivec4 s[2][4];
       for (uint h = 0; h < 2u; ++h) {
-        // s[i][j]: row 4 ty + i, token 4 tx + j, exact over the half block (|sum| < 2^18), kept as
-        // the bits of the float 1.5 * 2^23 + sum: one float subtraction converts it (int_to_float
-        // without its integer add, the integer pipe being the one the dots load).
-        ivec4 s[4];
-        for (uint i = 0; i < 4u; ++i) s[i] = ivec4(0x4B400000);
+        for (uint i = 0; i < 4u; ++i) s[h][i] = ivec4(0x4B400000);
         for (uint w = 4u * h; w < 4u * h + 4u; ++w) {
           const uvec4 a = a_q[k][w][ty];
           const uvec4 x = b_q[k][w][tx];
           for (uint i = 0; i < 4u; ++i)
-            s[i] += ivec4(sdot4(a[i], x.x), sdot4(a[i], x.y), sdot4(a[i], x.z), sdot4(a[i], x.w));
+            s[h][i] += ivec4(sdot4(a[i], x.x), sdot4(a[i], x.y), sdot4(a[i], x.z), sdot4(a[i], x.w));
         }
-        const vec4 dx = b_d[k][h][tx];
-        for (uint i = 0; i < 4u; ++i) acc[i] += (uintBitsToFloat(uvec4(s[i])) - ROUND_MAGIC) * (da[i] * dx);
+      }
+      const vec4 da = a_d[k][ty], dx0 = b_d[k][0][tx], dx1 = b_d[k][1][tx];
+      for (uint i = 0; i < 4u; ++i) {
+        const vec4 t = (uintBitsToFloat(uvec4(s[0][i])) - ROUND_MAGIC) * dx0 +
+                       (uintBitsToFloat(uvec4(s[1][i])) - ROUND_MAGIC) * dx1;
+        acc[i] += t * da[i];
       }
     }
     barrier();
