@@ -14,6 +14,7 @@ layout(local_size_x = 256) in;
 #include "common.glsl"
 #include "weights.glsl"
 #include "dot_i8.glsl"
+#include "quantize_i8.glsl"
 
 #ifndef BK
 #define BK 2u
@@ -38,7 +39,7 @@ layout(push_constant) uniform Push {
 shared uvec4 a_q[BK][8][16];
 shared uvec4 b_q[BK][8][16];
 shared vec4 a_d[BK][16];  // weight block scales
-shared vec4 b_d[BK][2][16];  // activation scales: [block][half][token / 4]
+shared vec4 b_d[BK][GROUPS][16];  // activation scales: [block][group][token / 4]
 
 // Q4_0 stores q + 8 in nibbles: bytes q in 0..15 become the int8 q - 8 without borrows between
 // bytes ((q + 120) ^ 128 = q - 8 mod 256).
@@ -64,14 +65,22 @@ Half weight_half(uint row, uint b, uint h) {
   r.d = block_scale(gb);
   return r;
 }
-// The same of a token's activations, with the half's own scale.
-Half activation_half(uint token, uint b, uint h, uint scale_base) {
-  Half r = Half(uvec4(0u), 0.0);
+// The same of a token's activations, with the scales of the half's groups.
+struct ActivationHalf {
+  uvec4 q;
+  float d[GROUPS / 2u];
+};
+ActivationHalf activation_half(uint token, uint b, uint h, uint scale_base) {
+  ActivationHalf r;
+  r.q = uvec4(0u);
+  for (uint g = 0; g < GROUPS / 2u; ++g) r.d[g] = 0.0;
   if (token >= pc.n_tokens || b >= pc.nb) return r;
   const uint block = token * pc.nb + b;
   r.q = xq4[block * 2u + h];
-  const uint sw = scale_base + 2u * block + h;  // scale_base is a multiple of 8
-  r.d = uintBitsToFloat(xq4[sw >> 2][sw & 3u]);
+  for (uint g = 0; g < GROUPS / 2u; ++g) {
+    const uint sw = scale_base + GROUPS * block + GROUPS / 2u * h + g;  // scale_base is a multiple of 8
+    r.d[g] = uintBitsToFloat(xq4[sw >> 2][sw & 3u]);
+  }
   return r;
 }
 
@@ -90,7 +99,8 @@ void main() {
   const uint scale_base = pc.n_tokens * pc.nb * 8u;
 
   // The next step's halves are loaded into registers while this step's are multiplied.
-  Half wv[ITEMS], xv[ITEMS];
+  Half wv[ITEMS];
+  ActivationHalf xv[ITEMS];
   for (uint it = 0; it < ITEMS; ++it) {
     const uint idx = tid + 256u * it, h = idx & 1u, k = (idx >> 1) % BK, r = idx / (2u * BK);
     wv[it] = weight_half(tile_m + r, k, h);
@@ -104,7 +114,7 @@ void main() {
         b_q[k][4u * h + j][r >> 2][r & 3u] = xv[it].q[j];
       }
       if (h == 0u) a_d[k][r >> 2][r & 3u] = wv[it].d;
-      b_d[k][h][r >> 2][r & 3u] = xv[it].d;
+      for (uint g = 0; g < GROUPS / 2u; ++g) b_d[k][GROUPS / 2u * h + g][r >> 2][r & 3u] = xv[it].d[g];
     }
     barrier();
     if (b0 + BK < pc.nb) {
@@ -115,25 +125,25 @@ void main() {
       }
     }
     for (uint k = 0; k < BK; ++k) {
-      // s[h][i][j]: half h, row 4 ty + i, token 4 tx + j, exact over the half block (|sum| < 2^18),
-      // kept as the bits of the float 1.5 * 2^23 + sum: one float subtraction converts it
-      // (int_to_float without its integer add: the integer pipe is the one the dots load).
-      ivec4 s[2][4];
-      for (uint h = 0; h < 2u; ++h) {
-        for (uint i = 0; i < 4u; ++i) s[h][i] = ivec4(0x4B400000);
-        for (uint w = 4u * h; w < 4u * h + 4u; ++w) {
+      vec4 t[4];  // t[i][j]: row 4 ty + i, token 4 tx + j, the block's sum but for the weight scale
+      for (uint i = 0; i < 4u; ++i) t[i] = vec4(0.0);
+      for (uint g = 0; g < GROUPS; ++g) {
+        // The group's exact sums (|sum| < 2^18), kept as the bits of the float 1.5 * 2^23 + sum:
+        // one float subtraction converts them (int_to_float without its integer add: the
+        // integer pipe is the one the dots load).
+        ivec4 s[4];
+        for (uint i = 0; i < 4u; ++i) s[i] = ivec4(0x4B400000);
+        for (uint w = GROUP_WORDS * g; w < GROUP_WORDS * (g + 1u); ++w) {
           const uvec4 a = a_q[k][w][ty];
           const uvec4 x = b_q[k][w][tx];
           for (uint i = 0; i < 4u; ++i)
-            s[h][i] += ivec4(sdot4(a[i], x.x), sdot4(a[i], x.y), sdot4(a[i], x.z), sdot4(a[i], x.w));
+            s[i] += ivec4(sdot4(a[i], x.x), sdot4(a[i], x.y), sdot4(a[i], x.z), sdot4(a[i], x.w));
         }
+        const vec4 dx = b_d[k][g][tx];
+        for (uint i = 0; i < 4u; ++i) t[i] += (uintBitsToFloat(uvec4(s[i])) - ROUND_MAGIC) * dx;
       }
-      const vec4 da = a_d[k][ty], dx0 = b_d[k][0][tx], dx1 = b_d[k][1][tx];
-      for (uint i = 0; i < 4u; ++i) {
-        const vec4 t = (uintBitsToFloat(uvec4(s[0][i])) - ROUND_MAGIC) * dx0 +
-                       (uintBitsToFloat(uvec4(s[1][i])) - ROUND_MAGIC) * dx1;
-        acc[i] += t * da[i];
-      }
+      const vec4 da = a_d[k][ty];
+      for (uint i = 0; i < 4u; ++i) acc[i] += t[i] * da[i];
     }
     barrier();
   }

@@ -10,6 +10,7 @@
 layout(local_size_x = 64) in;
 
 #include "common.glsl"
+#include "quantize_i8.glsl"
 
 layout(std430, binding = 0) readonly buffer Activations { vec4 x4[]; };
 layout(std430, binding = 1) writeonly buffer Quantized { uint xq[]; };
@@ -26,19 +27,19 @@ void main() {
   if (b >= pc.nb || t >= pc.n_tokens) return;
   const uint base = ((pc.x_offset + t * pc.x_stride) >> 2) + b * 8u;
   const uint block = t * pc.nb + b;
-  for (uint h = 0; h < 2u; ++h) {
-    vec4 v[4];
+  for (uint g = 0; g < GROUPS; ++g) {
+    vec4 v[GROUP_WORDS];
     vec4 m = vec4(0.0);
-    for (uint i = 0; i < 4u; ++i) {
-      v[i] = x4[base + 4u * h + i];
+    for (uint i = 0; i < GROUP_WORDS; ++i) {
+      v[i] = x4[base + GROUP_WORDS * g + i];
       m = max(m, abs(v[i]));
     }
     const float amax = max(max(m.x, m.y), max(m.z, m.w));
     const float inv = amax > 0.0 ? 127.0 / amax : 0.0;
-    for (uint i = 0; i < 4u; ++i) {
+    for (uint i = 0; i < GROUP_WORDS; ++i) {
       const uvec4 q = floatBitsToUint(v[i] * inv + ROUND_MAGIC) & 255u;
-      xq[block * 8u + 4u * h + i] = q.x | (q.y << 8) | (q.z << 16) | (q.w << 24);
+      xq[block * 8u + GROUP_WORDS * g + i] = q.x | (q.y << 8) | (q.z << 16) | (q.w << 24);
     }
-    xq[pc.n_tokens * pc.nb * 8u + 2u * block + h] = floatBitsToUint(amax / 127.0);
+    xq[pc.n_tokens * pc.nb * 8u + GROUPS * block + g] = floatBitsToUint(amax / 127.0);
   }
 }

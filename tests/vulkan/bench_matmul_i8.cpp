@@ -13,6 +13,7 @@
 #include "quant/convert.h"
 #include "runtime/vulkan/forward.h"
 #include "runtime/vulkan/model_gpu.h"
+#include "runtime/vulkan/push_constants.h"
 #include "runtime/vulkan/weight_layout.h"
 #include "bench_harness.h"
 
@@ -68,7 +69,7 @@ int main(int argc, char** argv) {
     const int n = 512, reps = shrink > 1 ? 1 : 5;
     const vk::BufferSlice xs = b.floats(size_t(n) * 21504, 11);
     const vk::BufferSlice y_fp32 = b.arena->allocate(size_t(n) * 21504 * 4), y_i8 = b.arena->allocate(size_t(n) * 21504 * 4);
-    const vk::BufferSlice xq = b.arena->allocate(size_t(n) * 21504 / 32 * 40);
+    const vk::BufferSlice xq = b.arena->allocate(size_t(n) * 21504 / 32 * vk::kQuantizedBlockBytes);
     const vk::Kernel& quantize = b.pipelines->get("quantize_i8", 2);
     const VkDescriptorSet qset = b.descriptors->allocate(quantize, std::vector{xs, xq});
     struct Shape {

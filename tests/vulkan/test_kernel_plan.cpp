@@ -178,11 +178,16 @@ class KernelPlanTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(Error, parse_tuning({{"prefill", "int8"}}));
   }
 
-  // Without tensor cores, int8 tiles for Q8_0/Q4_0 batches wherever the device has integer dot
-  // products, emulated ones included (lavapipe: what CI runs); F16/F32 keep fp32 tiles. The key
-  // forces them on a GPU with tensor cores (measurement) but not onto a device without the dots.
+  // Without tensor cores, int8 tiles for Q8_0/Q4_0 batches where the device has integer dot
+  // products in hardware (with the int8 decode kernels); F16/F32 keep fp32 tiles. Lavapipe's
+  // emulated dots take them when asked (what CI tests). The key forces them on a GPU with tensor
+  // cores (measurement) but not onto a device without the dots.
   void int_dot_prefill_without_tensor_cores() {
-    for (const PhysicalDeviceInfo& d : {lavapipe(), radeon_780m(VK_DRIVER_ID_MESA_RADV),
+    const KernelPlan cpu = plan_for(lavapipe());
+    QCOMPARE(cpu.prefill, Prefill::Fp32);
+    QVERIFY(!cpu.int8_dot);
+    QCOMPARE(plan_for(lavapipe(), parse_tuning({{"int8_dot", "1"}})).prefill, Prefill::IntDot);
+    for (const PhysicalDeviceInfo& d : {radeon_780m(VK_DRIVER_ID_MESA_RADV),
                                         device(0x8086, VK_DRIVER_ID_INTEL_OPEN_SOURCE_MESA, 32, true)}) {
       const KernelPlan p = plan_for(d);
       QCOMPARE(p.prefill, Prefill::IntDot);
@@ -194,7 +199,9 @@ class KernelPlanTest : public QObject {
       QCOMPARE(plan_for(d, parse_tuning({{"prefill", "fp32"}})).prefill, Prefill::Fp32);
       QCOMPARE(plan_for(d, parse_tuning({{"int8_dot", "0"}})).prefill, Prefill::Fp32);  // no int8 at all
     }
-    QVERIFY(!plan_for(lavapipe()).int8_dot);  // decode stays fp32 there: emulated matvecs lost
+    const KernelPlan on_cpu = plan_for(lavapipe(), parse_tuning({{"prefill", "int_dot"}}));
+    QCOMPARE(on_cpu.summary().prefill, std::string("int_dot"));
+    QVERIFY(!on_cpu.int8_dot);  // decode stays fp32
     const KernelPlan forced = plan_for(h100(), parse_tuning({{"prefill", "int_dot"}}));
     QCOMPARE(forced.prefill, Prefill::IntDot);
     QVERIFY(!forced.coop_matmul && !forced.coop_for(DType::Q4_0));

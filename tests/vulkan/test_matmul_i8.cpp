@@ -1,6 +1,6 @@
 // The int8 prefill tiles (quantize_i8 + matmul_i8_*, KernelPlan prefill int_dot) against the CPU
-// reference matmul on the same Q8_0/Q4_0 weights. The kernel rounds each half of a 32-block of
-// activations to int8 with a scale of its own; its error is that rounding's and no more: next to the CPU on the rounded
+// reference matmul on the same Q8_0/Q4_0 weights. The kernel rounds each group of a 32-block of
+// activations (vk::kQuantizeGroups of them) to int8 with a scale of its own; its error is that rounding's and no more: next to the CPU on the rounded
 // activations it agrees to fp32 rounding, and its distance to the CPU on the exact activations is
 // the rounding's own. Runs wherever the device has integer dot products (lavapipe in CI).
 #include <QtTest>
@@ -35,20 +35,21 @@ Matrix random_matrix(DType type, int64_t rows, int64_t cols, uint64_t seed) {
   return m;
 }
 
-// What quantize_i8.comp makes of a 32-block: for each half of 16, scale max|x| / 127 and
+// What quantize_i8.comp makes of a 32-block: for each group, scale max|x| / 127 and
 // q = x / scale rounded to nearest.
+constexpr int kGroups = int(vk::kQuantizeGroups), kGroupSize = 32 / kGroups;
 struct RoundedBlock {
   int8_t q[32];
-  float scale[2];
+  float scale[kGroups];
 };
 RoundedBlock round_block(const float* x) {
   RoundedBlock b;
-  for (int h = 0; h < 2; ++h) {
+  for (int g = 0; g < kGroups; ++g) {
     float amax = 0;
-    for (int i = 16 * h; i < 16 * h + 16; ++i) amax = std::max(amax, std::fabs(x[i]));
+    for (int i = kGroupSize * g; i < kGroupSize * (g + 1); ++i) amax = std::max(amax, std::fabs(x[i]));
     const float inv = amax > 0 ? 127.0f / amax : 0.0f;
-    b.scale[h] = amax / 127.0f;
-    for (int i = 16 * h; i < 16 * h + 16; ++i) b.q[i] = int8_t(std::nearbyint(x[i] * inv));
+    b.scale[g] = amax / 127.0f;
+    for (int i = kGroupSize * g; i < kGroupSize * (g + 1); ++i) b.q[i] = int8_t(std::nearbyint(x[i] * inv));
   }
   return b;
 }
@@ -58,7 +59,7 @@ std::vector<float> rounded(const std::vector<float>& x) {
   std::vector<float> r(x.size());
   for (size_t at = 0; at < x.size(); at += 32) {
     const RoundedBlock b = round_block(&x[at]);
-    for (int i = 0; i < 32; ++i) r[at + i] = float(b.q[i]) * b.scale[i / 16];
+    for (int i = 0; i < 32; ++i) r[at + i] = float(b.q[i]) * b.scale[i / kGroupSize];
   }
   return r;
 }
@@ -96,7 +97,7 @@ class VulkanMatmulI8 : public QObject {
       std::copy_n(&x[size_t(t) * cols], cols, &padded[x_offset + size_t(t) * x_stride]);
     const uint32_t nb = uint32_t(cols / 32);
     const vk::BufferSlice xs = h.upload(padded), ys = h.poisoned(size_t(tokens) * rows);
-    last_xq = h.poisoned(size_t(tokens) * nb * 10);
+    last_xq = h.poisoned(size_t(tokens) * nb * vk::kQuantizedBlockBytes / 4);
     const vk::Kernel& quantize = h.pipelines->get("quantize_i8", 2);
     const vk::Kernel& k = h.pipelines->get(vk::matmul_i8_kernel_name(a.type, glu), 4);
     const VkDescriptorSet qset = h.descriptors->allocate(quantize, std::vector{xs, last_xq});
@@ -175,27 +176,26 @@ class VulkanMatmulI8 : public QObject {
       const double vs_rounded = relative_error(ours, of_rounded);
       QVERIFY2(vs_rounded < 2e-5, qPrintable(QString("vs the rounded activations %1").arg(vs_rounded) + what));
       // So its distance to the exact product is the rounding's: max|x| / 254 an element (max over
-      // its half block), under 1/254 relative for uniform inputs, a little more through GELU's slope.
+      // its group), under 1/254 relative for uniform inputs, a little more through GELU's slope.
       const double rounding = relative_error(of_rounded, exact), err = relative_error(ours, exact);
       QVERIFY2(err < rounding + 2e-5, qPrintable(QString("error %1, rounding %2").arg(err).arg(rounding) + what));
       QVERIFY2(rounding < (outliers ? 4e-2 : 1e-2), qPrintable(QString("rounding %1").arg(rounding) + what));
     }
   }
 
-  // quantize_i8's output as matmul_i8 reads it: int8 blocks (8 words each), then two scales a block.
+  // quantize_i8's output as matmul_i8 reads it: int8 blocks (8 words each), then the blocks' scales.
   void quantized_layout() {
     const int tokens = 3, cols = 96, nb = cols / 32;
     const Matrix a = random_matrix(DType::Q8_0, 64, cols, 3);
     const std::vector<float> x = activations(size_t(tokens) * cols, 9, 2.0f, true);
     gpu(a, nullptr, x, tokens, 0);
-    const std::vector<uint32_t> words = h.read<uint32_t>(last_xq, size_t(tokens) * nb * 10);
+    const std::vector<uint32_t> words = h.read<uint32_t>(last_xq, size_t(tokens) * nb * vk::kQuantizedBlockBytes / 4);
     int off_by_one = 0;
     for (int blk = 0; blk < tokens * nb; ++blk) {
       const RoundedBlock r = round_block(&x[size_t(blk) * 32]);
-      float scale[2];
-      std::memcpy(scale, &words[size_t(tokens) * nb * 8 + 2 * blk], 8);
-      QCOMPARE(scale[0], r.scale[0]);
-      QCOMPARE(scale[1], r.scale[1]);
+      float scale[kGroups];
+      std::memcpy(scale, &words[size_t(tokens) * nb * 8 + kGroups * blk], sizeof scale);
+      for (int g = 0; g < kGroups; ++g) QCOMPARE(scale[g], r.scale[g]);
       for (int i = 0; i < 32; ++i) {
         const int q = int8_t(words[size_t(blk) * 8 + i / 4] >> (8 * (i % 4)));
         QVERIFY2(std::abs(q - r.q[i]) <= 1, qPrintable(QString("block %1 element %2: %3 vs %4").arg(blk).arg(i).arg(q).arg(r.q[i])));

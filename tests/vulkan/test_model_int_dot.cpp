@@ -1,7 +1,8 @@
 // The whole model with prefill on int8 tiles (KernelPlan prefill int_dot: quantize_i8 + matmul_i8_*),
 // Q8_0 and Q4_0 weights: within the CPU path's bounds of Hugging Face's logits and next to the CPU
-// backend on the same weights, in one matrix chunk or many. It is lavapipe's own plan (integer dots
-// emulated, no tensor cores); the key forces it on GPUs with tensor cores.
+// backend on the same weights, in one matrix chunk or many. The plan of GPUs with integer dots in
+// hardware and no tensor cores; the key forces it on lavapipe (emulated dots) and on GPUs with
+// tensor cores.
 #include <QtTest>
 
 #include <algorithm>

@@ -243,11 +243,13 @@ KernelPlan plan_for(const PhysicalDeviceInfo& d, const TuningOverrides& o) {
   // faster through KHR than through NV (PERFORMANCE.md, "Prefill on VK_KHR_cooperative_matrix").
   // NV's stays for builds without Debian 13's glslc and drivers without the KHR extension.
   const bool nv = d.coop_matrix_f16, khr = d.coop_khr_f16 && khr_coopmat_built();
-  // Without tensor cores, int8 tiles where the device has integer dot products at all, emulated
-  // ones too: on lavapipe a 27B layer's matrices (bench_matmul_i8 --quick) took 2.7 s against 8.0 s
-  // of fp32 tiles, and a 1B Q4_0 64-token prefill ran 1.5 tok/s against 0.64.
+  // Without tensor cores, int8 tiles where the int8 decode kernels run (int8_dot, above: hardware
+  // dots, or int8_dot=1). Lavapipe's emulated dots would be faster here too (a 27B layer's matrices,
+  // bench_matmul_i8 --quick: 2.7 s against 8.0 s of fp32 tiles), but the int8 activations took the
+  // K-quant GGUFs' logits past their bound from llama.cpp's (5.3e-2 against 5e-2; tests/gguf), so
+  // lavapipe's default stays fp32 and CI tests the int8 tiles through prefill=int_dot.
   const bool int_dot = d.int8_dot;
-  const Prefill no_coop = int_dot && o.int8_dot != false ? Prefill::IntDot : Prefill::Fp32;
+  const Prefill no_coop = p.int8_dot ? Prefill::IntDot : Prefill::Fp32;
   const Prefill best = khr ? Prefill::KhrCoopmat : nv ? Prefill::NvCoopmat : no_coop;
   Prefill want = o.prefill.value_or(best);
   if (o.coopmat == false && want != Prefill::IntDot) want = Prefill::Fp32;  // coopmat=0: fp32 tiles, as before

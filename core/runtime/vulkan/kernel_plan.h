@@ -114,10 +114,10 @@ struct KernelPlan {
   // Tensor cores for batches of these weights: not F32, whose point is fp32-exact results.
   bool coop_for(DType type) const { return coop_matmul && type != DType::F32; }
   MatmulTile matmul_tile(DType type) const { return coop_for(type) ? kCoopTile : kMatmulTile; }
-  // Int8 tiles (prefill int_dot): where the device has integer dot products and no tensor cores
-  // (older iGPUs, lavapipe), for Q8_0/Q4_0 weights; F16/F32 stay on fp32 tiles. Each matrix input
-  // is rounded to int8 once (quantize_i8), a scale for each 16, as the one-token int8 kernels do.
-  // prefill=int_dot forces it where the device has the dots; int8_dot=0 keeps it off by default.
+  // Int8 tiles (prefill int_dot): where the device has no tensor cores and the one-token int8
+  // kernels run (int8_dot: hardware dots, or int8_dot=1), for Q8_0/Q4_0 weights; F16/F32 stay on
+  // fp32 tiles. Each matrix input is rounded to int8 once (quantize_i8), a scale for each 16, as
+  // dot_i8.glsl's. prefill=int_dot forces it on any device with the dots (lavapipe's emulated ones).
   bool int_dot_for(DType type) const {
     return prefill == Prefill::IntDot && (type == DType::Q8_0 || type == DType::Q4_0);
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kiln/types.h"
+#include "runtime/vulkan/push_constants.h"
 
 namespace kiln::vk {
 namespace {
@@ -259,12 +260,12 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
   qkv = state(B * qkv_width * 4, "activations");
   att = state(B * heads * hd * 4, "activations");
   act = state(B * ffn * 4, "activations");
-  // Int8 tiles: 40 bytes a block (32 int8 and two scales) of the widest matrix input.
+  // Int8 tiles: the int8 form of the widest matrix input.
   if (plan.int_dot_for(embed_logits.m.type) || std::any_of(layers.begin(), layers.end(), [&](const LayerGpu& l) {
         return plan.int_dot_for(l.qkv.m.type) || plan.int_dot_for(l.o.m.type) ||
                plan.int_dot_for(l.gate_up.m.type) || plan.int_dot_for(l.down.m.type);
       }))
-    xq = state(B * std::max({hidden, heads * hd, ffn}) / kBlockSize * 40, "int8 activations");
+    xq = state(B * std::max({hidden, heads * hd, ffn}) / kBlockSize * kQuantizedBlockBytes, "int8 activations");
   partials = state(uint64_t(plan.max_attention_splits) * heads * (hd + 2) * 4, "attention partials");
   // The decode attention's last split of a head resets its counter; they start at zero.
   split_arrivals = state(uint64_t(heads) * 4, "attention split counters");
