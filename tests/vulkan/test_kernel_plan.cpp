@@ -84,7 +84,7 @@ class KernelPlanTest : public QObject {
       QCOMPARE(p.down_shape(DType::Q4_0), p.qin_shape(false));
       QCOMPARE(p.attention_keys_per_split, 64u);  // with barriers 64 led on the H100
       QCOMPARE(p.summary().family, std::string("amd"));
-      QCOMPARE(p.summary().prefill, std::string("fp32"));
+      QCOMPARE(p.summary().prefill, std::string("int_dot"));  // no tensor cores listed: int8 tiles
       QCOMPARE(p.summary().subgroup_size, 64);
     }
     const KernelPlan intel = plan_for(device(0x8086, VK_DRIVER_ID_INTEL_OPEN_SOURCE_MESA, 32, true));
@@ -159,23 +159,58 @@ class KernelPlanTest : public QObject {
       QCOMPARE(p.summary().prefill, std::string("khr_coopmat"));
       QCOMPARE(p.matmul_tile(DType::Q8_0), kCoopTile);
     } else {  // a Debian 12 build without Debian 13's glslc: the kernels are absent, never selected
-      QCOMPARE(p.summary().prefill, std::string("fp32"));
+      QCOMPARE(p.summary().prefill, std::string("int_dot"));  // and int8 tiles instead
     }
     QCOMPARE(plan_for(radv, parse_tuning({{"prefill", "fp32"}})).prefill, Prefill::Fp32);
     QCOMPARE(plan_for(radv, parse_tuning({{"coopmat", "0"}})).prefill, Prefill::Fp32);
     QCOMPARE(plan_for(radv, parse_tuning({{"prefill", "nv_coopmat"}})).prefill, Prefill::Fp32);  // not forced
     PhysicalDeviceInfo no_shapes = radeon_780m(VK_DRIVER_ID_MESA_RADV);
-    QCOMPARE(plan_for(no_shapes).prefill, Prefill::Fp32);
+    QCOMPARE(plan_for(no_shapes).prefill, Prefill::IntDot);  // integer dots instead (int_dot_prefill_*)
     QCOMPARE(plan_for(no_shapes, parse_tuning({{"prefill", "khr_coopmat"}})).summary().prefill, std::string("fp32"));
     no_shapes.coop_khr_f16_acc_only = true;
-    QCOMPARE(plan_for(no_shapes).summary().prefill, std::string("fp32"));
+    QCOMPARE(plan_for(no_shapes).summary().prefill, std::string("int_dot"));
     // NVIDIA lists both: KHR's kernel measured faster there and is the default where built; the key
     // picks NV's for measurement, and NV's is what a build without the KHR kernels runs.
     QCOMPARE(plan_for(h100()).summary().prefill, std::string(khr_coopmat_built() ? "khr_coopmat" : "nv_coopmat"));
     QCOMPARE(plan_for(h100(), parse_tuning({{"prefill", "nv_coopmat"}})).summary().prefill, std::string("nv_coopmat"));
     QCOMPARE(plan_for(h100(), parse_tuning({{"prefill", "khr_coopmat"}})).summary().prefill,
              std::string(khr_coopmat_built() ? "khr_coopmat" : "fp32"));
-    QVERIFY_THROWS_EXCEPTION(Error, parse_tuning({{"prefill", "int_dot"}}));
+    QVERIFY_THROWS_EXCEPTION(Error, parse_tuning({{"prefill", "int8"}}));
+  }
+
+  // Without tensor cores, int8 tiles for Q8_0/Q4_0 batches where the device has integer dot
+  // products in hardware (with the int8 decode kernels); F16/F32 keep fp32 tiles. Lavapipe's
+  // emulated dots take them when asked (what CI tests). The key forces them on a GPU with tensor
+  // cores (measurement) but not onto a device without the dots.
+  void int_dot_prefill_without_tensor_cores() {
+    const KernelPlan cpu = plan_for(lavapipe());
+    QCOMPARE(cpu.prefill, Prefill::Fp32);
+    QVERIFY(!cpu.int8_dot);
+    QCOMPARE(plan_for(lavapipe(), parse_tuning({{"int8_dot", "1"}})).prefill, Prefill::IntDot);
+    for (const PhysicalDeviceInfo& d : {radeon_780m(VK_DRIVER_ID_MESA_RADV),
+                                        device(0x8086, VK_DRIVER_ID_INTEL_OPEN_SOURCE_MESA, 32, true)}) {
+      const KernelPlan p = plan_for(d);
+      QCOMPARE(p.prefill, Prefill::IntDot);
+      QVERIFY(!p.coop_matmul);
+      QVERIFY(p.int_dot_for(DType::Q8_0) && p.int_dot_for(DType::Q4_0));
+      QVERIFY(!p.int_dot_for(DType::F16) && !p.int_dot_for(DType::F32));
+      QCOMPARE(p.matmul_tile(DType::Q4_0), kMatmulTile);
+      QCOMPARE(p.summary().prefill, std::string("int_dot"));
+      QCOMPARE(plan_for(d, parse_tuning({{"prefill", "fp32"}})).prefill, Prefill::Fp32);
+      QCOMPARE(plan_for(d, parse_tuning({{"int8_dot", "0"}})).prefill, Prefill::Fp32);  // no int8 at all
+    }
+    const KernelPlan on_cpu = plan_for(lavapipe(), parse_tuning({{"prefill", "int_dot"}}));
+    QCOMPARE(on_cpu.summary().prefill, std::string("int_dot"));
+    QVERIFY(!on_cpu.int8_dot);  // decode stays fp32
+    const KernelPlan forced = plan_for(h100(), parse_tuning({{"prefill", "int_dot"}}));
+    QCOMPARE(forced.prefill, Prefill::IntDot);
+    QVERIFY(!forced.coop_matmul && !forced.coop_for(DType::Q4_0));
+    QCOMPARE(forced.summary().prefill, std::string("int_dot"));
+    QCOMPARE(plan_for(h100(), parse_tuning({{"coopmat", "0"}})).prefill, Prefill::Fp32);  // as before
+    PhysicalDeviceInfo no_dot = radeon_780m(VK_DRIVER_ID_MESA_RADV);
+    no_dot.int8_dot = no_dot.int8_dot_fast = false;
+    QCOMPARE(plan_for(no_dot).prefill, Prefill::Fp32);
+    QCOMPARE(plan_for(no_dot, parse_tuning({{"prefill", "int_dot"}})).prefill, Prefill::Fp32);
   }
 
   // Unknown keys and bad values are errors that name them; the message lists the valid keys.

@@ -191,11 +191,12 @@ class VulkanModelBehaviour : public QObject {
       QVERIFY(!plan->run_ahead);
     }
     QCOMPARE(plan->subgroup_size, chosen.subgroup_size);
-    // Tensor cores where the device has them (KHR's kernel first where built), else fp32 tiles.
+    // Tensor cores where the device has them (KHR's kernel first where built), else int8 tiles
+    // where it has integer dot products in hardware (these are Q8_0 weights), else fp32 tiles.
     if (chosen.cooperative_matrix)
       QVERIFY(plan->prefill == "khr_coopmat" || plan->prefill == "nv_coopmat");
     else
-      QCOMPARE(plan->prefill, std::string("fp32"));
+      QCOMPARE(plan->prefill, std::string(chosen.integer_dot_fast ? "int_dot" : "fp32"));
     for (const char* family : {"amd", "intel", "cpu", "other"}) {
       auto b = vulkan(w, {{"family", family}});
       QCOMPARE(b->gpu_plan()->family, std::string(family));

@@ -37,7 +37,14 @@ class Recorder {
       call.part_groups = part.groups;
       call.part_blocks = part.blocks;
     }
-    const std::vector<VkDescriptorSet>& sets = sums ? bm.sums_sets : one ? bm.token_sets : bm.sets;
+    const bool int_dot = batched && m_.plan.int_dot_for(bm.m.type);  // int8 tiles: round the input first
+    if (int_dot)
+      record_quantize(seq_, *m_.quantize_kernel, bm.quantize_set, n, uint32_t(bm.m.cols / kBlockSize), x_offset,
+                      x_stride, layer);
+    const std::vector<VkDescriptorSet>& sets = int_dot ? bm.int_dot_sets
+                                               : sums  ? bm.sums_sets
+                                               : one   ? bm.token_sets
+                                                       : bm.sets;
     const MatvecShape& shape = qin ? bm.qin_shape : staged ? bm.staged_shape : bm.shape;
     if (batched && tile == kCoopTile && !glu && bm.split_output) {
       call.splits = m_.plan.coop_splits(bm.m.rows, n, m_.coop_slices);
@@ -58,7 +65,7 @@ class Recorder {
       while (end < bm.m.chunks.size() && bm.m.chunks[end].type == part.type) ++end;
       part.chunks.assign(bm.m.chunks.begin() + begin, bm.m.chunks.begin() + end);
       const MatmulTile tile = batched ? m_.plan.matmul_tile(part.type) : kMatmulTile;
-      const Kernel& k = m_.matrix_kernel(part.type, glu, batched, bm.shape, tile);
+      const Kernel& k = m_.matrix_kernel(part.type, glu, batched, bm.shape, tile, /*int_dot=*/false);
       record_matrix(seq_, k, part, std::span(sets).subspan(begin, end - begin),
                     MatrixCall{glu, batched, n, x_offset, x_stride, y_stride, tile}, bm.shape,
                     m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
@@ -215,6 +222,13 @@ void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatri
   }
 }
 
+void record_quantize(CommandSequence& seq, const Kernel& quantize, VkDescriptorSet set, int n, uint32_t nb,
+                     uint32_t x_offset, uint32_t x_stride, int layer) {
+  const QuantizePush p{uint32_t(n), nb, x_offset, x_stride};
+  seq.dispatch(quantize, set, &p, sizeof p, (nb + 63) / 64, uint32_t(n), 1, "quantize_i8", layer);  // 64 blocks a workgroup
+  seq.barrier();
+}
+
 AttentionSplit decode_attention_split(uint32_t keys, const KernelPlan& plan) {
   AttentionSplit s;
   s.keys_per_split = std::max<uint32_t>(plan.attention_keys_per_split,
@@ -235,8 +249,11 @@ uint32_t max_dispatches_per_forward(const ModelGpu& model) {
                                                        l.gate_up.m.chunks.size() + l.down.m.chunks.size()));
   }
   // + qk_norm_rope and attention (batches; decode has only the fused attention) + add_norm x2
-  // + split_sum after o and down; after the layers, argmax's two passes.
-  return uint32_t(model.layers.size()) * (per_layer + 6) + 2 * uint32_t(model.embed_logits.m.chunks.size()) + 6;
+  // + split_sum after o and down (or, with int8 tiles, quantize_i8 before each of the four matrices
+  // and the logits); after the layers, argmax's two passes.
+  const uint32_t quantize = model.quantize_kernel ? 4 : 0;
+  return uint32_t(model.layers.size()) * (per_layer + 6 + quantize) + 2 * uint32_t(model.embed_logits.m.chunks.size()) +
+         6 + quantize / 4;
 }
 
 }  // namespace kiln::vk

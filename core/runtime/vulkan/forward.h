@@ -33,6 +33,11 @@ void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatri
                    std::span<const VkDescriptorSet> sets, const MatrixCall& call, const MatvecShape& shape,
                    uint32_t max_groups_x, const char* op, int layer);
 
+// Int8 tiles (KernelPlan::int_dot_for): quantize_i8 rounds n tokens of `nb` blocks, read at
+// x_offset + t x_stride floats through `set`'s input, into its xq; then a barrier.
+void record_quantize(CommandSequence& seq, const Kernel& quantize, VkDescriptorSet set, int n, uint32_t nb,
+                     uint32_t x_offset, uint32_t x_stride, int layer);
+
 // What a recorded forward pass leaves for the host.
 enum class ForwardOutput {
   LastLogits,  // the last token's row of logits in model.logits_host

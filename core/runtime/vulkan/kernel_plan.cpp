@@ -138,14 +138,14 @@ const std::vector<Key>& keys() {
       {"matvec_glu", "wg,rows,tpr", shape(&TuningOverrides::matvec_glu, true)},
       {"matvec_qin", "wg,rows,tpr", shape(&TuningOverrides::matvec_qin, false)},
       {"coopmat", "0|1", flag(&TuningOverrides::coopmat)},
-      {"prefill", "khr_coopmat|nv_coopmat|fp32",
+      {"prefill", "khr_coopmat|nv_coopmat|int_dot|fp32",
        [](TuningOverrides& o, const std::string& key, const std::string& v) {
-         for (Prefill p : {Prefill::KhrCoopmat, Prefill::NvCoopmat, Prefill::Fp32})
+         for (Prefill p : {Prefill::KhrCoopmat, Prefill::NvCoopmat, Prefill::IntDot, Prefill::Fp32})
            if (v == prefill_name(p)) {
              o.prefill = p;
              return;
            }
-         bad_value(key, v, "khr_coopmat, nv_coopmat or fp32");
+         bad_value(key, v, "khr_coopmat, nv_coopmat, int_dot or fp32");
        }},
       {"coop_split", "1..4", count(&TuningOverrides::coop_split, 1, 4, "1, 2, 3 or 4")},
       {"coop_kernel", "default|k2",
@@ -186,6 +186,7 @@ const char* prefill_name(Prefill p) {
   switch (p) {
     case Prefill::NvCoopmat: return "nv_coopmat";
     case Prefill::KhrCoopmat: return "khr_coopmat";
+    case Prefill::IntDot: return "int_dot";
     default: return "fp32";
   }
 }
@@ -242,13 +243,21 @@ KernelPlan plan_for(const PhysicalDeviceInfo& d, const TuningOverrides& o) {
   // faster through KHR than through NV (PERFORMANCE.md, "Prefill on VK_KHR_cooperative_matrix").
   // NV's stays for builds without Debian 13's glslc and drivers without the KHR extension.
   const bool nv = d.coop_matrix_f16, khr = d.coop_khr_f16 && khr_coopmat_built();
-  const Prefill best = khr ? Prefill::KhrCoopmat : nv ? Prefill::NvCoopmat : Prefill::Fp32;
+  // Without tensor cores, int8 tiles where the int8 decode kernels run (int8_dot, above: hardware
+  // dots, or int8_dot=1). Lavapipe's emulated dots would be faster here too (a 27B layer's matrices,
+  // bench_matmul_i8 --quick: 2.7 s against 8.0 s of fp32 tiles), but the int8 activations took the
+  // K-quant GGUFs' logits past their bound from llama.cpp's (5.3e-2 against 5e-2; tests/gguf), so
+  // lavapipe's default stays fp32 and CI tests the int8 tiles through prefill=int_dot.
+  const bool int_dot = d.int8_dot;
+  const Prefill no_coop = p.int8_dot ? Prefill::IntDot : Prefill::Fp32;
+  const Prefill best = khr ? Prefill::KhrCoopmat : nv ? Prefill::NvCoopmat : no_coop;
   Prefill want = o.prefill.value_or(best);
-  if (o.coopmat == false) want = Prefill::Fp32;
+  if (o.coopmat == false && want != Prefill::IntDot) want = Prefill::Fp32;  // coopmat=0: fp32 tiles, as before
   // Capabilities cannot be forced: a path the device (or build) lacks gives fp32 tiles.
-  if ((want == Prefill::NvCoopmat && !nv) || (want == Prefill::KhrCoopmat && !khr)) want = Prefill::Fp32;
+  if ((want == Prefill::NvCoopmat && !nv) || (want == Prefill::KhrCoopmat && !khr) || (want == Prefill::IntDot && !int_dot))
+    want = Prefill::Fp32;
   p.prefill = want;
-  p.coop_matmul = want != Prefill::Fp32;
+  p.coop_matmul = want == Prefill::NvCoopmat || want == Prefill::KhrCoopmat;
   p.coop_k2 = o.coop_k2.value_or(false);
   p.forced_coop_splits = int(o.coop_split.value_or(0));
 

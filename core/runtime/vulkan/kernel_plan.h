@@ -33,9 +33,10 @@ struct MatmulTile {
 constexpr MatmulTile kMatmulTile{64, 64}, kCoopTile{128, 128};
 
 // The batched matrix kernels (prefill): tensor cores through NVIDIA's extension (matmul_coop_*),
-// through the portable KHR one (matmul_coop_khr_*: RDNA3, Intel, NVIDIA), or fp32 tiles (matmul_*).
-enum class Prefill { Fp32, NvCoopmat, KhrCoopmat };
-const char* prefill_name(Prefill p);  // "fp32", "nv_coopmat", "khr_coopmat"
+// through the portable KHR one (matmul_coop_khr_*: RDNA3, Intel, NVIDIA), int8 tiles on integer dot
+// products (matmul_i8_*: Q8_0/Q4_0 weights on devices without tensor cores), or fp32 tiles (matmul_*).
+enum class Prefill { Fp32, NvCoopmat, KhrCoopmat, IntDot };
+const char* prefill_name(Prefill p);  // "fp32", "nv_coopmat", "khr_coopmat", "int_dot"
 // Whether this build embedded the KHR kernels (they need Debian 13's glslc: kernels/vulkan).
 bool khr_coopmat_built();
 
@@ -48,7 +49,7 @@ DeviceFamily family_of(const PhysicalDeviceInfo& device);
 // Capabilities cannot be forced: int8_dot=1 on a device without integer dot products stays off.
 struct TuningOverrides {
   std::optional<DeviceFamily> family;  // take another family's row of the table
-  std::optional<Prefill> prefill;  // prefill=khr_coopmat|nv_coopmat|fp32 (fp32 where the device lacks it)
+  std::optional<Prefill> prefill;  // prefill=khr_coopmat|nv_coopmat|int_dot|fp32 (fp32 where the device lacks it)
   std::optional<bool> int8_dot, staged, qact, coopmat, stage_flags, run_ahead, wide_norm, down_groups_of_96;
   std::optional<uint32_t> staged_max_blocks, prefill_queries, coop_split, attention_split, wide_norm_wg;
   std::optional<MatvecShape> matvec, matvec_down, matvec_glu, matvec_qin;
@@ -104,14 +105,22 @@ struct KernelPlan {
 
   // --- Matrices, batches (prefill) ---
   // Batches on tensor cores: KHR's extension where the device lists a 16x16x16 fp16 shape and the
-  // build has the kernels (faster than NV's on the H100), else NV's, else fp32 (PERFORMANCE.md,
-  // "Prefill on VK_KHR_cooperative_matrix"). prefill=khr_coopmat|nv_coopmat|fp32 picks one; coopmat=0: fp32.
+  // build has the kernels (faster than NV's on the H100), else NV's, else int8 tiles where the
+  // device has integer dot products (int_dot_for, below), else fp32 (PERFORMANCE.md,
+  // "Prefill on VK_KHR_cooperative_matrix"). prefill=khr_coopmat|nv_coopmat|int_dot|fp32 picks one; coopmat=0: fp32.
   Prefill prefill = Prefill::Fp32;
   bool coop_matmul = false;      // prefill is NvCoopmat or KhrCoopmat: the 128 x 128 tensor-core tiles
   bool coop_k2 = false;          // coop_kernel=k2: the variant with two blocks a step (measurement)
   // Tensor cores for batches of these weights: not F32, whose point is fp32-exact results.
   bool coop_for(DType type) const { return coop_matmul && type != DType::F32; }
   MatmulTile matmul_tile(DType type) const { return coop_for(type) ? kCoopTile : kMatmulTile; }
+  // Int8 tiles (prefill int_dot): where the device has no tensor cores and the one-token int8
+  // kernels run (int8_dot: hardware dots, or int8_dot=1), for Q8_0/Q4_0 weights; F16/F32 stay on
+  // fp32 tiles. Each matrix input is rounded to int8 once (quantize_i8), a scale for each 16, as
+  // dot_i8.glsl's. prefill=int_dot forces it on any device with the dots (lavapipe's emulated ones).
+  bool int_dot_for(DType type) const {
+    return prefill == Prefill::IntDot && (type == DType::Q8_0 || type == DType::Q4_0);
+  }
   // Split-K parts for a matmul_coop call of `rows` x n tokens, at most max_splits (the slices the
   // output buffer holds): more workgroups where few row x token tiles would leave SMs idle
   // (PERFORMANCE.md). coop_split=N forces N (1: off).

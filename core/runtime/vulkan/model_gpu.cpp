@@ -8,6 +8,7 @@
 #include "kiln/types.h"
 #include "quant/convert.h"
 #include "runtime/vulkan/kquant_layout.h"
+#include "runtime/vulkan/push_constants.h"
 
 namespace kiln::vk {
 namespace {
@@ -103,6 +104,11 @@ std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2, b
   return std::string(kind) + (glu ? "glu_" : "") + type_suffix(type);
 }
 
+std::string matmul_i8_kernel_name(DType type, bool glu) {
+  if (type != DType::Q8_0 && type != DType::Q4_0) throw Error("Vulkan: int8 tiles are for Q8_0 and Q4_0 weights");
+  return std::string("matmul_i8_") + (glu ? "glu_" : "") + type_suffix(type);
+}
+
 ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_kv, const KernelPlan& kernel_plan)
     : device(dev), config(weights.config), plan(kernel_plan), context(ctx) {
   build(weights, f16_kv);
@@ -113,7 +119,9 @@ ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_
 
 ModelGpu::~ModelGpu() { device.wait_idle(); }
 
-const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape, MatmulTile tile) {
+const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape, MatmulTile tile,
+                                      bool int_dot) {
+  if (batched && int_dot && plan.int_dot_for(type)) return pipelines->get(matmul_i8_kernel_name(type, glu), 4);
   if (batched)
     return pipelines->get(matmul_kernel_name(type, glu, tile, plan.coop_k2, plan.prefill == Prefill::KhrCoopmat), 4);
   const bool i8 = plan.int8_dot && (type == DType::Q8_0 || type == DType::Q4_0 || gpu_kquant(type));
@@ -165,7 +173,7 @@ GpuPlan ModelGpu::summary() const {
   // What the weights took: F32 batches stay on fp32 tiles, and only Q8_0/Q4_0 matrices and the
   // K-quants take the int8 decode kernels.
   const BoundMatrix& m = layers.empty() ? embed_logits : layers.back().gate_up;
-  if (!plan.coop_for(m.m.type)) s.prefill = "fp32";
+  if (!plan.coop_for(m.m.type)) s.prefill = plan.int_dot_for(m.m.type) ? "int_dot" : "fp32";
   s.decode = m.qact_in ? "int8_act" : m.staged ? "int8_staged"
              : plan.int8_dot && (m.m.type == DType::Q8_0 || m.m.type == DType::Q4_0 || gpu_kquant(m.m.type)) ? "int8_dot"
                                                                                                                : "fp32";
@@ -281,6 +289,12 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
   qkv = state(B * qkv_width * 4, "activations");
   att = state(B * heads * hd * 4, "activations");
   act = state(B * ffn * 4, "activations");
+  // Int8 tiles: the int8 form of the widest matrix input.
+  if (plan.int_dot_for(embed_logits.m.type) || std::any_of(layers.begin(), layers.end(), [&](const LayerGpu& l) {
+        return plan.int_dot_for(l.qkv.m.type) || plan.int_dot_for(l.o.m.type) ||
+               plan.int_dot_for(l.gate_up.m.type) || plan.int_dot_for(l.down.m.type);
+      }))
+    xq = state(B * std::max({hidden, heads * hd, ffn}) / kBlockSize * kQuantizedBlockBytes, "int8 activations");
   partials = state(uint64_t(plan.max_attention_splits) * heads * (hd + 2) * 4, "attention partials");
   // The decode attention's last split of a head resets its counter; they start at zero.
   split_arrivals = state(uint64_t(heads) * 4, "attention split counters");
@@ -327,7 +341,7 @@ void ModelGpu::build_pipelines() {
     bm.shape = plan.matvec_shape(bm.m.type, bm.m.rows, bm.m.cols, glu);
     for (const DeviceMatrix::Chunk& c : bm.m.chunks) {  // a mixed stack's parts each take their type's
       matrix_kernel(c.type, glu, false, bm.shape);
-      matrix_kernel(c.type, glu, true, bm.shape, plan.matmul_tile(c.type));
+      matrix_kernel(c.type, glu, true, bm.shape, plan.matmul_tile(c.type), !bm.m.mixed());
     }
     bm.staged_shape = plan.staged_shape(bm.m.type, glu);
     bm.staged = !bm.m.mixed() && plan.staged_for(bm.m.type, bm.m.cols) &&
@@ -374,6 +388,7 @@ void ModelGpu::build_pipelines() {
   }
   for (const LayerGpu& l : layers)
     if (early_part(l).groups) wide_norm ? sums_kernel(l.down, true) : qin_kernel(l.down, false, true);
+  if (xq.buffer != VK_NULL_HANDLE) quantize_kernel = &pipelines->get("quantize_i8", 2);
   if (plan.coop_matmul) {
     split_sum_kernel = &pipelines->get("split_sum", 4);
     for (LayerGpu& l : layers) l.o.split_output = l.down.split_output = coop_slices > 1;
@@ -498,6 +513,24 @@ void ModelGpu::build_sets() {
       l.token_wide_norm_sets[0] = d.allocate(*add_norm_slots_kernel, n1);
       const BufferSlice n2[] = {t.proj_d, t.x_mid, token_xn[i + 1], norms, token_x[i + 1], t.sums_d};
       l.token_wide_norm_sets[1] = d.allocate(*add_norm_slots_kernel, n2);
+    }
+  }
+  if (quantize_kernel) {  // int8 tiles: input -> xq, then xq -> output
+    auto bind_int_dot = [&](BoundMatrix& bm, const BufferSlice& in, const BufferSlice& out) {
+      if (bm.m.mixed() || !plan.int_dot_for(bm.m.type)) return;
+      const BufferSlice q[] = {in, xq};
+      bm.quantize_set = d.allocate(*quantize_kernel, q);
+      for (const auto& c : bm.m.chunks) {
+        const BufferSlice b[] = {c.weights, c.scales, xq, out};
+        bm.int_dot_sets.push_back(d.allocate(any4, b));
+      }
+    };
+    bind_int_dot(embed_logits, xn, logits);
+    for (LayerGpu& l : layers) {
+      bind_int_dot(l.qkv, xn, qkv);
+      bind_int_dot(l.o, att, proj);
+      bind_int_dot(l.gate_up, xn, act);
+      bind_int_dot(l.down, act, proj);
     }
   }
   const BufferSlice am[] = {logits, argmax_partials, pick_host, tokens};

@@ -25,6 +25,9 @@ namespace kiln::vk {
 // VK_KHR_cooperative_matrix (matmul_coop_khr_*, KernelPlan::prefill khr_coopmat; no k2 variant).
 std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2 = false, bool khr = false);
 
+// The int8 batched kernel (KernelPlan::int_dot_for), e.g. matmul_i8_glu_q4_0.
+std::string matmul_i8_kernel_name(DType type, bool glu);
+
 // (cos, sin) of the RoPE angle for [kind: local, global][position < context][head_dim / 2].
 std::vector<float> rope_table(const Gemma3Config& config, int context);
 
@@ -44,6 +47,10 @@ struct BoundMatrix {
   std::vector<VkDescriptorSet> token_sets;  // one token: the layer's own buffers (LayerGpu::token)
   std::vector<VkDescriptorSet> sums_sets;   // o, down with ModelGpu::wide_norm: token_sets + the sums'
   bool split_output = false;  // its output holds ModelGpu::coop_slices slices: split-K allowed
+  // Batches with int8 tiles (KernelPlan::int_dot_for): quantize_i8 rounds `sets`' input into
+  // ModelGpu::xq (quantize_set), and matmul_i8_* reads it (int_dot_sets, one a chunk).
+  VkDescriptorSet quantize_set = VK_NULL_HANDLE;
+  std::vector<VkDescriptorSet> int_dot_sets;
 };
 
 // One token with stage flags: gate_up's first `groups` workgroups wrote down's input blocks below
@@ -101,6 +108,10 @@ struct ModelGpu {
 
   // Activations, [max_batch][...] floats unless noted.
   BufferSlice norms, rope, tokens /*host int32*/, x, xn, qkv, att, proj, act;
+  // Batches with int8 tiles: a matrix input rounded to int8 (quantize_i8.comp's layout, for
+  // max_batch tokens of the widest input). Null otherwise, with quantize_kernel.
+  BufferSlice xq;
+  const Kernel* quantize_kernel = nullptr;
   BufferSlice partials;         // decode attention: [heads][max splits][max, sum, out[head_dim]]
   BufferSlice split_arrivals;   // decode attention: uint [heads], zero between dispatches
   BufferSlice logits /*[logit_rows][vocab]*/, logits_host;
@@ -117,9 +128,10 @@ struct ModelGpu {
   std::vector<BufferSlice> token_x, token_xn;
   std::vector<VkDescriptorSet> token_embed_gather;
 
-  // Kernels for a weight type.
+  // Kernels for a weight type. int_dot: batches may take int8 tiles where the plan says so (a
+  // mixed stack's parts never do: they have no rounded input bound).
   const Kernel& matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape,
-                              MatmulTile tile = kMatmulTile);
+                              MatmulTile tile = kMatmulTile, bool int_dot = true);
   const Kernel& staged_kernel(const BoundMatrix& bm, bool glu);
   // early: down's variant that starts on gate_up's early part (EarlyPart).
   const Kernel& qin_kernel(const BoundMatrix& bm, bool glu, bool early = false);

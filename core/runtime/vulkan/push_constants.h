@@ -11,6 +11,13 @@ struct MatrixPush {  // matvec.comp, matmul.comp, matvec_staged.comp
   uint32_t norm_post = 0;  // matvec_staged.comp with NORM_SUMS: offset of the add_norm's w_post
   uint32_t part_groups = 0, part_blocks = 0;  // matvec_staged.comp: gate_up's early part (MatrixCall)
 };
+struct QuantizePush {  // quantize_i8.comp
+  uint32_t n_tokens, nb, x_offset, x_stride;
+};
+// quantize_i8's output (kernels/vulkan/quantize_i8.glsl): a scale for each 32 / this many
+// elements, a 32-block taking 32 int8 and the scales.
+constexpr uint32_t kQuantizeGroups = 2;
+constexpr uint32_t kQuantizedBlockBytes = 32 + 4 * kQuantizeGroups;
 struct SplitSumPush {  // split_sum.comp
   uint32_t count, splits;
 };

@@ -1,0 +1,210 @@
+// The int8 prefill tiles (quantize_i8 + matmul_i8_*, KernelPlan prefill int_dot) against the CPU
+// reference matmul on the same Q8_0/Q4_0 weights. The kernel rounds each group of a 32-block of
+// activations (vk::kQuantizeGroups of them) to int8 with a scale of its own; its error is that rounding's and no more: next to the CPU on the rounded
+// activations it agrees to fp32 rounding, and its distance to the CPU on the exact activations is
+// the rounding's own. Runs wherever the device has integer dot products (lavapipe in CI).
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+
+#include "quant/convert.h"
+#include "runtime/cpu/matmul.h"
+#include "runtime/cpu/ops.h"
+#include "runtime/cpu/thread_pool.h"
+#include "runtime/vulkan/forward.h"
+#include "runtime/vulkan/kernel_plan.h"
+#include "runtime/vulkan/model_gpu.h"
+#include "runtime/vulkan/push_constants.h"
+#include "runtime/vulkan/weight_layout.h"
+#include "vk_harness.h"
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+Matrix random_matrix(DType type, int64_t rows, int64_t cols, uint64_t seed) {
+  Matrix m;
+  m.type = type;
+  m.rows = rows;
+  m.cols = cols;
+  m.storage = allocate_aligned(m.bytes());
+  const std::vector<float> v = random_floats(size_t(rows * cols), seed);
+  for (int64_t r = 0; r < rows; ++r) quantize_row(type, &v[r * cols], cols, m.row(r));
+  return m;
+}
+
+// What quantize_i8.comp makes of a 32-block: for each group, scale max|x| / 127 and
+// q = x / scale rounded to nearest.
+constexpr int kGroups = int(vk::kQuantizeGroups), kGroupSize = 32 / kGroups;
+struct RoundedBlock {
+  int8_t q[32];
+  float scale[kGroups];
+};
+RoundedBlock round_block(const float* x) {
+  RoundedBlock b;
+  for (int g = 0; g < kGroups; ++g) {
+    float amax = 0;
+    for (int i = kGroupSize * g; i < kGroupSize * (g + 1); ++i) amax = std::max(amax, std::fabs(x[i]));
+    const float inv = amax > 0 ? 127.0f / amax : 0.0f;
+    b.scale[g] = amax / 127.0f;
+    for (int i = kGroupSize * g; i < kGroupSize * (g + 1); ++i) b.q[i] = int8_t(std::nearbyint(x[i] * inv));
+  }
+  return b;
+}
+
+// The activations as the kernel sees them: every block rounded and scaled back.
+std::vector<float> rounded(const std::vector<float>& x) {
+  std::vector<float> r(x.size());
+  for (size_t at = 0; at < x.size(); at += 32) {
+    const RoundedBlock b = round_block(&x[at]);
+    for (int i = 0; i < 32; ++i) r[at + i] = float(b.q[i]) * b.scale[i / kGroupSize];
+  }
+  return r;
+}
+
+// Uniform in [-1, 1), times `scale`, with every 7th element an outlier 40 times larger (a block's
+// scale follows its largest element; the rest of the block loses precision, not the next block).
+std::vector<float> activations(size_t n, uint64_t seed, float scale, bool outliers) {
+  std::vector<float> x = random_floats(n, seed);
+  for (size_t i = 0; i < n; ++i) x[i] *= scale * (outliers && i % 7 == 3 ? 40.0f : 1.0f);
+  return x;
+}
+
+}  // namespace
+
+class VulkanMatmulI8 : public QObject {
+  Q_OBJECT
+  VkHarness h;
+  ThreadPool pool{2};
+
+  // y = W x for tokens of x on the GPU through quantize_i8 and matmul_i8 (GLU: W's rows are a's and
+  // b's interleaved, as the model uploads gate and up), in chunks of chunk_rows rows (0: one).
+  std::vector<float> gpu(const Matrix& a, const Matrix* b, const std::vector<float>& x, int tokens, int chunk_rows) {
+    const bool glu = b != nullptr;
+    const int64_t rows = a.rows, cols = a.cols, dev_rows = glu ? 2 * rows : rows;
+    auto row_ptr = [&](int64_t r) { return glu ? (r % 2 ? b->row(r / 2) : a.row(r / 2)) : a.row(r); };
+    const uint64_t limit = chunk_rows ? uint64_t(chunk_rows) * vk::layout_weight_bytes(a.type, 1, cols) : ~0ull;
+    const vk::DeviceMatrix dm = vk::upload_matrix(*h.arena, *h.uploader, a.type, dev_rows, cols, row_ptr, limit, 64);
+    h.uploader->finish();
+    last_chunks = dm.chunks.size();
+
+    // The input sits at an offset inside a wider row, as the logits' last row does.
+    const uint32_t x_offset = 8, x_stride = uint32_t(cols) + 4;
+    std::vector<float> padded(size_t(x_offset) + size_t(tokens) * x_stride, 1e30f);
+    for (int t = 0; t < tokens; ++t)
+      std::copy_n(&x[size_t(t) * cols], cols, &padded[x_offset + size_t(t) * x_stride]);
+    const uint32_t nb = uint32_t(cols / 32);
+    const vk::BufferSlice xs = h.upload(padded), ys = h.poisoned(size_t(tokens) * rows);
+    last_xq = h.poisoned(size_t(tokens) * nb * vk::kQuantizedBlockBytes / 4);
+    const vk::Kernel& quantize = h.pipelines->get("quantize_i8", 2);
+    const vk::Kernel& k = h.pipelines->get(vk::matmul_i8_kernel_name(a.type, glu), 4);
+    const VkDescriptorSet qset = h.descriptors->allocate(quantize, std::vector{xs, last_xq});
+    std::vector<VkDescriptorSet> sets;
+    for (const auto& c : dm.chunks) sets.push_back(h.descriptors->allocate(k, std::vector{c.weights, c.scales, last_xq, ys}));
+    h.seq->begin(false);
+    vk::record_quantize(*h.seq, quantize, qset, tokens, nb, x_offset, x_stride, -1);
+    vk::record_matrix(*h.seq, k, dm, sets,
+                      vk::MatrixCall{glu, true, tokens, x_offset, x_stride, uint32_t(rows), vk::kMatmulTile}, {},
+                      65535, "test", -1);
+    h.seq->submit_and_wait();
+    return h.read(ys, size_t(tokens) * rows);
+  }
+  vk::BufferSlice last_xq;  // the last gpu() call's int8 activations
+  size_t last_chunks = 0;   // and the chunks its matrix took
+
+  std::vector<float> cpu(const Matrix& a, const Matrix* b, const std::vector<float>& x, int tokens) {
+    std::vector<float> ya(size_t(tokens) * a.rows);
+    matmul(a, x.data(), tokens, ya.data(), pool);
+    if (!b) return ya;
+    std::vector<float> yb(ya.size()), out(ya.size());
+    matmul(*b, x.data(), tokens, yb.data(), pool);
+    gelu_tanh_mul(ya.data(), yb.data(), int64_t(ya.size()), out.data());
+    return out;
+  }
+
+ private slots:
+  void initTestCase() {
+    if (!h.device->info().int8_dot) QSKIP("the device has no integer dot products");
+  }
+
+  void matrix_data() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<bool>("glu");
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("cols");
+    QTest::addColumn<int>("tokens");
+    QTest::addColumn<int>("chunk_rows");
+    for (DType t : {DType::Q8_0, DType::Q4_0})
+      for (bool glu : {false, true}) {
+        const std::string s = std::string(t == DType::Q8_0 ? "q8_0" : "q4_0") + (glu ? " glu" : "");
+        auto row = [&](const char* what, int rows, int cols, int tokens, int chunk) {
+          QTest::newRow((s + " " + what).c_str()) << int(t) << glu << rows << cols << tokens << chunk;
+        };
+        // Token counts around the 64-token tile, odd row counts, an odd number of blocks a row
+        // (the last step of two blocks half empty), long rows, several chunks.
+        row("1 token", 77, 96, 1, 0);
+        row("5 tokens", 64, 160, 5, 0);
+        row("63 tokens, odd rows", 129, 96, 63, 0);
+        row("64 tokens", 64, 64, 64, 0);
+        row("65 tokens, 3 blocks a row", 201, 96, 65, 0);
+        row("130 tokens, long rows", 130, 2240, 130, 0);
+        row("37 tokens in chunks", 330, 96, 37, 128);
+      }
+  }
+
+  void matrix() {
+    QFETCH(int, type);
+    QFETCH(bool, glu);
+    QFETCH(int, rows);
+    QFETCH(int, cols);
+    QFETCH(int, tokens);
+    QFETCH(int, chunk_rows);
+    const DType t = DType(type);
+    const Matrix a = random_matrix(t, rows, cols, 11 + rows), b = random_matrix(t, rows, cols, 97 + cols);
+    const Matrix* up = glu ? &b : nullptr;
+    // Uniform activations, Gemma's large ones (the MLP reaches thousands), and outliers.
+    for (auto [scale, outliers] : {std::pair{1.0f, false}, std::pair{3000.0f, false}, std::pair{1.0f, true}}) {
+      const std::vector<float> x = activations(size_t(tokens) * cols, 5 + tokens, scale, outliers);
+      const std::vector<float> ours = gpu(a, up, x, tokens, chunk_rows);
+      if (chunk_rows) QVERIFY(last_chunks >= 3);
+      const std::vector<float> exact = cpu(a, up, x, tokens), of_rounded = cpu(a, up, rounded(x), tokens);
+      const QString what = QString(" (scale %1%2)").arg(scale).arg(outliers ? ", outliers" : "");
+      // The same sums as the CPU's on the rounded activations, up to fp32 rounding (and a rare
+      // tie or division rounded the other way).
+      const double vs_rounded = relative_error(ours, of_rounded);
+      QVERIFY2(vs_rounded < 2e-5, qPrintable(QString("vs the rounded activations %1").arg(vs_rounded) + what));
+      // So its distance to the exact product is the rounding's: max|x| / 254 an element (max over
+      // its group), under 1/254 relative for uniform inputs, a little more through GELU's slope.
+      const double rounding = relative_error(of_rounded, exact), err = relative_error(ours, exact);
+      QVERIFY2(err < rounding + 2e-5, qPrintable(QString("error %1, rounding %2").arg(err).arg(rounding) + what));
+      QVERIFY2(rounding < (outliers ? 4e-2 : 1e-2), qPrintable(QString("rounding %1").arg(rounding) + what));
+    }
+  }
+
+  // quantize_i8's output as matmul_i8 reads it: int8 blocks (8 words each), then the blocks' scales.
+  void quantized_layout() {
+    const int tokens = 3, cols = 96, nb = cols / 32;
+    const Matrix a = random_matrix(DType::Q8_0, 64, cols, 3);
+    const std::vector<float> x = activations(size_t(tokens) * cols, 9, 2.0f, true);
+    gpu(a, nullptr, x, tokens, 0);
+    const std::vector<uint32_t> words = h.read<uint32_t>(last_xq, size_t(tokens) * nb * vk::kQuantizedBlockBytes / 4);
+    int off_by_one = 0;
+    for (int blk = 0; blk < tokens * nb; ++blk) {
+      const RoundedBlock r = round_block(&x[size_t(blk) * 32]);
+      float scale[kGroups];
+      std::memcpy(scale, &words[size_t(tokens) * nb * 8 + kGroups * blk], sizeof scale);
+      for (int g = 0; g < kGroups; ++g) QCOMPARE(scale[g], r.scale[g]);
+      for (int i = 0; i < 32; ++i) {
+        const int q = int8_t(words[size_t(blk) * 8 + i / 4] >> (8 * (i % 4)));
+        QVERIFY2(std::abs(q - r.q[i]) <= 1, qPrintable(QString("block %1 element %2: %3 vs %4").arg(blk).arg(i).arg(q).arg(r.q[i])));
+        off_by_one += q != r.q[i];
+      }
+    }
+    QVERIFY(off_by_one <= 2);  // a tie or a division rounded the other way, at most
+  }
+};
+
+QTEST_GUILESS_MAIN(VulkanMatmulI8)
+#include "test_matmul_i8.moc"
