@@ -115,9 +115,15 @@ DType held_type_for_stored(DType stored) {
     case DType::F32:
     case DType::F16:
     case DType::Q8_0:
-    case DType::Q4_0: return stored;
+    case DType::Q4_0:
+    case DType::Q2_K:
+    case DType::Q3_K:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: return stored;
     case DType::BF16: return DType::F16;
-    default: return DType::Q8_0;  // the K-quants: Q8_0 adds ~1/10 of their own rounding error
+    // Q4_1, Q5_0, Q5_1, IQ4_NL: Q8_0 adds ~1/10 of their own rounding error.
+    default: return DType::Q8_0;
   }
 }
 
@@ -214,14 +220,14 @@ Gemma3Weights load_weights_as_stored(const Gemma3Config& config, const TensorSou
       threads, progress, cancel);
   for (const auto& [types, count] : converted)
     w.notes.push_back(std::to_string(count) + " tensors stored as " + to_string(types.first) + " held as " +
-                      to_string(types.second) + (is_kquant(types.first) ? " (Kiln has no K-quant kernels yet)" : ""));
+                      to_string(types.second) + (is_block_quantized(types.first) ? " (Kiln has no kernels for it)" : ""));
   return w;
 }
 
 Gemma3Weights load_weights_held_as(const Gemma3Config& config, const TensorSource& source,
                                    const std::function<DType(DType)>& held_for, int threads) {
   return load_weights_with(
-      config, source, [&held_for](const std::string&, DType stored, bool) { return held_for(stored); }, threads,
+      config, source, [&held_for](const std::string&, DType stored, bool, int64_t, int64_t) { return held_for(stored); }, threads,
       nullptr, {});
 }
 

@@ -58,8 +58,9 @@ Gemma3Weights load_weights_with_mix(const Gemma3Config& config, const TensorSour
                                     std::stop_token cancel = {});
 
 // Keeps each matrix in the type its file stores it in where the backends run that type (F32, F16,
-// Q8_0, Q4_0): a GGUF file runs at its own size. BF16 becomes F16, and the K-quants Q8_0 until they
-// have kernels of their own; a note says which.
+// Q8_0, Q4_0 and the K-quants Q2_K ... Q6_K, on the CPU and on Vulkan): a GGUF file runs at its own
+// size. BF16 becomes F16, and Q4_1, Q5_0, Q5_1 and IQ4_NL Q8_0 (no kernels of their own); a note
+// says which.
 // The type a matrix stored as `stored` is held in by load_weights_as_stored.
 DType held_type_for_stored(DType stored);
 Gemma3Weights load_weights_as_stored(const Gemma3Config& config, const TensorSource& source, int threads,

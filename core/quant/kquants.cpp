@@ -1,9 +1,7 @@
 // Dequantization of GGUF's K-quants, written from the block layouts of the GGUF format.
 //
-// Kiln has no K-quant kernels yet: the weight loader dequantizes these rows to float at load and
-// stores them in the precision the user asked for (Q8_0 by default). Q8_0 adds an error about
-// ten times smaller than the 4-6 bit K-quant error already in the file, so the file's quality is
-// kept; asking for Q4_0 instead would stack a second 4-bit rounding on the first.
+// The loader holds K-quant tensors as stored (the CPU and Vulkan kernels read them directly); these
+// serve the references, embedding rows, conversions asked for with --precision and kiln quantize.
 //
 // The block layouts are documented in quant/kquant_blocks.h.
 #include "quant/kquants.h"
