@@ -69,24 +69,28 @@ BenchResult run_bench(const BenchFlags& f) {
   r.precision = to_string(options.precision);
   const DType dtype = dtype_of(options.precision);
   const auto t0 = Clock::now();
-  std::shared_ptr<Gemma3Weights> weights;
+  // The weights, and how to make them again should a Vulkan upload fail half way (create_backend).
+  std::function<Gemma3Weights()> load;
+  std::optional<Checkpoint> ck;
   if (!f.synthetic.empty()) {
     auto config = preset_config(f.synthetic);
     if (!config) throw Error("--synthetic: unknown model '" + f.synthetic + "' (gemma3-1b, -4b, -12b, -27b)");
     r.model = f.synthetic + " (synthetic)";
-    weights = std::make_shared<Gemma3Weights>(synthetic_weights(*config, dtype, 1234, options.threads));
+    load = [config, dtype, &options] { return synthetic_weights(*config, dtype, 1234, options.threads); };
   } else {
     const std::string path = options.path.empty() ? default_model_path() : options.path;
     if (path.empty()) throw Error("no model given and no bundled default model is installed");
-    Checkpoint ck = open_checkpoint(path);
+    ck = open_checkpoint(path);
     r.model = path;
-    weights = std::make_shared<Gemma3Weights>(load_checkpoint_weights(ck, options.precision, options.threads, {}));
+    load = [&ck, &options] { return load_checkpoint_weights(*ck, options.precision, options.threads, {}); };
   }
+  auto weights = std::make_shared<Gemma3Weights>(load());
   const Gemma3Config config = weights->config;
   r.weight_bytes = weights->bytes();
   const int context = std::max(options.context_length, f.prompt + f.gen + 1);
   const bool f16_kv = dtype != DType::F32;
-  auto backend = create_backend(weights, options, context, f16_kv ? DType::F16 : DType::F32, r.notes);
+  auto backend = create_backend(weights, options, context, f16_kv ? DType::F16 : DType::F32, r.notes, load);
+  ck.reset();
   const double bytes_at_end = bytes_per_token(*weights, f.prompt + f.gen / 2, f16_kv);
   weights.reset();
   r.load_s = std::chrono::duration<double>(Clock::now() - t0).count();

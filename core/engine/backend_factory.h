@@ -1,6 +1,7 @@
 // Backend choice shared by Engine::load and the benchmark (which builds weights itself).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,8 +26,10 @@ Gemma3Weights load_checkpoint_weights(const Checkpoint& ck, Precision precision,
 void check_backend_options(const LoadOptions& options);
 
 // Vulkan when asked for (or Auto and a real GPU is there), else the CPU. Why a GPU was not used
-// goes into notes.
-std::unique_ptr<Backend> create_backend(std::shared_ptr<const Gemma3Weights> weights, const LoadOptions& options,
-                                        int context, DType kv_element, std::vector<std::string>& notes);
+// goes into notes. With reload, the Vulkan upload frees each host matrix as it goes (the model is
+// never held twice); when Vulkan then fails, reload() gives the weights again for the CPU.
+std::unique_ptr<Backend> create_backend(std::shared_ptr<Gemma3Weights> weights, const LoadOptions& options,
+                                        int context, DType kv_element, std::vector<std::string>& notes,
+                                        const std::function<Gemma3Weights()>& reload = {});
 
 }  // namespace kiln

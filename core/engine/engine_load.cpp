@@ -157,8 +157,9 @@ void check_backend_options(const LoadOptions& options) {
 #endif
 }
 
-std::unique_ptr<Backend> create_backend(std::shared_ptr<const Gemma3Weights> weights, const LoadOptions& options,
-                                      int context, DType kv_element, std::vector<std::string>& notes) {
+std::unique_ptr<Backend> create_backend(std::shared_ptr<Gemma3Weights> weights, const LoadOptions& options,
+                                        int context, DType kv_element, std::vector<std::string>& notes,
+                                        const std::function<Gemma3Weights()>& reload) {
   // A bad tuning key is the caller's mistake, not a reason to fall back to the CPU.
   check_backend_options(options);
 #ifdef KILN_HAVE_VULKAN
@@ -170,13 +171,14 @@ std::unique_ptr<Backend> create_backend(std::shared_ptr<const Gemma3Weights> wei
     vk.f16_kv = kv_element == DType::F16;
     vk.tuning = options.vulkan_tuning;
     try {
-      auto backend = make_vulkan_backend(weights, vk);
+      auto backend = reload ? make_vulkan_backend_releasing(weights, vk) : make_vulkan_backend(weights, vk);
       if (options.attention != AttentionPlacement::Auto && options.attention != AttentionPlacement::Gpu)
         notes.push_back("the Vulkan backend keeps attention on the GPU; --attention " + to_string(options.attention) +
                         " applies to the CPU backend (--backend cpu)");
       return backend;
     } catch (const Error& e) {
       notes.push_back(std::string("Vulkan not used: ") + e.what() + "; running on the CPU");
+      if (reload && !weights->embed.storage) weights = std::make_shared<Gemma3Weights>(reload());
     }
   }
 #else
@@ -230,12 +232,15 @@ std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
   info.weight_bytes = weights->bytes();
   info.notes.insert(info.notes.end(), weights->notes.begin(), weights->notes.end());
   info.context_length = context;
-  ck.tensors.reset();  // unmap the files: the weights are now held once, in their own format
 
   report("uploading", 0.9);
   const DType kv_element = options.precision == Precision::F32 ? DType::F32 : DType::F16;
-  std::unique_ptr<Backend> backend = create_backend(weights, options, context, kv_element, info.notes);
+  // The mapping stays until the backend exists (its pages were released as they were read): a
+  // Vulkan upload that fails half way reads the weights again for the CPU.
+  auto reload = [&] { return load_checkpoint_weights(ck, options.precision, options.threads, {}, options.cancel); };
+  std::unique_ptr<Backend> backend = create_backend(weights, options, context, kv_element, info.notes, reload);
   weights.reset();  // the backend keeps what it needs
+  ck.tensors.reset();
   info.backend = backend->name();
   info.kv_cache_bytes = backend->kv_cache_bytes();
   report("ready", 1.0);

@@ -25,5 +25,10 @@ void check_vulkan_tuning(const VulkanTuning& tuning);
 // memory, ...) so the engine can say why and fall back to the CPU.
 std::unique_ptr<Backend> make_vulkan_backend(std::shared_ptr<const Gemma3Weights> weights,
                                              const VulkanOptions& options);
+// The same, freeing each host matrix (its storage) once it is on the device, so a model is never
+// held twice while it uploads: on an integrated GPU both copies would be the laptop's RAM. When it
+// throws, some matrices may be gone already: the caller reloads them for the CPU.
+std::unique_ptr<Backend> make_vulkan_backend_releasing(std::shared_ptr<Gemma3Weights> weights,
+                                                       const VulkanOptions& options);
 
 }  // namespace kiln

@@ -109,9 +109,10 @@ std::string matmul_i8_kernel_name(DType type, bool glu) {
   return std::string("matmul_i8_") + (glu ? "glu_" : "") + type_suffix(type);
 }
 
-ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_kv, const KernelPlan& kernel_plan)
+ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_kv, const KernelPlan& kernel_plan,
+                   Gemma3Weights* release)
     : device(dev), config(weights.config), plan(kernel_plan), context(ctx) {
-  build(weights, f16_kv);
+  build(weights, f16_kv, release);
   build_pipelines();
   build_sets();
   pipelines->save_cache();
@@ -180,7 +181,7 @@ GpuPlan ModelGpu::summary() const {
   return s;
 }
 
-void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
+void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release) {
   const Gemma3Config& c = config;
   const int64_t hidden = c.hidden_size, hd = c.head_dim, heads = c.num_heads, kvh = c.num_kv_heads;
   const int64_t ffn = c.intermediate_size, vocab = c.vocab_size;
@@ -226,6 +227,9 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
   auto rows_of = [](const Matrix& m) { return [&m](int64_t r) { return m.row(r); }; };
   embed_logits.m = upload_matrix(*weight_arena, up, w.embed.type, w.embed.rows, w.embed.cols, rows_of(w.embed),
                                  chunk_limit, 64);
+  // Uploads copy the rows out (into staging or mapped device memory) before they return, so a host
+  // matrix may go at once: the model is never held twice (on an integrated GPU, in the same RAM).
+  if (release) release->embed.storage.reset();
   NormPacker norm_pack;
   layers.resize(c.num_layers);
   for (int i = 0; i < c.num_layers; ++i) {
@@ -241,6 +245,10 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv) {
                                 chunk_limit, 64);
     l.down.m = upload_matrix(*weight_arena, up, lw.w_down.type, lw.w_down.rows, lw.w_down.cols, rows_of(lw.w_down),
                              chunk_limit, 64);
+    if (release) {
+      LayerWeights& rl = release->layers[i];
+      for (Matrix* m : {&rl.wq, &rl.wk, &rl.wv, &rl.wo, &rl.w_gate, &rl.w_up, &rl.w_down}) m->storage.reset();
+    }
     l.input_norm = norm_pack.add(lw.input_norm);
     l.post_attn_norm = norm_pack.add(lw.post_attn_norm);
     l.pre_ffn_norm = norm_pack.add(lw.pre_ffn_norm);

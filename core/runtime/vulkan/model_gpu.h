@@ -83,7 +83,9 @@ struct LayerGpu {
 };
 
 struct ModelGpu {
-  ModelGpu(Device& device, const Gemma3Weights& weights, int context, bool f16_kv, const KernelPlan& plan);
+  // release: the same weights, each host matrix freed once it is on the device (nullptr: kept).
+  ModelGpu(Device& device, const Gemma3Weights& weights, int context, bool f16_kv, const KernelPlan& plan,
+           Gemma3Weights* release = nullptr);
   ~ModelGpu();
 
   Device& device;
@@ -158,7 +160,7 @@ struct ModelGpu {
   GpuPlan summary() const;
 
  private:
-  void build(const Gemma3Weights& w, bool f16_kv);
+  void build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release);
   void build_pipelines();
   bool plan_int8_activations();
   bool plan_wide_norm() const;

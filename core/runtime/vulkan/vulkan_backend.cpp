@@ -31,7 +31,9 @@ bool weights_are_f32(const Gemma3Weights& w) {
 
 class VulkanBackend final : public Backend {
  public:
-  VulkanBackend(std::shared_ptr<const Gemma3Weights> weights, const VulkanOptions& options) {
+  // release: the same weights, freed matrix by matrix as they reach the device (nullptr: kept).
+  VulkanBackend(std::shared_ptr<const Gemma3Weights> weights, const VulkanOptions& options,
+                Gemma3Weights* release = nullptr) {
     if (!weights) throw Error("Vulkan: no weights given");
     auto instance = std::make_shared<vk::Instance>();
     const int index = vk::choose_device(instance->devices(), options.device, options.allow_cpu_device);
@@ -39,7 +41,7 @@ class VulkanBackend final : public Backend {
     // fp16 keys and values halve the cache; F32 weights keep it exact, like the CPU reference.
     const bool f16_kv = options.f16_kv && !weights_are_f32(*weights);
     const vk::KernelPlan plan = vk::plan_for(device_->info(), vk::parse_tuning(options.tuning));
-    model_ = std::make_unique<vk::ModelGpu>(*device_, *weights, options.context_length, f16_kv, plan);
+    model_ = std::make_unique<vk::ModelGpu>(*device_, *weights, options.context_length, f16_kv, plan, release);
     sequence_ = std::make_unique<vk::CommandSequence>(*device_, vk::max_dispatches_per_forward(*model_),
                                                       vk::SequenceOptions{plan.fence_poll, plan.stage_barrier_before});
     stage_flags_ = plan.stage_flags;
@@ -316,6 +318,12 @@ void check_vulkan_tuning(const VulkanTuning& tuning) { vk::parse_tuning(tuning);
 std::unique_ptr<Backend> make_vulkan_backend(std::shared_ptr<const Gemma3Weights> weights,
                                              const VulkanOptions& options) {
   return std::make_unique<VulkanBackend>(std::move(weights), options);
+}
+
+std::unique_ptr<Backend> make_vulkan_backend_releasing(std::shared_ptr<Gemma3Weights> weights,
+                                                       const VulkanOptions& options) {
+  Gemma3Weights* release = weights.get();
+  return std::make_unique<VulkanBackend>(std::move(weights), options, release);
 }
 
 }  // namespace kiln
