@@ -1,7 +1,7 @@
 // The engine on llama.cpp's GGUF files gives llama.cpp's logits (computed by llama.cpp itself on
 // the same files): F16 within 2e-3 relative error, Q8_0 within 2e-2, Q4_0 and the K-quant mixes
 // (Q4_K_M, Q3_K_M: Q3_K, Q4_K, Q5_K and Q6_K) within 5e-2; the same top-1 token at >= 95 % of
-// positions (>= 90 % on the K-quant files, whose other picks are near-ties).
+// positions (on the GPU >= 90 % on the K-quant files, whose other picks are near-ties).
 #include <QtTest>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -79,11 +79,15 @@ class GgufLogitsTest : public QObject {
     // Auto (the default) holds the K-quants as Q8_0, dequantized at load, on both backends.
     // On these random weights the logits are flat: the few positions whose top-1 differs are
     // near-ties that llama.cpp's 8-bit activations decide (the gap check below), 6 of 72 for
-    // Q4_K_M even with exact F32 weights.
+    // Q4_K_M even with exact F32 weights. The CPU rounds activations per 256 as llama.cpp does and
+    // agrees at >= 95 % (96.5 % and 97.2 %); the GPU kernels' activations are fp32 (lavapipe) or
+    // rounded per 16 (int8 decode), and Q4_K_M's near-ties go the other way (91.7 %, the same on
+    // the H100).
     for (const char* kind : {"q4_k_m", "q3_k_m"})
       for (BackendKind backend : {BackendKind::Cpu, BackendKind::Vulkan})
         QTest::newRow((std::string("k ") + kind + " " + to_string(backend)).c_str())
-            << "k" << kind << int(LoadOptions{}.precision) << 5e-2 << int(backend) << 0.9;
+            << "k" << kind << int(LoadOptions{}.precision) << 5e-2 << int(backend)
+            << (backend == BackendKind::Cpu ? 0.95 : 0.9);
   }
   void matchesLlamaCpp() {
     QFETCH(QString, name);
