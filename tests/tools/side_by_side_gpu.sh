@@ -9,7 +9,9 @@
 # glslc, libshaderc1, libvulkan-dev, libvulkan1 and spirv-headers). Work goes to $WORK (default
 # build-device/, kept between calls on a warm machine). FILES: "shape:quant ..." (default
 # "27b:q4_k_m 27b:q4_0"); KILN_VARIANTS: "tag:key=value+key=value ..." (`kiln bench --tune` keys;
-# default: the device's plan, the portable plan, and the portable plan with int8 prefill tiles).
+# default: the device's plan, the portable plan, and the portable plan with int8 prefill tiles);
+# LLAMA_MODES: any of "default khr none" (llama.cpp's coopmat2, KHR cooperative matrix, no matrix
+# cores). Results stay in $WORK as kiln-*.json and llama-*.csv; side_by_side_table.py prints them.
 # --help prints this and exits.
 if [ "${1:-}" = -h ] || [ "${1:-}" = --help ] || [ $# -ne 1 ]; then
   awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
