@@ -24,17 +24,6 @@ using namespace kiln::test;
 
 namespace {
 
-Matrix random_matrix(DType type, int64_t rows, int64_t cols, uint64_t seed) {
-  Matrix m;
-  m.type = type;
-  m.rows = rows;
-  m.cols = cols;
-  m.storage = allocate_aligned(m.bytes());
-  const std::vector<float> v = random_floats(size_t(rows * cols), seed);
-  for (int64_t r = 0; r < rows; ++r) quantize_row(type, &v[r * cols], cols, m.row(r));
-  return m;
-}
-
 const char* suffix(DType t) {
   switch (t) {
     case DType::F32: return "f32";

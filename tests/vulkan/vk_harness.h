@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "gpu_context.h"
+#include "quant/convert.h"
+#include "quant/matrix.h"
 
 namespace kiln::test {
 
@@ -54,6 +56,18 @@ inline std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0
   std::vector<float> v(n);
   for (float& x : v) x = u(rng);
   return v;
+}
+
+// A rows x cols weight of random values in [-1, 1), quantized to `type`.
+inline Matrix random_matrix(DType type, int64_t rows, int64_t cols, uint64_t seed) {
+  Matrix m;
+  m.type = type;
+  m.rows = rows;
+  m.cols = cols;
+  m.storage = allocate_aligned(m.bytes());
+  const std::vector<float> v = random_floats(size_t(rows * cols), seed);
+  for (int64_t r = 0; r < rows; ++r) quantize_row(type, &v[r * cols], cols, m.row(r));
+  return m;
 }
 
 // ||a - b|| / ||b||; NaN anywhere in a gives infinity.
