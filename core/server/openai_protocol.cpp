@@ -6,6 +6,8 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "grammar/json_schema.h"
+
 namespace kiln::server {
 
 using nlohmann::json;
@@ -170,14 +172,106 @@ std::vector<std::string> parse_stop(const json& doc) {
 
 void refuse_unsupported(const json& doc, Endpoint endpoint) {
   if (auto n = integer(doc, "n"); n && *n != 1) throw invalid("n", "Only n = 1 is supported.");
-  if (const json* lp = field(doc, "logprobs")) {
-    const bool asked = lp->is_boolean() ? lp->get<bool>() : !(lp->is_number() && lp->get<double>() == 0);
-    if (asked) throw invalid("logprobs", "logprobs are not supported by this server.");
-  }
   if (endpoint == Endpoint::Completions) {
     if (boolean(doc, "echo", false)) throw invalid("echo", "'echo' is not supported by this server.");
     if (!string_field(doc, "suffix").empty()) throw invalid("suffix", "'suffix' is not supported by this server.");
   }
+}
+
+// Chat: `logprobs` true/false and `top_logprobs` 0..20 (which needs logprobs on, as OpenAI says).
+// Completions (legacy): `logprobs` an integer 0..5, the number of alternatives; null is off.
+void parse_logprobs(const json& doc, Endpoint endpoint, GenerateOptions& options) {
+  if (endpoint == Endpoint::ChatCompletions) {
+    options.logprobs = boolean(doc, "logprobs", false);
+    if (auto top = integer(doc, "top_logprobs")) {
+      if (*top < 0 || *top > 20) throw invalid("top_logprobs", "'top_logprobs' must be between 0 and 20.");
+      if (!options.logprobs) throw invalid("top_logprobs", "'top_logprobs' needs 'logprobs' set to true.");
+      options.top_logprobs = static_cast<int>(*top);
+    }
+    return;
+  }
+  if (const json* lp = field(doc, "logprobs"); lp && lp->is_boolean())
+    throw invalid("logprobs", "'logprobs' on /v1/completions is an integer between 0 and 5.");
+  if (auto top = integer(doc, "logprobs")) {
+    if (*top < 0 || *top > 5) throw invalid("logprobs", "'logprobs' must be between 0 and 5.");
+    options.logprobs = true;
+    options.top_logprobs = static_cast<int>(*top);
+  }
+}
+
+// {"type": "text" | "json_object" | "json_schema", "json_schema": {"name", "schema", "strict"}}.
+// A schema is compiled here, so one the grammar cannot enforce is a 400 naming the keyword.
+void parse_response_format(const json& doc, GenerateOptions& options) {
+  const json* format = field(doc, "response_format");
+  if (!format) return;
+  if (!format->is_object()) throw invalid("response_format", "'response_format' must be an object.");
+  const std::string type = string_field(*format, "type");
+  if (type == "text") return;
+  if (type == "json_object") {
+    options.format = GenerateOptions::Format::JsonObject;
+    return;
+  }
+  if (type != "json_schema")
+    throw invalid("response_format.type", "'response_format.type' must be 'text', 'json_object' or 'json_schema'.");
+  const json* spec = field(*format, "json_schema");
+  if (!spec || !spec->is_object())
+    throw invalid("response_format.json_schema", "'response_format.json_schema' must be an object with a 'schema'.");
+  const json* schema = field(*spec, "schema");
+  if (!schema || !(schema->is_object() || schema->is_boolean()))
+    throw invalid("response_format.json_schema.schema", "'response_format.json_schema.schema' must be a JSON Schema object.");
+  options.format = GenerateOptions::Format::JsonSchema;
+  options.json_schema = schema->dump();
+  try {
+    grammar::JsonSchema::compile(options.json_schema);
+  } catch (const Error& e) {
+    throw invalid("response_format.json_schema.schema", e.what());
+  }
+}
+
+// JSON has no -inf; OpenAI reports impossible tokens as -9999.
+double wire_logprob(float logprob) { return std::isfinite(logprob) ? logprob : -9999.0; }
+
+json byte_values(const std::string& bytes) {
+  json out = json::array();
+  for (unsigned char c : bytes) out.push_back(int(c));
+  return out;
+}
+
+json chat_logprobs(const std::vector<TokenLogprob>& tokens) {
+  json content = json::array();
+  for (const TokenLogprob& t : tokens) {
+    json top = json::array();
+    for (const TokenAlternative& a : t.top)
+      top.push_back({{"token", a.bytes}, {"logprob", wire_logprob(a.logprob)}, {"bytes", byte_values(a.bytes)}});
+    content.push_back({{"token", t.bytes},
+                       {"logprob", wire_logprob(t.logprob)},
+                       {"bytes", byte_values(t.bytes)},
+                       {"top_logprobs", std::move(top)}});
+  }
+  return {{"content", std::move(content)}, {"refusal", nullptr}};
+}
+
+// The legacy shape; text_offset counts bytes of the completion's text, from `offset` on.
+json legacy_logprobs(const std::vector<TokenLogprob>& tokens, size_t offset) {
+  json strings = json::array(), values = json::array(), tops = json::array(), offsets = json::array();
+  for (const TokenLogprob& t : tokens) {
+    strings.push_back(t.bytes);
+    values.push_back(wire_logprob(t.logprob));
+    json top = json::object();
+    for (const TokenAlternative& a : t.top) top[a.bytes] = wire_logprob(a.logprob);
+    tops.push_back(std::move(top));
+    offsets.push_back(offset);
+    offset += t.bytes.size();
+  }
+  return {{"tokens", std::move(strings)},
+          {"token_logprobs", std::move(values)},
+          {"top_logprobs", std::move(tops)},
+          {"text_offset", std::move(offsets)}};
+}
+
+json logprobs_json(Endpoint endpoint, const std::vector<TokenLogprob>* tokens, size_t offset) {
+  if (!tokens) return nullptr;
+  return endpoint == Endpoint::ChatCompletions ? chat_logprobs(*tokens) : legacy_logprobs(*tokens, offset);
 }
 
 json usage_json(const GenerationStats& stats) {
@@ -200,10 +294,10 @@ json envelope(const ResponseIdentity& who, bool chunk) {
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 std::string sse(const json& j) { return "data: " + dump(j) + "\n\n"; }
 
-json stream_choice(const ResponseIdentity& who, json delta_or_text, const json& finish) {
+json stream_choice(const ResponseIdentity& who, json delta_or_text, const json& finish, json logprobs = nullptr) {
   if (who.endpoint == Endpoint::ChatCompletions)
-    return {{"index", 0}, {"delta", std::move(delta_or_text)}, {"logprobs", nullptr}, {"finish_reason", finish}};
-  return {{"index", 0}, {"text", std::move(delta_or_text)}, {"logprobs", nullptr}, {"finish_reason", finish}};
+    return {{"index", 0}, {"delta", std::move(delta_or_text)}, {"logprobs", std::move(logprobs)}, {"finish_reason", finish}};
+  return {{"index", 0}, {"text", std::move(delta_or_text)}, {"logprobs", std::move(logprobs)}, {"finish_reason", finish}};
 }
 
 json chunk_with(const ResponseIdentity& who, json choice, bool include_usage) {
@@ -259,6 +353,8 @@ CompletionRequest parse_completion_request(Endpoint endpoint, std::string_view b
     s.seed = *seed == 0 ? 0x5EEDull : static_cast<uint64_t>(*seed);
   }
   request.options.stop = parse_stop(doc);
+  parse_logprobs(doc, endpoint, request.options);
+  parse_response_format(doc, request.options);
   request.user = string_field(doc, "user");
   return request;
 }
@@ -280,16 +376,18 @@ std::string error_body(const ApiError& error) {
                  {"code", or_null(error.code())}}}});
 }
 
-std::string completion_body(const ResponseIdentity& who, const std::string& text, const GenerationStats& stats) {
+std::string completion_body(const ResponseIdentity& who, const std::string& text, const GenerationStats& stats,
+                            const std::vector<TokenLogprob>* logprobs) {
   json j = envelope(who, false);
   const std::string reason = finish_reason(stats.stop_reason);
   if (who.endpoint == Endpoint::ChatCompletions) {
     j["choices"] = json::array({{{"index", 0},
                                  {"message", {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}}},
-                                 {"logprobs", nullptr},
+                                 {"logprobs", logprobs_json(who.endpoint, logprobs, 0)},
                                  {"finish_reason", reason}}});
   } else {
-    j["choices"] = json::array({{{"index", 0}, {"text", text}, {"logprobs", nullptr}, {"finish_reason", reason}}});
+    j["choices"] = json::array(
+        {{{"index", 0}, {"text", text}, {"logprobs", logprobs_json(who.endpoint, logprobs, 0)}, {"finish_reason", reason}}});
   }
   j["usage"] = usage_json(stats);
   return dump(j);
@@ -313,9 +411,11 @@ std::string sse_role_chunk(const ResponseIdentity& who, bool include_usage) {
   return sse(chunk_with(who, stream_choice(who, {{"role", "assistant"}, {"content", ""}}, nullptr), include_usage));
 }
 
-std::string sse_text_chunk(const ResponseIdentity& who, std::string_view text, bool include_usage) {
+std::string sse_text_chunk(const ResponseIdentity& who, std::string_view text, bool include_usage,
+                           const std::vector<TokenLogprob>* logprobs, size_t text_offset) {
   json piece = who.endpoint == Endpoint::ChatCompletions ? json{{"content", std::string(text)}} : json(std::string(text));
-  return sse(chunk_with(who, stream_choice(who, std::move(piece), nullptr), include_usage));
+  return sse(chunk_with(who, stream_choice(who, std::move(piece), nullptr, logprobs_json(who.endpoint, logprobs, text_offset)),
+                        include_usage));
 }
 
 std::string sse_finish_chunk(const ResponseIdentity& who, StopReason reason, bool include_usage) {

@@ -40,6 +40,8 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;          // stream_options.include_usage
   std::string user;                    // OpenAI's `user` field: the client key for fair queueing
+  // options.logprobs / options.top_logprobs: chat's `logprobs` + `top_logprobs` (0..20), or the
+  // legacy completions' integer `logprobs` (0..5).
 };
 
 // Parses and validates a request body. Throws ApiError (400) naming the offending field in `param`.
@@ -59,7 +61,11 @@ std::string finish_reason(StopReason reason);
 
 std::string error_body(const ApiError& error);
 // The whole non-streaming response: chat.completion or text_completion, with usage.
-std::string completion_body(const ResponseIdentity& who, const std::string& text, const GenerationStats& stats);
+// `logprobs`: the generated tokens' log-probabilities when the request asked for them, else nullptr
+// (sent as null). Chat gives OpenAI's {"content": [{token, logprob, bytes, top_logprobs}]}, completions
+// the legacy {tokens, token_logprobs, top_logprobs, text_offset}.
+std::string completion_body(const ResponseIdentity& who, const std::string& text, const GenerationStats& stats,
+                            const std::vector<TokenLogprob>* logprobs = nullptr);
 std::string models_body(const std::string& model_id, int64_t created);
 // GET /health: {"status": "ok", "model": …, then each counter by name}.
 std::string health_body(const std::string& model_id, const std::vector<std::pair<std::string, uint64_t>>& counters);
@@ -67,7 +73,10 @@ std::string model_body(const std::string& model_id, int64_t created);
 
 // Server-sent events, each a complete "data: …\n\n" frame.
 std::string sse_role_chunk(const ResponseIdentity& who, bool include_usage);  // chat only: role first
-std::string sse_text_chunk(const ResponseIdentity& who, std::string_view text, bool include_usage);
+// `logprobs` as for completion_body, for the tokens since the last chunk; `text_offset` is where
+// this chunk's text starts in the whole completion (the legacy shape counts from there).
+std::string sse_text_chunk(const ResponseIdentity& who, std::string_view text, bool include_usage,
+                           const std::vector<TokenLogprob>* logprobs = nullptr, size_t text_offset = 0);
 std::string sse_finish_chunk(const ResponseIdentity& who, StopReason reason, bool include_usage);
 std::string sse_usage_chunk(const ResponseIdentity& who, const GenerationStats& stats);  // choices: []
 std::string sse_error(const ApiError& error);

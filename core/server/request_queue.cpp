@@ -63,6 +63,11 @@ void InferenceJob::run(Engine& engine, const std::function<void(const RunResult&
     changed_.notify_all();
     return !stop_.stop_requested();
   };
+  if (options.logprobs)
+    options.on_logprob = [this](const TokenLogprob& token) {
+      std::lock_guard lock(mutex_);
+      pending_logprobs_.push_back(token);
+    };  // the text that follows wakes the HTTP thread
   try {
     GenerationStats stats = chat ? engine.chat(request_.messages, options, on_text)
                                  : engine.generate(request_.prompt, options, on_text);
@@ -90,6 +95,7 @@ InferenceJob::Output InferenceJob::wait_output(std::chrono::milliseconds timeout
   changed_.wait_for(lock, timeout, [&] { return !pending_text_.empty() || phase_ == Phase::Finished; });
   Output out;
   out.text.swap(pending_text_);
+  out.logprobs.swap(pending_logprobs_);
   out.finished = phase_ == Phase::Finished;
   return out;
 }

@@ -17,6 +17,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "kiln/engine.h"
 #include "server/openai_protocol.h"
@@ -47,6 +48,7 @@ class InferenceJob {
   std::optional<ApiError> wait_admission();
   struct Output {
     std::string text;  // everything generated since the last call
+    std::vector<TokenLogprob> logprobs;  // the tokens since the last call, when the request asked
     bool finished = false;
   };
   // Waits up to `timeout` for more text or the end.
@@ -75,6 +77,7 @@ class InferenceJob {
   Phase phase_ = Phase::Queued;
   bool admitted_ = false;
   std::string pending_text_;           // produced, not yet taken by the HTTP thread
+  std::vector<TokenLogprob> pending_logprobs_;
   GenerationStats stats_;
   std::optional<ApiError> failure_;
 };

@@ -62,7 +62,13 @@ bool write_event_stream(GenerationResponse& r, bool& started, httplib::DataSink&
     if (chat && !send(sink, sse_role_chunk(r.who, usage))) return client_left(r);
   }
   InferenceJob::Output out = r.job->wait_output(kPollInterval);
-  if (!out.text.empty() && !send(sink, sse_text_chunk(r.who, out.text, usage))) return client_left(r);
+  const bool logprobs = r.job->request().options.logprobs;
+  if (!out.text.empty() || !out.logprobs.empty()) {
+    const std::string chunk =
+        sse_text_chunk(r.who, out.text, usage, logprobs ? &out.logprobs : nullptr, r.logprob_offset);
+    for (const TokenLogprob& t : out.logprobs) r.logprob_offset += t.bytes.size();
+    if (!send(sink, chunk)) return client_left(r);
+  }
   if (!out.finished) return true;
 
   const GenerationStats stats = r.job->stats();
@@ -86,12 +92,15 @@ bool write_json_when_done(GenerationResponse& r, std::string& text, httplib::Dat
   if (!sink.is_writable()) return client_left(r);
   InferenceJob::Output out = r.job->wait_output(kPollInterval);
   text += out.text;
+  r.logprobs.insert(r.logprobs.end(), std::make_move_iterator(out.logprobs.begin()),
+                    std::make_move_iterator(out.logprobs.end()));
   if (!out.finished) return true;
   const GenerationStats stats = r.job->stats();
   const std::optional<ApiError> failure = r.job->failure();
   // The status (200) went out at admission; a failure after it (the engine threw, the server is
   // stopping) can only be reported in the body, in OpenAI's error shape.
-  const std::string body = failure ? error_body(*failure) : completion_body(r.who, text, stats);
+  const std::string body = failure ? error_body(*failure)
+              : completion_body(r.who, text, stats, r.job->request().options.logprobs ? &r.logprobs : nullptr);
   count_outcome(r);
   if (!send(sink, body)) return client_left(r);
   sink.done();

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "server/metrics.h"
 #include "server/openai_protocol.h"
@@ -26,6 +27,8 @@ struct GenerationResponse {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::shared_ptr<RequestMetrics> metrics;               // may be empty
   bool counted = false;                                  // the outcome went into metrics (once)
+  std::vector<TokenLogprob> logprobs;                    // non-streamed: every token's, when asked
+  size_t logprob_offset = 0;                             // streamed legacy logprobs: bytes so far
 };
 
 // One call of httplib's chunked content provider: returns false to drop the connection.

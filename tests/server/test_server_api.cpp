@@ -277,7 +277,7 @@ class ServerApiTest : public QObject {
     QTest::newRow("five stops") << chat << "{" + msgs + R"(,"stop":["a","b","c","d","e"]})" << "stop";
     QTest::newRow("seed text") << chat << "{" + msgs + R"(,"seed":"x"})" << "seed";
     QTest::newRow("model number") << chat << "{" + msgs + R"(,"model":5})" << "model";
-    QTest::newRow("logprobs") << chat << "{" + msgs + R"(,"logprobs":true})" << "logprobs";
+    QTest::newRow("logprobs text") << chat << "{" + msgs + R"(,"logprobs":"yes"})" << "logprobs";
     QTest::newRow("no prompt") << "/v1/completions" << R"({"model":"m"})" << "prompt";
     QTest::newRow("token prompt") << "/v1/completions" << R"({"prompt":[1,2,3]})" << "prompt";
     QTest::newRow("two prompts") << "/v1/completions" << R"({"prompt":["a","b"]})" << "prompt";
