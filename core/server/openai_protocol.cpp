@@ -105,7 +105,8 @@ Role parse_role(const json& message, const std::string& where) {
   if (r == "system" || r == "developer") return Role::System;  // OpenAI treats "developer" as the new "system"
   if (r == "user") return Role::User;
   if (r == "assistant") return Role::Assistant;
-  throw invalid(where + ".role", "Unsupported role '" + r + "'; Kiln serves the roles system, user and assistant.");
+  if (r == "tool") return Role::User;  // a tool's result reaches Gemma in a user turn (tool_calls.h)
+  throw invalid(where + ".role", "Unsupported role '" + r + "'; Kiln serves the roles system, user, assistant and tool.");
 }
 
 // Content is a string, or an array of {"type": "text", "text": …} parts (joined), or null.
@@ -135,13 +136,94 @@ std::vector<ChatMessage> parse_messages(const json& doc) {
     throw invalid("messages", "'messages' must be a non-empty array.");
   std::vector<ChatMessage> out;
   out.reserve(messages->size());
+  bool after_tool = false;  // the message before was a tool's result
   for (size_t i = 0; i < messages->size(); ++i) {
     const std::string where = "messages[" + std::to_string(i) + "]";
     const json& m = (*messages)[i];
     if (!m.is_object()) throw invalid(where, "Each message must be an object.");
-    out.push_back({parse_role(m, where), parse_content(m, where)});
+    const Role role = parse_role(m, where);
+    std::string content = parse_content(m, where);
+    const bool tool_result = string_field(m, "role") == "tool";
+    if (tool_result) content = render_tool_result(content);
+    if (const json* calls = field(m, "tool_calls"); calls && role == Role::Assistant) {
+      if (!calls->is_array()) throw invalid(where + ".tool_calls", "'tool_calls' must be an array.");
+      for (size_t c = 0; c < calls->size(); ++c) {
+        const json& call = (*calls)[c];
+        const json* function = call.is_object() ? field(call, "function") : nullptr;
+        if (!function || !function->is_object() || string_field(*function, "name").empty())
+          throw invalid(where + ".tool_calls[" + std::to_string(c) + "]", "Each tool call needs a function with a name.");
+        content += (content.empty() ? "" : "\n") +
+                   render_tool_call(string_field(*function, "name"), string_field(*function, "arguments"));
+      }
+    }
+    // Tool results, and a user message after them, share one user turn: Gemma's turns alternate.
+    const bool joins = role == Role::User && !out.empty() && out.back().role == Role::User && (tool_result || after_tool);
+    after_tool = tool_result;
+    if (joins) {
+      out.back().content += "\n" + content;
+      continue;
+    }
+    out.push_back({role, std::move(content)});
   }
   return out;
+}
+
+// `tools` and `tool_choice`. The tool definitions go in front of the first user message.
+void parse_tools(const json& doc, CompletionRequest& request) {
+  const json* tools = field(doc, "tools");
+  const json* choice = field(doc, "tool_choice");
+  if (!tools) {
+    if (choice && !(choice->is_string() && (choice->get<std::string>() == "none" || choice->get<std::string>() == "auto")))
+      throw invalid("tool_choice", "'tool_choice' needs 'tools'.");
+    return;
+  }
+  if (request.endpoint != Endpoint::ChatCompletions) throw invalid("tools", "'tools' is for /v1/chat/completions.");
+  if (!tools->is_array()) throw invalid("tools", "'tools' must be an array.");
+  if (tools->empty()) return;  // as no tools
+  std::vector<ToolSpec> specs;
+  for (size_t i = 0; i < tools->size(); ++i) {
+    const std::string where = "tools[" + std::to_string(i) + "]";
+    const json& tool = (*tools)[i];
+    if (!tool.is_object() || string_field(tool, "type") != "function")
+      throw invalid(where + ".type", "Each tool must be {\"type\": \"function\", \"function\": {...}}.");
+    const json* function = field(tool, "function");
+    if (!function || !function->is_object() || string_field(*function, "name").empty())
+      throw invalid(where + ".function.name", "Each function needs a 'name'.");
+    const json* parameters = field(*function, "parameters");
+    if (parameters && !parameters->is_object())
+      throw invalid(where + ".function.parameters", "'parameters' must be a JSON Schema object.");
+    specs.push_back({string_field(*function, "name"), string_field(*function, "description"),
+                     parameters ? parameters->dump() : "{}"});
+  }
+  std::string forced;  // the function a call must name; "*" any
+  if (choice) {
+    if (choice->is_string()) {
+      const std::string c = choice->get<std::string>();
+      if (c == "none") return;  // tools declared, none offered
+      if (c == "required") forced = "*";
+      else if (c != "auto") throw invalid("tool_choice", "'tool_choice' must be 'none', 'auto', 'required' or a function.");
+    } else {
+      const json* function = choice->is_object() ? field(*choice, "function") : nullptr;
+      forced = function && function->is_object() ? string_field(*function, "name") : "";
+      bool declared = false;
+      for (const ToolSpec& t : specs) declared = declared || t.name == forced;
+      if (!declared) throw invalid("tool_choice", "'tool_choice' must name a function declared in 'tools'.");
+    }
+  }
+  request.tools = std::move(specs);
+  for (ChatMessage& m : request.messages)
+    if (m.role == Role::User) {
+      m.content = tools_prompt(request.tools) + m.content;
+      break;
+    }
+  if (forced.empty()) return;
+  request.options.format = GenerateOptions::Format::JsonSchema;
+  request.options.json_schema = forced_call_schema(request.tools, forced == "*" ? "" : forced);
+  try {
+    grammar::JsonSchema::compile(request.options.json_schema);
+  } catch (const Error& e) {
+    throw invalid("tools", std::string("The forced call's parameters cannot be enforced: ") + e.what());
+  }
 }
 
 std::string parse_prompt(const json& doc) {
@@ -274,6 +356,17 @@ json logprobs_json(Endpoint endpoint, const std::vector<TokenLogprob>* tokens, s
   return endpoint == Endpoint::ChatCompletions ? chat_logprobs(*tokens) : legacy_logprobs(*tokens, offset);
 }
 
+json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index) {
+  json out = json::array();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    json call = {{"id", calls[i].id}, {"type", "function"},
+                 {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}};
+    if (with_index) call["index"] = i;
+    out.push_back(std::move(call));
+  }
+  return out;
+}
+
 json usage_json(const GenerationStats& stats) {
   return {{"prompt_tokens", stats.prompt_tokens},
           {"completion_tokens", stats.generated_tokens},
@@ -355,6 +448,7 @@ CompletionRequest parse_completion_request(Endpoint endpoint, std::string_view b
   request.options.stop = parse_stop(doc);
   parse_logprobs(doc, endpoint, request.options);
   parse_response_format(doc, request.options);
+  parse_tools(doc, request);
   request.user = string_field(doc, "user");
   return request;
 }
@@ -377,12 +471,14 @@ std::string error_body(const ApiError& error) {
 }
 
 std::string completion_body(const ResponseIdentity& who, const std::string& text, const GenerationStats& stats,
-                            const std::vector<TokenLogprob>* logprobs) {
+                            const std::vector<TokenLogprob>* logprobs, const std::vector<ToolCall>* calls) {
   json j = envelope(who, false);
-  const std::string reason = finish_reason(stats.stop_reason);
+  const std::string reason = calls ? "tool_calls" : finish_reason(stats.stop_reason);
   if (who.endpoint == Endpoint::ChatCompletions) {
+    json message = {{"role", "assistant"}, {"content", calls ? json(nullptr) : json(text)}, {"refusal", nullptr}};
+    if (calls) message["tool_calls"] = tool_calls_json(*calls, false);
     j["choices"] = json::array({{{"index", 0},
-                                 {"message", {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}}},
+                                 {"message", std::move(message)},
                                  {"logprobs", logprobs_json(who.endpoint, logprobs, 0)},
                                  {"finish_reason", reason}}});
   } else {
@@ -418,9 +514,14 @@ std::string sse_text_chunk(const ResponseIdentity& who, std::string_view text, b
                         include_usage));
 }
 
-std::string sse_finish_chunk(const ResponseIdentity& who, StopReason reason, bool include_usage) {
+std::string sse_finish_chunk(const ResponseIdentity& who, StopReason reason, bool include_usage, bool tool_calls) {
   json empty = who.endpoint == Endpoint::ChatCompletions ? json::object() : json("");
-  return sse(chunk_with(who, stream_choice(who, std::move(empty), finish_reason(reason)), include_usage));
+  return sse(chunk_with(who, stream_choice(who, std::move(empty), tool_calls ? "tool_calls" : finish_reason(reason)),
+                        include_usage));
+}
+
+std::string sse_tool_calls_chunk(const ResponseIdentity& who, const std::vector<ToolCall>& calls, bool include_usage) {
+  return sse(chunk_with(who, stream_choice(who, {{"tool_calls", tool_calls_json(calls, true)}}, nullptr), include_usage));
 }
 
 std::string sse_usage_chunk(const ResponseIdentity& who, const GenerationStats& stats) {

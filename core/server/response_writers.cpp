@@ -63,6 +63,22 @@ bool write_event_stream(GenerationResponse& r, bool& started, httplib::DataSink&
   }
   InferenceJob::Output out = r.job->wait_output(kPollInterval);
   const bool logprobs = r.job->request().options.logprobs;
+  const std::vector<ToolSpec>& tools = r.job->request().tools;
+  if (!tools.empty()) {  // a call or text: known only at the end
+    r.held_text += out.text;
+    r.logprobs.insert(r.logprobs.end(), out.logprobs.begin(), out.logprobs.end());
+    out.text.clear();
+    out.logprobs.clear();
+    if (out.finished && !r.job->failure()) {
+      if (auto calls = parse_tool_calls(r.held_text, tools)) {
+        r.calls = std::move(*calls);
+      } else {
+        out.text = std::move(r.held_text);
+        out.logprobs = std::move(r.logprobs);
+      }
+    }
+  }
+  if (!r.calls.empty() && !send(sink, sse_tool_calls_chunk(r.who, r.calls, usage))) return client_left(r);
   if (!out.text.empty() || !out.logprobs.empty()) {
     const std::string chunk =
         sse_text_chunk(r.who, out.text, usage, logprobs ? &out.logprobs : nullptr, r.logprob_offset);
@@ -77,7 +93,7 @@ bool write_event_stream(GenerationResponse& r, bool& started, httplib::DataSink&
   if (failure) {
     tail = sse_error(*failure);
   } else {
-    tail = sse_finish_chunk(r.who, stats.stop_reason, usage);
+    tail = sse_finish_chunk(r.who, stats.stop_reason, usage, !r.calls.empty());
     if (usage) tail += sse_usage_chunk(r.who, stats);
   }
   tail += kSseDone;
@@ -99,8 +115,12 @@ bool write_json_when_done(GenerationResponse& r, std::string& text, httplib::Dat
   const std::optional<ApiError> failure = r.job->failure();
   // The status (200) went out at admission; a failure after it (the engine threw, the server is
   // stopping) can only be reported in the body, in OpenAI's error shape.
+  std::optional<std::vector<ToolCall>> calls;
+  if (!failure && !r.job->request().tools.empty()) calls = parse_tool_calls(text, r.job->request().tools);
   const std::string body = failure ? error_body(*failure)
-              : completion_body(r.who, text, stats, r.job->request().options.logprobs ? &r.logprobs : nullptr);
+                                   : completion_body(r.who, text, stats,
+                                                     r.job->request().options.logprobs ? &r.logprobs : nullptr,
+                                                     calls ? &*calls : nullptr);
   count_outcome(r);
   if (!send(sink, body)) return client_left(r);
   sink.done();

@@ -29,6 +29,9 @@ struct GenerationResponse {
   bool counted = false;                                  // the outcome went into metrics (once)
   std::vector<TokenLogprob> logprobs;                    // non-streamed: every token's, when asked
   size_t logprob_offset = 0;                             // streamed legacy logprobs: bytes so far
+  std::vector<ToolCall> calls;                           // streamed: the answer's calls, once known
+  std::string held_text;                                 // streamed with tools: the answer, until its end
+                                                         // shows whether it is a call
 };
 
 // One call of httplib's chunked content provider: returns false to drop the connection.

@@ -260,7 +260,7 @@ class ServerApiTest : public QObject {
     QTest::newRow("no messages") << chat << R"({"model":"m"})" << "messages";
     QTest::newRow("empty messages") << chat << R"({"messages":[]})" << "messages";
     QTest::newRow("bad role") << chat << R"({"messages":[{"role":"wizard","content":"hi"}]})" << "messages[0].role";
-    QTest::newRow("tool role") << chat << R"({"messages":[{"role":"tool","content":"hi"}]})" << "messages[0].role";
+    QTest::newRow("function role") << chat << R"({"messages":[{"role":"function","content":"hi"}]})" << "messages[0].role";
     QTest::newRow("image part") << chat << R"({"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]})"
                                 << "messages[0].content[0].type";
     QTest::newRow("content number") << chat << R"({"messages":[{"role":"user","content":5}]})" << "messages[0].content";
