@@ -22,6 +22,7 @@ namespace {
 // hundreds of megabytes of nested json nodes.
 constexpr int kMaxJsonDepth = 32;
 constexpr size_t kMaxStopStrings = 4;  // as OpenAI
+constexpr int kMaxChoices = 16;        // n: each choice is a whole generation, one after another
 
 struct TooDeep {};
 
@@ -253,7 +254,6 @@ std::vector<std::string> parse_stop(const json& doc) {
 }
 
 void refuse_unsupported(const json& doc, Endpoint endpoint) {
-  if (auto n = integer(doc, "n"); n && *n != 1) throw invalid("n", "Only n = 1 is supported.");
   if (endpoint == Endpoint::Completions) {
     if (boolean(doc, "echo", false)) throw invalid("echo", "'echo' is not supported by this server.");
     if (!string_field(doc, "suffix").empty()) throw invalid("suffix", "'suffix' is not supported by this server.");
@@ -389,8 +389,8 @@ std::string sse(const json& j) { return "data: " + dump(j) + "\n\n"; }
 
 json stream_choice(const ResponseIdentity& who, json delta_or_text, const json& finish, json logprobs = nullptr) {
   if (who.endpoint == Endpoint::ChatCompletions)
-    return {{"index", 0}, {"delta", std::move(delta_or_text)}, {"logprobs", std::move(logprobs)}, {"finish_reason", finish}};
-  return {{"index", 0}, {"text", std::move(delta_or_text)}, {"logprobs", std::move(logprobs)}, {"finish_reason", finish}};
+    return {{"index", who.choice}, {"delta", std::move(delta_or_text)}, {"logprobs", std::move(logprobs)}, {"finish_reason", finish}};
+  return {{"index", who.choice}, {"text", std::move(delta_or_text)}, {"logprobs", std::move(logprobs)}, {"finish_reason", finish}};
 }
 
 json chunk_with(const ResponseIdentity& who, json choice, bool include_usage) {
@@ -450,6 +450,10 @@ CompletionRequest parse_completion_request(Endpoint endpoint, std::string_view b
   parse_response_format(doc, request.options);
   parse_tools(doc, request);
   request.user = string_field(doc, "user");
+  if (auto n = integer(doc, "n")) {
+    if (*n < 1 || *n > kMaxChoices) throw invalid("n", "'n' must be between 1 and " + std::to_string(kMaxChoices) + ".");
+    request.n = static_cast<int>(*n);
+  }
   return request;
 }
 
@@ -472,20 +476,29 @@ std::string error_body(const ApiError& error) {
 
 std::string completion_body(const ResponseIdentity& who, const std::string& text, const GenerationStats& stats,
                             const std::vector<TokenLogprob>* logprobs, const std::vector<ToolCall>* calls) {
+  return completion_body(who, {{text, stats.stop_reason, logprobs, calls}}, stats);
+}
+
+std::string completion_body(const ResponseIdentity& who, const std::vector<ChoiceOutput>& choices,
+                            const GenerationStats& usage) {
   json j = envelope(who, false);
-  const std::string reason = calls ? "tool_calls" : finish_reason(stats.stop_reason);
-  if (who.endpoint == Endpoint::ChatCompletions) {
-    json message = {{"role", "assistant"}, {"content", calls ? json(nullptr) : json(text)}, {"refusal", nullptr}};
-    if (calls) message["tool_calls"] = tool_calls_json(*calls, false);
-    j["choices"] = json::array({{{"index", 0},
-                                 {"message", std::move(message)},
-                                 {"logprobs", logprobs_json(who.endpoint, logprobs, 0)},
-                                 {"finish_reason", reason}}});
-  } else {
-    j["choices"] = json::array(
-        {{{"index", 0}, {"text", text}, {"logprobs", logprobs_json(who.endpoint, logprobs, 0)}, {"finish_reason", reason}}});
+  j["choices"] = json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const ChoiceOutput& c = choices[i];
+    const std::string reason = c.calls ? "tool_calls" : finish_reason(c.reason);
+    if (who.endpoint == Endpoint::ChatCompletions) {
+      json message = {{"role", "assistant"}, {"content", c.calls ? json(nullptr) : json(c.text)}, {"refusal", nullptr}};
+      if (c.calls) message["tool_calls"] = tool_calls_json(*c.calls, false);
+      j["choices"].push_back({{"index", i},
+                              {"message", std::move(message)},
+                              {"logprobs", logprobs_json(who.endpoint, c.logprobs, 0)},
+                              {"finish_reason", reason}});
+    } else {
+      j["choices"].push_back(
+          {{"index", i}, {"text", c.text}, {"logprobs", logprobs_json(who.endpoint, c.logprobs, 0)}, {"finish_reason", reason}});
+    }
   }
-  j["usage"] = usage_json(stats);
+  j["usage"] = usage_json(usage);
   return dump(j);
 }
 

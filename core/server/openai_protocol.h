@@ -41,6 +41,7 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;          // stream_options.include_usage
   std::string user;                    // OpenAI's `user` field: the client key for fair queueing
+  int n = 1;                           // choices, generated one after another (choice i: seed + i)
   // Functions offered to the model (`tools`, unless tool_choice is "none"): the answer is checked
   // for a call. A forced call (tool_choice "required" or a named function) sets options.format.
   std::vector<ToolSpec> tools;
@@ -58,6 +59,15 @@ struct ResponseIdentity {
   std::string id;       // "chatcmpl-…" or "cmpl-…"
   int64_t created = 0;  // unix seconds
   std::string model;    // the served model's id
+  int choice = 0;       // streaming: the choice (of n) the next chunk belongs to
+};
+
+// One of a response's n choices, whole.
+struct ChoiceOutput {
+  std::string text;
+  StopReason reason = StopReason::None;
+  const std::vector<TokenLogprob>* logprobs = nullptr;  // as completion_body takes them
+  const std::vector<ToolCall>* calls = nullptr;
 };
 
 // "stop" (end of turn, end of sequence, a stop string) or "length" (max_tokens, context full).
@@ -76,6 +86,10 @@ std::string models_body(const std::string& model_id, int64_t created);
 // GET /health: {"status": "ok", "model": …, then each counter by name}.
 std::string health_body(const std::string& model_id, const std::vector<std::pair<std::string, uint64_t>>& counters);
 std::string model_body(const std::string& model_id, int64_t created);
+
+// The same for n choices, in order; `usage`: the prompt once, the completion tokens of them all.
+std::string completion_body(const ResponseIdentity& who, const std::vector<ChoiceOutput>& choices,
+                            const GenerationStats& usage);
 
 // Server-sent events, each a complete "data: …\n\n" frame.
 std::string sse_role_chunk(const ResponseIdentity& who, bool include_usage);  // chat only: role first

@@ -27,9 +27,10 @@ struct GenerationResponse {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::shared_ptr<RequestMetrics> metrics;               // may be empty
   bool counted = false;                                  // the outcome went into metrics (once)
-  std::vector<TokenLogprob> logprobs;                    // non-streamed: every token's, when asked
+  std::vector<std::string> texts;                        // non-streamed: each choice's text
+  std::vector<std::vector<TokenLogprob>> choice_logprobs;  // non-streamed: each choice's tokens, when asked
+  std::vector<TokenLogprob> logprobs;                    // streamed with tools: the held choice's tokens
   size_t logprob_offset = 0;                             // streamed legacy logprobs: bytes so far
-  std::vector<ToolCall> calls;                           // streamed: the answer's calls, once known
   std::string held_text;                                 // streamed with tools: the answer, until its end
                                                          // shows whether it is a call
 };

@@ -271,7 +271,8 @@ class ServerApiTest : public QObject {
     QTest::newRow("max_tokens zero") << chat << "{" + msgs + R"(,"max_tokens":0})" << "max_tokens";
     QTest::newRow("max_tokens fraction") << chat << "{" + msgs + R"(,"max_tokens":2.5})" << "max_tokens";
     QTest::newRow("max_completion_tokens") << chat << "{" + msgs + R"(,"max_completion_tokens":-4})" << "max_completion_tokens";
-    QTest::newRow("n") << chat << "{" + msgs + R"(,"n":3})" << "n";
+    QTest::newRow("n zero") << chat << "{" + msgs + R"(,"n":0})" << "n";
+    QTest::newRow("n too many") << chat << "{" + msgs + R"(,"n":17})" << "n";
     QTest::newRow("stream text") << chat << "{" + msgs + R"(,"stream":"yes"})" << "stream";
     QTest::newRow("stop number") << chat << "{" + msgs + R"(,"stop":7})" << "stop";
     QTest::newRow("five stops") << chat << "{" + msgs + R"(,"stop":["a","b","c","d","e"]})" << "stop";
