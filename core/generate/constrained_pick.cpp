@@ -27,11 +27,22 @@ void mask_refused(std::span<float> logits, const grammar::JsonMatcher& matcher, 
   for (int b = 0; b < 256; ++b) first[static_cast<size_t>(b)] = matcher.accepts(std::string(1, static_cast<char>(b)));
   const bool end_ok = matcher.complete();
   const size_t n = std::min(logits.size(), pieces.size());
+  // One scratch matcher assigned over and over: its frames and strings keep their storage, so a
+  // token's walk allocates nothing (a fresh copy each time costs several times more at 262k tokens).
+  grammar::JsonMatcher walker = matcher;
   for (size_t id = 0; id < n; ++id) {
     const std::string& piece = pieces[id];
     bool ok;
-    if (piece.empty()) ok = end_ok && is_end(static_cast<int32_t>(id));
-    else ok = first[static_cast<unsigned char>(piece[0])] && (piece.size() == 1 || matcher.accepts(piece));
+    if (piece.empty()) {
+      ok = end_ok && is_end(static_cast<int32_t>(id));
+    } else if (!first[static_cast<unsigned char>(piece[0])]) {
+      ok = false;
+    } else if (piece.size() == 1) {
+      ok = true;
+    } else {
+      walker = matcher;
+      ok = walker.feed(piece);
+    }
     if (!ok) logits[id] = -std::numeric_limits<float>::infinity();
   }
   for (size_t id = n; id < logits.size(); ++id) logits[id] = -std::numeric_limits<float>::infinity();

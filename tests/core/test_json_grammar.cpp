@@ -1,7 +1,10 @@
 // The JSON-schema matcher: whole documents accepted or refused, prefixes that can or cannot go on,
 // every supported keyword, and a clear error for each unsupported one.
 #include <QtTest>
+#include <functional>
+#include <limits>
 
+#include "generate/constrained_pick.h"
 #include "grammar/json_matcher.h"
 #include "kiln/types.h"
 
@@ -33,6 +36,38 @@ std::string error_of(const std::string& text) {
 }
 
 }  // namespace
+
+void grammar_mask_check(const std::vector<std::string>& pieces, const std::function<bool(int32_t)>& is_end) {
+  const float kRefused = -std::numeric_limits<float>::infinity();
+  JsonMatcher m(JsonSchema::any_object());
+  std::vector<float> logits(pieces.size(), 1.0f);
+  kiln::mask_refused(logits, m, pieces, is_end);
+  // At the start only an object may begin: "{", "{\"" and "{}"; not the end, text, a space or "[".
+  const std::vector<float> expected = {kRefused, 1, kRefused, 1, kRefused, kRefused, 1, kRefused, kRefused};
+  QCOMPARE(logits, expected);
+  // The sampler's favourite ("x") is refused: the pick falls back to the mask and draws an allowed token.
+  std::vector<float> favour_x(pieces.size(), 0.0f);
+  favour_x[4] = 10.0f;
+  kiln::SamplingParams greedy;
+  greedy.temperature = 0;
+  kiln::Sampler sampler(greedy);
+  std::vector<float> scratch;
+  kiln::ConstrainedPickStats stats;
+  const int32_t picked = kiln::pick_constrained(sampler, favour_x, {}, m, pieces, is_end, scratch, &stats);
+  QCOMPARE(picked, 1);  // the first allowed token at equal logits
+  QCOMPARE(stats.full_masks, uint64_t(1));
+  // Once the document is complete only the end token remains.
+  QVERIFY(m.feed("{}"));
+  std::fill(logits.begin(), logits.end(), 1.0f);
+  kiln::mask_refused(logits, m, pieces, is_end);
+  QCOMPARE(logits[0], 1.0f);
+  for (size_t i = 1; i < logits.size(); ++i) QCOMPARE(logits[i], kRefused);
+  // The sampler's choice is kept when it is allowed: one check, no mask.
+  favour_x.assign(pieces.size(), 0.0f);
+  favour_x[0] = 5.0f;
+  QCOMPARE(kiln::pick_constrained(sampler, favour_x, {}, m, pieces, is_end, scratch, &stats), 0);
+  QCOMPARE(stats.full_masks, uint64_t(1));
+}
 
 // The checks, one function a slot (kept outside the class: moc cannot read some of these raw strings).
 void any_object_takes_any_json_object_body() {
@@ -184,6 +219,13 @@ void unsupported_keywords_are_named_body() {
   QVERIFY(error_of(R"({"type":"string","title":"ok","description":"ok"})").empty());
 }
 
+void masking_keeps_only_tokens_that_continue_body() {
+  // Vocabulary: id 0 is the end token (no bytes), the rest pieces of text.
+  const std::vector<std::string> pieces = {"", "{", "}", "{\"", "x", " {", "{}", "[", "\"a\":1}"};
+  const auto is_end = [](int32_t id) { return id == 0; };
+  grammar_mask_check(pieces, is_end);
+}
+
 class TestJsonGrammar : public QObject {
   Q_OBJECT
 
@@ -198,6 +240,7 @@ class TestJsonGrammar : public QObject {
   void nesting() { nesting_body(); }
   void accepts_leaves_the_matcher_unchanged() { accepts_leaves_the_matcher_unchanged_body(); }
   void unsupported_keywords_are_named() { unsupported_keywords_are_named_body(); }
+  void masking_keeps_only_tokens_that_continue() { masking_keeps_only_tokens_that_continue_body(); }
 };
 
 QTEST_APPLESS_MAIN(TestJsonGrammar)
