@@ -165,6 +165,19 @@ class ServerToolsTest : public QObject {
     QVERIFY(choice["finish_reason"].toString() != "tool_calls");
   }
 
+  void streamed_plain_answers_with_tools_are_content() {
+    QJsonObject extra{{"temperature", 0}, {"max_tokens", 8}, {"tools", QJsonArray{weather_tool()}}};
+    const std::string whole = response_text(json_object(client().post("/v1/chat/completions", chat_body("Hi", extra)).body));
+    extra.insert("stream", true);
+    const StreamResult stream = read_stream(client().post("/v1/chat/completions", chat_body("Hi", extra)).body);
+    QVERIFY(!whole.empty());
+    QCOMPARE(stream.text, whole);
+    QVERIFY(stream.role_first);
+    QCOMPARE(stream.finish_chunks, 1);
+    QVERIFY(stream.finish_reason != "tool_calls");
+    QVERIFY(stream.done_last);
+  }
+
   void parse_tool_calls_reads_the_documented_answer() {
     const std::vector<server::ToolSpec> tools = {{"f", "", "{}"}};
     auto calls = server::parse_tool_calls("```json\n{\"name\": \"f\", \"parameters\": {\"a\": 1}}\n```", tools);
