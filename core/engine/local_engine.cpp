@@ -5,8 +5,11 @@
 #include <optional>
 
 #include "generate/chat_template.h"
+#include "generate/constrained_pick.h"
+#include "generate/logprobs.h"
 #include "generate/sampler.h"
 #include "generate/stop_matcher.h"
+#include "grammar/json_matcher.h"
 
 namespace kiln {
 namespace {
@@ -69,6 +72,23 @@ int LocalEngine::prefill(const std::vector<int32_t>& prompt) {
   return int(keep);
 }
 
+const std::vector<std::string>& LocalEngine::token_pieces() {
+  if (pieces_.empty()) {
+    pieces_.reserve(size_t(config_.vocab_size));
+    for (int32_t id = 0; id < config_.vocab_size; ++id)
+      pieces_.push_back(id < tokenizer_.vocab_size() ? tokenizer_.piece_bytes(id) : std::string());
+  }
+  return pieces_;
+}
+
+TokenLogprob LocalEngine::token_logprob(int32_t id, int top_count) const {
+  const LogSoftmax log_softmax(logits_);
+  TokenLogprob t{id, tokenizer_.piece_bytes(id), log_softmax.of(id), {}};
+  for (const auto& [alt, logprob] : log_softmax.top(std::clamp(top_count, 0, 20)))
+    t.top.push_back({alt, tokenizer_.piece_bytes(alt), logprob});
+  return t;
+}
+
 bool LocalEngine::is_end_token(int32_t id, StopReason& reason) const {
   if (id == tokenizer_.end_of_turn_id()) {
     reason = StopReason::EndOfTurn;
@@ -101,7 +121,18 @@ GenerationStats LocalEngine::run(const std::vector<int32_t>& prompt, const Gener
   Sampler sampler(options.sampling.over(info_.sampling_defaults));
   // Greedy decoding where the backend picks on its device: forward_argmax returns the next token
   // and logits_ is not read back (PERFORMANCE.md, "Greedy decoding's pick on the GPU").
-  const bool device_pick = sampler.is_plain_argmax();
+  // Log-probabilities need the logits on the host, and as the model gave them: the sampler may
+  // change its input in place (repetition penalty), so it samples from a copy.
+  const bool want_logprobs = options.logprobs && options.on_logprob;
+  std::optional<grammar::JsonMatcher> matcher;
+  if (options.format == GenerateOptions::Format::JsonObject) matcher.emplace(grammar::JsonSchema::any_object());
+  if (options.format == GenerateOptions::Format::JsonSchema) matcher.emplace(grammar::JsonSchema::compile(options.json_schema));
+  const auto ends = [this](int32_t id) {
+    StopReason ignored;
+    return is_end_token(id, ignored);
+  };
+  const bool device_pick = sampler.is_plain_argmax() && !want_logprobs && !matcher;
+  std::vector<float> sampled_logits;
   std::optional<int32_t> picked;
   Utf8Stream utf8;
   StopMatcher stops(options.stop);
@@ -124,7 +155,21 @@ GenerationStats LocalEngine::run(const std::vector<int32_t>& prompt, const Gener
       stats.stop_reason = StopReason::ContextFull;
       break;
     }
-    const int32_t next = picked ? *picked : sampler.sample(logits_, cached_);
+    if (matcher && !matcher->can_continue()) {  // the document is complete: nothing else may follow
+      stats.stop_reason = StopReason::EndOfTurn;
+      break;
+    }
+    int32_t next = -1;
+    if (picked) {
+      next = *picked;
+    } else if (matcher) {
+      next = pick_constrained(sampler, logits_, cached_, *matcher, token_pieces(), ends, sampled_logits);
+    } else if (want_logprobs) {
+      sampled_logits = logits_;
+      next = sampler.sample(sampled_logits, cached_);
+    } else {
+      next = sampler.sample(logits_, cached_);
+    }
     if (next < 0) throw Error("every logit the model produced is NaN");
     if (stats.generated_tokens == 0) {
       first_token_at = Clock::now();
@@ -133,6 +178,9 @@ GenerationStats LocalEngine::run(const std::vector<int32_t>& prompt, const Gener
     if (is_end_token(next, stats.stop_reason)) break;
     ++stats.generated_tokens;
     stats.token_times_ms.push_back(ms_since(start));
+    if (want_logprobs) options.on_logprob(token_logprob(next, options.top_logprobs));
+    if (matcher && !matcher->feed(tokenizer_.piece_bytes(next)))
+      throw Error("constrained output: the sampled token does not continue the JSON document");
     emit(stops.feed(utf8.feed(tokenizer_.piece_bytes(next))));
     if (stops.stopped()) {
       stats.stop_reason = StopReason::StopString;

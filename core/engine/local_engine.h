@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kiln/engine.h"
@@ -33,6 +34,10 @@ class LocalEngine final : public Engine {
   // many prompt tokens were reused from the cache.
   int prefill(const std::vector<int32_t>& prompt);
   bool is_end_token(int32_t id, StopReason& reason) const;
+  // `id`'s log-probability and the top_count likeliest tokens under the logits in logits_.
+  TokenLogprob token_logprob(int32_t id, int top_count) const;
+  // Every token's bytes, built on first use (constrained output walks them).
+  const std::vector<std::string>& token_pieces();
 
   ModelInfo info_;
   Gemma3Config config_;
@@ -42,6 +47,7 @@ class LocalEngine final : public Engine {
   std::vector<float> logits_;    // [vocab] after the last token fed through forward() (greedy steps
                                  // through forward_argmax leave it behind; prefill refills it)
   bool profiling_ = false;
+  std::vector<std::string> pieces_;  // [vocab] token bytes; empty until token_pieces()
 };
 
 }  // namespace kiln

@@ -6,6 +6,8 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "grammar/json_schema.h"
+
 namespace kiln::server {
 
 using nlohmann::json;
@@ -20,6 +22,7 @@ namespace {
 // hundreds of megabytes of nested json nodes.
 constexpr int kMaxJsonDepth = 32;
 constexpr size_t kMaxStopStrings = 4;  // as OpenAI
+constexpr int kMaxChoices = 16;        // n: each choice is a whole generation, one after another
 
 struct TooDeep {};
 
@@ -103,7 +106,8 @@ Role parse_role(const json& message, const std::string& where) {
   if (r == "system" || r == "developer") return Role::System;  // OpenAI treats "developer" as the new "system"
   if (r == "user") return Role::User;
   if (r == "assistant") return Role::Assistant;
-  throw invalid(where + ".role", "Unsupported role '" + r + "'; Kiln serves the roles system, user and assistant.");
+  if (r == "tool") return Role::User;  // a tool's result reaches Gemma in a user turn (tool_calls.h)
+  throw invalid(where + ".role", "Unsupported role '" + r + "'; Kiln serves the roles system, user, assistant and tool.");
 }
 
 // Content is a string, or an array of {"type": "text", "text": …} parts (joined), or null.
@@ -133,13 +137,94 @@ std::vector<ChatMessage> parse_messages(const json& doc) {
     throw invalid("messages", "'messages' must be a non-empty array.");
   std::vector<ChatMessage> out;
   out.reserve(messages->size());
+  bool after_tool = false;  // the message before was a tool's result
   for (size_t i = 0; i < messages->size(); ++i) {
     const std::string where = "messages[" + std::to_string(i) + "]";
     const json& m = (*messages)[i];
     if (!m.is_object()) throw invalid(where, "Each message must be an object.");
-    out.push_back({parse_role(m, where), parse_content(m, where)});
+    const Role role = parse_role(m, where);
+    std::string content = parse_content(m, where);
+    const bool tool_result = string_field(m, "role") == "tool";
+    if (tool_result) content = render_tool_result(content);
+    if (const json* calls = field(m, "tool_calls"); calls && role == Role::Assistant) {
+      if (!calls->is_array()) throw invalid(where + ".tool_calls", "'tool_calls' must be an array.");
+      for (size_t c = 0; c < calls->size(); ++c) {
+        const json& call = (*calls)[c];
+        const json* function = call.is_object() ? field(call, "function") : nullptr;
+        if (!function || !function->is_object() || string_field(*function, "name").empty())
+          throw invalid(where + ".tool_calls[" + std::to_string(c) + "]", "Each tool call needs a function with a name.");
+        content += (content.empty() ? "" : "\n") +
+                   render_tool_call(string_field(*function, "name"), string_field(*function, "arguments"));
+      }
+    }
+    // Tool results, and a user message after them, share one user turn: Gemma's turns alternate.
+    const bool joins = role == Role::User && !out.empty() && out.back().role == Role::User && (tool_result || after_tool);
+    after_tool = tool_result;
+    if (joins) {
+      out.back().content += "\n" + content;
+      continue;
+    }
+    out.push_back({role, std::move(content)});
   }
   return out;
+}
+
+// `tools` and `tool_choice`. The tool definitions go in front of the first user message.
+void parse_tools(const json& doc, CompletionRequest& request) {
+  const json* tools = field(doc, "tools");
+  const json* choice = field(doc, "tool_choice");
+  if (!tools) {
+    if (choice && !(choice->is_string() && (choice->get<std::string>() == "none" || choice->get<std::string>() == "auto")))
+      throw invalid("tool_choice", "'tool_choice' needs 'tools'.");
+    return;
+  }
+  if (request.endpoint != Endpoint::ChatCompletions) throw invalid("tools", "'tools' is for /v1/chat/completions.");
+  if (!tools->is_array()) throw invalid("tools", "'tools' must be an array.");
+  if (tools->empty()) return;  // as no tools
+  std::vector<ToolSpec> specs;
+  for (size_t i = 0; i < tools->size(); ++i) {
+    const std::string where = "tools[" + std::to_string(i) + "]";
+    const json& tool = (*tools)[i];
+    if (!tool.is_object() || string_field(tool, "type") != "function")
+      throw invalid(where + ".type", "Each tool must be {\"type\": \"function\", \"function\": {...}}.");
+    const json* function = field(tool, "function");
+    if (!function || !function->is_object() || string_field(*function, "name").empty())
+      throw invalid(where + ".function.name", "Each function needs a 'name'.");
+    const json* parameters = field(*function, "parameters");
+    if (parameters && !parameters->is_object())
+      throw invalid(where + ".function.parameters", "'parameters' must be a JSON Schema object.");
+    specs.push_back({string_field(*function, "name"), string_field(*function, "description"),
+                     parameters ? parameters->dump() : "{}"});
+  }
+  std::string forced;  // the function a call must name; "*" any
+  if (choice) {
+    if (choice->is_string()) {
+      const std::string c = choice->get<std::string>();
+      if (c == "none") return;  // tools declared, none offered
+      if (c == "required") forced = "*";
+      else if (c != "auto") throw invalid("tool_choice", "'tool_choice' must be 'none', 'auto', 'required' or a function.");
+    } else {
+      const json* function = choice->is_object() ? field(*choice, "function") : nullptr;
+      forced = function && function->is_object() ? string_field(*function, "name") : "";
+      bool declared = false;
+      for (const ToolSpec& t : specs) declared = declared || t.name == forced;
+      if (!declared) throw invalid("tool_choice", "'tool_choice' must name a function declared in 'tools'.");
+    }
+  }
+  request.tools = std::move(specs);
+  for (ChatMessage& m : request.messages)
+    if (m.role == Role::User) {
+      m.content = tools_prompt(request.tools) + m.content;
+      break;
+    }
+  if (forced.empty()) return;
+  request.options.format = GenerateOptions::Format::JsonSchema;
+  request.options.json_schema = forced_call_schema(request.tools, forced == "*" ? "" : forced);
+  try {
+    grammar::JsonSchema::compile(request.options.json_schema);
+  } catch (const Error& e) {
+    throw invalid("tools", std::string("The forced call's parameters cannot be enforced: ") + e.what());
+  }
 }
 
 std::string parse_prompt(const json& doc) {
@@ -169,15 +254,117 @@ std::vector<std::string> parse_stop(const json& doc) {
 }
 
 void refuse_unsupported(const json& doc, Endpoint endpoint) {
-  if (auto n = integer(doc, "n"); n && *n != 1) throw invalid("n", "Only n = 1 is supported.");
-  if (const json* lp = field(doc, "logprobs")) {
-    const bool asked = lp->is_boolean() ? lp->get<bool>() : !(lp->is_number() && lp->get<double>() == 0);
-    if (asked) throw invalid("logprobs", "logprobs are not supported by this server.");
-  }
   if (endpoint == Endpoint::Completions) {
     if (boolean(doc, "echo", false)) throw invalid("echo", "'echo' is not supported by this server.");
     if (!string_field(doc, "suffix").empty()) throw invalid("suffix", "'suffix' is not supported by this server.");
   }
+}
+
+// Chat: `logprobs` true/false and `top_logprobs` 0..20 (which needs logprobs on, as OpenAI says).
+// Completions (legacy): `logprobs` an integer 0..5, the number of alternatives; null is off.
+void parse_logprobs(const json& doc, Endpoint endpoint, GenerateOptions& options) {
+  if (endpoint == Endpoint::ChatCompletions) {
+    options.logprobs = boolean(doc, "logprobs", false);
+    if (auto top = integer(doc, "top_logprobs")) {
+      if (*top < 0 || *top > 20) throw invalid("top_logprobs", "'top_logprobs' must be between 0 and 20.");
+      if (!options.logprobs) throw invalid("top_logprobs", "'top_logprobs' needs 'logprobs' set to true.");
+      options.top_logprobs = static_cast<int>(*top);
+    }
+    return;
+  }
+  if (const json* lp = field(doc, "logprobs"); lp && lp->is_boolean())
+    throw invalid("logprobs", "'logprobs' on /v1/completions is an integer between 0 and 5.");
+  if (auto top = integer(doc, "logprobs")) {
+    if (*top < 0 || *top > 5) throw invalid("logprobs", "'logprobs' must be between 0 and 5.");
+    options.logprobs = true;
+    options.top_logprobs = static_cast<int>(*top);
+  }
+}
+
+// {"type": "text" | "json_object" | "json_schema", "json_schema": {"name", "schema", "strict"}}.
+// A schema is compiled here, so one the grammar cannot enforce is a 400 naming the keyword.
+void parse_response_format(const json& doc, GenerateOptions& options) {
+  const json* format = field(doc, "response_format");
+  if (!format) return;
+  if (!format->is_object()) throw invalid("response_format", "'response_format' must be an object.");
+  const std::string type = string_field(*format, "type");
+  if (type == "text") return;
+  if (type == "json_object") {
+    options.format = GenerateOptions::Format::JsonObject;
+    return;
+  }
+  if (type != "json_schema")
+    throw invalid("response_format.type", "'response_format.type' must be 'text', 'json_object' or 'json_schema'.");
+  const json* spec = field(*format, "json_schema");
+  if (!spec || !spec->is_object())
+    throw invalid("response_format.json_schema", "'response_format.json_schema' must be an object with a 'schema'.");
+  const json* schema = field(*spec, "schema");
+  if (!schema || !(schema->is_object() || schema->is_boolean()))
+    throw invalid("response_format.json_schema.schema", "'response_format.json_schema.schema' must be a JSON Schema object.");
+  options.format = GenerateOptions::Format::JsonSchema;
+  options.json_schema = schema->dump();
+  try {
+    grammar::JsonSchema::compile(options.json_schema);
+  } catch (const Error& e) {
+    throw invalid("response_format.json_schema.schema", e.what());
+  }
+}
+
+// JSON has no -inf; OpenAI reports impossible tokens as -9999.
+double wire_logprob(float logprob) { return std::isfinite(logprob) ? logprob : -9999.0; }
+
+json byte_values(const std::string& bytes) {
+  json out = json::array();
+  for (unsigned char c : bytes) out.push_back(int(c));
+  return out;
+}
+
+json chat_logprobs(const std::vector<TokenLogprob>& tokens) {
+  json content = json::array();
+  for (const TokenLogprob& t : tokens) {
+    json top = json::array();
+    for (const TokenAlternative& a : t.top)
+      top.push_back({{"token", a.bytes}, {"logprob", wire_logprob(a.logprob)}, {"bytes", byte_values(a.bytes)}});
+    content.push_back({{"token", t.bytes},
+                       {"logprob", wire_logprob(t.logprob)},
+                       {"bytes", byte_values(t.bytes)},
+                       {"top_logprobs", std::move(top)}});
+  }
+  return {{"content", std::move(content)}, {"refusal", nullptr}};
+}
+
+// The legacy shape; text_offset counts bytes of the completion's text, from `offset` on.
+json legacy_logprobs(const std::vector<TokenLogprob>& tokens, size_t offset) {
+  json strings = json::array(), values = json::array(), tops = json::array(), offsets = json::array();
+  for (const TokenLogprob& t : tokens) {
+    strings.push_back(t.bytes);
+    values.push_back(wire_logprob(t.logprob));
+    json top = json::object();
+    for (const TokenAlternative& a : t.top) top[a.bytes] = wire_logprob(a.logprob);
+    tops.push_back(std::move(top));
+    offsets.push_back(offset);
+    offset += t.bytes.size();
+  }
+  return {{"tokens", std::move(strings)},
+          {"token_logprobs", std::move(values)},
+          {"top_logprobs", std::move(tops)},
+          {"text_offset", std::move(offsets)}};
+}
+
+json logprobs_json(Endpoint endpoint, const std::vector<TokenLogprob>* tokens, size_t offset) {
+  if (!tokens) return nullptr;
+  return endpoint == Endpoint::ChatCompletions ? chat_logprobs(*tokens) : legacy_logprobs(*tokens, offset);
+}
+
+json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index) {
+  json out = json::array();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    json call = {{"id", calls[i].id}, {"type", "function"},
+                 {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}};
+    if (with_index) call["index"] = i;
+    out.push_back(std::move(call));
+  }
+  return out;
 }
 
 json usage_json(const GenerationStats& stats) {
@@ -200,10 +387,10 @@ json envelope(const ResponseIdentity& who, bool chunk) {
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 std::string sse(const json& j) { return "data: " + dump(j) + "\n\n"; }
 
-json stream_choice(const ResponseIdentity& who, json delta_or_text, const json& finish) {
+json stream_choice(const ResponseIdentity& who, json delta_or_text, const json& finish, json logprobs = nullptr) {
   if (who.endpoint == Endpoint::ChatCompletions)
-    return {{"index", 0}, {"delta", std::move(delta_or_text)}, {"logprobs", nullptr}, {"finish_reason", finish}};
-  return {{"index", 0}, {"text", std::move(delta_or_text)}, {"logprobs", nullptr}, {"finish_reason", finish}};
+    return {{"index", who.choice}, {"delta", std::move(delta_or_text)}, {"logprobs", std::move(logprobs)}, {"finish_reason", finish}};
+  return {{"index", who.choice}, {"text", std::move(delta_or_text)}, {"logprobs", std::move(logprobs)}, {"finish_reason", finish}};
 }
 
 json chunk_with(const ResponseIdentity& who, json choice, bool include_usage) {
@@ -259,7 +446,14 @@ CompletionRequest parse_completion_request(Endpoint endpoint, std::string_view b
     s.seed = *seed == 0 ? 0x5EEDull : static_cast<uint64_t>(*seed);
   }
   request.options.stop = parse_stop(doc);
+  parse_logprobs(doc, endpoint, request.options);
+  parse_response_format(doc, request.options);
+  parse_tools(doc, request);
   request.user = string_field(doc, "user");
+  if (auto n = integer(doc, "n")) {
+    if (*n < 1 || *n > kMaxChoices) throw invalid("n", "'n' must be between 1 and " + std::to_string(kMaxChoices) + ".");
+    request.n = static_cast<int>(*n);
+  }
   return request;
 }
 
@@ -280,18 +474,31 @@ std::string error_body(const ApiError& error) {
                  {"code", or_null(error.code())}}}});
 }
 
-std::string completion_body(const ResponseIdentity& who, const std::string& text, const GenerationStats& stats) {
+std::string completion_body(const ResponseIdentity& who, const std::string& text, const GenerationStats& stats,
+                            const std::vector<TokenLogprob>* logprobs, const std::vector<ToolCall>* calls) {
+  return completion_body(who, {{text, stats.stop_reason, logprobs, calls}}, stats);
+}
+
+std::string completion_body(const ResponseIdentity& who, const std::vector<ChoiceOutput>& choices,
+                            const GenerationStats& usage) {
   json j = envelope(who, false);
-  const std::string reason = finish_reason(stats.stop_reason);
-  if (who.endpoint == Endpoint::ChatCompletions) {
-    j["choices"] = json::array({{{"index", 0},
-                                 {"message", {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}}},
-                                 {"logprobs", nullptr},
-                                 {"finish_reason", reason}}});
-  } else {
-    j["choices"] = json::array({{{"index", 0}, {"text", text}, {"logprobs", nullptr}, {"finish_reason", reason}}});
+  j["choices"] = json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const ChoiceOutput& c = choices[i];
+    const std::string reason = c.calls ? "tool_calls" : finish_reason(c.reason);
+    if (who.endpoint == Endpoint::ChatCompletions) {
+      json message = {{"role", "assistant"}, {"content", c.calls ? json(nullptr) : json(c.text)}, {"refusal", nullptr}};
+      if (c.calls) message["tool_calls"] = tool_calls_json(*c.calls, false);
+      j["choices"].push_back({{"index", i},
+                              {"message", std::move(message)},
+                              {"logprobs", logprobs_json(who.endpoint, c.logprobs, 0)},
+                              {"finish_reason", reason}});
+    } else {
+      j["choices"].push_back(
+          {{"index", i}, {"text", c.text}, {"logprobs", logprobs_json(who.endpoint, c.logprobs, 0)}, {"finish_reason", reason}});
+    }
   }
-  j["usage"] = usage_json(stats);
+  j["usage"] = usage_json(usage);
   return dump(j);
 }
 
@@ -313,14 +520,21 @@ std::string sse_role_chunk(const ResponseIdentity& who, bool include_usage) {
   return sse(chunk_with(who, stream_choice(who, {{"role", "assistant"}, {"content", ""}}, nullptr), include_usage));
 }
 
-std::string sse_text_chunk(const ResponseIdentity& who, std::string_view text, bool include_usage) {
+std::string sse_text_chunk(const ResponseIdentity& who, std::string_view text, bool include_usage,
+                           const std::vector<TokenLogprob>* logprobs, size_t text_offset) {
   json piece = who.endpoint == Endpoint::ChatCompletions ? json{{"content", std::string(text)}} : json(std::string(text));
-  return sse(chunk_with(who, stream_choice(who, std::move(piece), nullptr), include_usage));
+  return sse(chunk_with(who, stream_choice(who, std::move(piece), nullptr, logprobs_json(who.endpoint, logprobs, text_offset)),
+                        include_usage));
 }
 
-std::string sse_finish_chunk(const ResponseIdentity& who, StopReason reason, bool include_usage) {
+std::string sse_finish_chunk(const ResponseIdentity& who, StopReason reason, bool include_usage, bool tool_calls) {
   json empty = who.endpoint == Endpoint::ChatCompletions ? json::object() : json("");
-  return sse(chunk_with(who, stream_choice(who, std::move(empty), finish_reason(reason)), include_usage));
+  return sse(chunk_with(who, stream_choice(who, std::move(empty), tool_calls ? "tool_calls" : finish_reason(reason)),
+                        include_usage));
+}
+
+std::string sse_tool_calls_chunk(const ResponseIdentity& who, const std::vector<ToolCall>& calls, bool include_usage) {
+  return sse(chunk_with(who, stream_choice(who, {{"tool_calls", tool_calls_json(calls, true)}}, nullptr), include_usage));
 }
 
 std::string sse_usage_chunk(const ResponseIdentity& who, const GenerationStats& stats) {

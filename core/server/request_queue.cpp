@@ -58,14 +58,41 @@ void InferenceJob::run(Engine& engine, const std::function<void(const RunResult&
   auto on_text = [this](std::string_view text) {
     {
       std::lock_guard lock(mutex_);
-      pending_text_.append(text);
+      pending_segment().text.append(text);
     }
     changed_.notify_all();
     return !stop_.stop_requested();
   };
+  if (options.logprobs)
+    options.on_logprob = [this](const TokenLogprob& token) {
+      std::lock_guard lock(mutex_);
+      pending_segment().logprobs.push_back(token);
+    };  // the text that follows wakes the HTTP thread
   try {
-    GenerationStats stats = chat ? engine.chat(request_.messages, options, on_text)
-                                 : engine.generate(request_.prompt, options, on_text);
+    // n choices one after another; the prompt stays in the KV cache, so only the first prefills it.
+    GenerationStats stats;
+    for (int c = 0; c < request_.n; ++c) {
+      {
+        std::lock_guard lock(mutex_);
+        running_choice_ = c;
+      }
+      GenerateOptions choice_options = options;
+      if (request_.options.sampling.seed) choice_options.sampling.seed = *request_.options.sampling.seed + uint64_t(c);
+      const GenerationStats one = chat ? engine.chat(request_.messages, choice_options, on_text)
+                                       : engine.generate(request_.prompt, choice_options, on_text);
+      {
+        std::lock_guard lock(mutex_);
+        choice_reasons_.push_back(one.stop_reason);
+      }
+      if (c == 0) {
+        stats = one;
+      } else {
+        stats.generated_tokens += one.generated_tokens;
+        stats.stop_reason = one.stop_reason;
+        stats.decode_tokens_per_s = one.decode_tokens_per_s;
+      }
+      if (stop_.stop_requested() || one.stop_reason == StopReason::Cancelled) break;
+    }
     const bool cancelled = stop_.stop_requested() || stats.stop_reason == StopReason::Cancelled;
     return conclude(account,
                     {cancelled ? Outcome::Cancelled : Outcome::Completed, stats.generated_tokens, stats.prompt_tokens,
@@ -87,11 +114,26 @@ std::optional<ApiError> InferenceJob::wait_admission() {
 
 InferenceJob::Output InferenceJob::wait_output(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
-  changed_.wait_for(lock, timeout, [&] { return !pending_text_.empty() || phase_ == Phase::Finished; });
+  changed_.wait_for(lock, timeout, [&] { return !pending_.empty() || phase_ == Phase::Finished; });
   Output out;
-  out.text.swap(pending_text_);
-  out.finished = phase_ == Phase::Finished;
+  if (!pending_.empty()) {
+    out.choice = pending_.front().choice;
+    out.text = std::move(pending_.front().text);
+    out.logprobs = std::move(pending_.front().logprobs);
+    pending_.pop_front();
+  }
+  out.finished = phase_ == Phase::Finished && pending_.empty();
   return out;
+}
+
+InferenceJob::Segment& InferenceJob::pending_segment() {
+  if (pending_.empty() || pending_.back().choice != running_choice_) pending_.push_back({running_choice_, {}, {}});
+  return pending_.back();
+}
+
+StopReason InferenceJob::choice_reason(int index) const {
+  std::lock_guard lock(mutex_);
+  return index >= 0 && size_t(index) < choice_reasons_.size() ? choice_reasons_[size_t(index)] : StopReason::None;
 }
 
 GenerationStats InferenceJob::stats() const {

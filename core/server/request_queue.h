@@ -17,6 +17,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "kiln/engine.h"
 #include "server/openai_protocol.h"
@@ -46,13 +47,17 @@ class InferenceJob {
   // Blocks until the job was admitted (returns nullopt) or refused (returns why).
   std::optional<ApiError> wait_admission();
   struct Output {
+    int choice = 0;    // which of the request's n choices the text belongs to (they come in order)
     std::string text;  // everything generated since the last call
+    std::vector<TokenLogprob> logprobs;  // the tokens since the last call, when the request asked
     bool finished = false;
   };
   // Waits up to `timeout` for more text or the end.
   Output wait_output(std::chrono::milliseconds timeout);
   // Once finished: why it ended, and the failure (engine error, shutdown) when there was one.
-  GenerationStats stats() const;
+  GenerationStats stats() const;  // n > 1: the prompt once, the generated tokens of every choice
+  // Why choice `index` ended (None while it runs or when it never ran).
+  StopReason choice_reason(int index) const;
   std::optional<ApiError> failure() const;
 
   // Any thread: stop now. The job is finished at once with `reason` (nullopt: the client left);
@@ -74,7 +79,15 @@ class InferenceJob {
   std::condition_variable changed_;
   Phase phase_ = Phase::Queued;
   bool admitted_ = false;
-  std::string pending_text_;           // produced, not yet taken by the HTTP thread
+  struct Segment {  // produced for one choice, not yet taken by the HTTP thread
+    int choice = 0;
+    std::string text;
+    std::vector<TokenLogprob> logprobs;
+  };
+  Segment& pending_segment();  // the running choice's, under mutex_
+  std::deque<Segment> pending_;
+  int running_choice_ = 0;
+  std::vector<StopReason> choice_reasons_;
   GenerationStats stats_;
   std::optional<ApiError> failure_;
 };

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "server/metrics.h"
 #include "server/openai_protocol.h"
@@ -26,6 +27,12 @@ struct GenerationResponse {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::shared_ptr<RequestMetrics> metrics;               // may be empty
   bool counted = false;                                  // the outcome went into metrics (once)
+  std::vector<std::string> texts;                        // non-streamed: each choice's text
+  std::vector<std::vector<TokenLogprob>> choice_logprobs;  // non-streamed: each choice's tokens, when asked
+  std::vector<TokenLogprob> logprobs;                    // streamed with tools: the held choice's tokens
+  size_t logprob_offset = 0;                             // streamed legacy logprobs: bytes so far
+  std::string held_text;                                 // streamed with tools: the answer, until its end
+                                                         // shows whether it is a call
 };
 
 // One call of httplib's chunked content provider: returns false to drop the connection.

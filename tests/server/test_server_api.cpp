@@ -260,7 +260,7 @@ class ServerApiTest : public QObject {
     QTest::newRow("no messages") << chat << R"({"model":"m"})" << "messages";
     QTest::newRow("empty messages") << chat << R"({"messages":[]})" << "messages";
     QTest::newRow("bad role") << chat << R"({"messages":[{"role":"wizard","content":"hi"}]})" << "messages[0].role";
-    QTest::newRow("tool role") << chat << R"({"messages":[{"role":"tool","content":"hi"}]})" << "messages[0].role";
+    QTest::newRow("function role") << chat << R"({"messages":[{"role":"function","content":"hi"}]})" << "messages[0].role";
     QTest::newRow("image part") << chat << R"({"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]})"
                                 << "messages[0].content[0].type";
     QTest::newRow("content number") << chat << R"({"messages":[{"role":"user","content":5}]})" << "messages[0].content";
@@ -271,13 +271,14 @@ class ServerApiTest : public QObject {
     QTest::newRow("max_tokens zero") << chat << "{" + msgs + R"(,"max_tokens":0})" << "max_tokens";
     QTest::newRow("max_tokens fraction") << chat << "{" + msgs + R"(,"max_tokens":2.5})" << "max_tokens";
     QTest::newRow("max_completion_tokens") << chat << "{" + msgs + R"(,"max_completion_tokens":-4})" << "max_completion_tokens";
-    QTest::newRow("n") << chat << "{" + msgs + R"(,"n":3})" << "n";
+    QTest::newRow("n zero") << chat << "{" + msgs + R"(,"n":0})" << "n";
+    QTest::newRow("n too many") << chat << "{" + msgs + R"(,"n":17})" << "n";
     QTest::newRow("stream text") << chat << "{" + msgs + R"(,"stream":"yes"})" << "stream";
     QTest::newRow("stop number") << chat << "{" + msgs + R"(,"stop":7})" << "stop";
     QTest::newRow("five stops") << chat << "{" + msgs + R"(,"stop":["a","b","c","d","e"]})" << "stop";
     QTest::newRow("seed text") << chat << "{" + msgs + R"(,"seed":"x"})" << "seed";
     QTest::newRow("model number") << chat << "{" + msgs + R"(,"model":5})" << "model";
-    QTest::newRow("logprobs") << chat << "{" + msgs + R"(,"logprobs":true})" << "logprobs";
+    QTest::newRow("logprobs text") << chat << "{" + msgs + R"(,"logprobs":"yes"})" << "logprobs";
     QTest::newRow("no prompt") << "/v1/completions" << R"({"model":"m"})" << "prompt";
     QTest::newRow("token prompt") << "/v1/completions" << R"({"prompt":[1,2,3]})" << "prompt";
     QTest::newRow("two prompts") << "/v1/completions" << R"({"prompt":["a","b"]})" << "prompt";

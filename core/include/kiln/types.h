@@ -132,6 +132,25 @@ struct ModelInfo {
 enum class StopReason { None, EndOfSequence, EndOfTurn, MaxTokens, StopString, Cancelled, ContextFull };
 std::string to_string(StopReason r);
 
+// One generated token with its log-probability, and the likeliest alternatives at that step.
+// The log-probabilities are the model's log-softmax over the whole vocabulary at temperature 1,
+// before the repetition penalty, temperature, top-k, top-p and min-p (what OpenAI reports): they
+// describe the model, not the sampler's settings.
+struct TokenAlternative {
+  int32_t id = -1;
+  std::string bytes;   // the token's text as raw bytes (may be part of a UTF-8 character)
+  float logprob = 0;
+};
+struct TokenLogprob {
+  int32_t id = -1;
+  std::string bytes;
+  float logprob = 0;
+  std::vector<TokenAlternative> top;   // best first, GenerateOptions::top_logprobs of them
+};
+// Called once per generated token (end tokens excluded) when GenerateOptions::logprobs is set,
+// before that token's text reaches the TokenCallback.
+using LogprobCallback = std::function<void(const TokenLogprob& token)>;
+
 struct GenerateOptions {
   SamplingChoice sampling;             // unset fields: ModelInfo::sampling_defaults
   int max_tokens = 512;
@@ -140,6 +159,18 @@ struct GenerateOptions {
   // generate() only: special-token text in the raw prompt ("<start_of_turn>", "<bos>") becomes
   // the token, as in llama.cpp and transformers. Chat message content never does.
   bool parse_special = true;
+  // Per-token log-probabilities (TokenLogprob) go to on_logprob; top_logprobs alternatives each
+  // (0..20). Set, the sampler reads the logits on the host even for greedy decoding.
+  bool logprobs = false;
+  int top_logprobs = 0;
+  LogprobCallback on_logprob;
+  // Constrained output: every token whose text cannot continue a valid JSON document is masked
+  // before sampling, so the text (if not cut short by max_tokens) parses, and for JsonSchema
+  // validates against `json_schema` (the subset core/grammar/json_schema.h lists; anything else is
+  // an Error naming the keyword). The generation ends once the document is complete.
+  enum class Format { Text, JsonObject, JsonSchema };
+  Format format = Format::Text;
+  std::string json_schema;
 };
 
 enum class Role { System, User, Assistant };
