@@ -2,7 +2,8 @@
 // kernel set this CPU runs (portable, AVX2, AVX-512), 1 and 2 threads, decode (n = 1) and prefill
 // (n > 1), at sizes that hit every tail: rows not a multiple of the tile, columns not a multiple of
 // 8 or of the column chunk. The K-quants have their own test (test_matmul_kquant.cpp).
-// Q8_0 and Q4_0 round each token's activations to int8 per 32 weights (quantize_activations_q8_0):
+// Q4_0 rounds each token's activations to int8 per 32 weights (quantize_activations_q8_0), Q8_0 to
+// int16 (quantize_activations_q16):
 // they are checked tightly against the rounded activations and, within the rounding's own bound,
 // against the exact ones.
 #include <QtTest>
@@ -42,18 +43,19 @@ Matrix random_matrix(DType type, int64_t rows, int64_t cols, std::mt19937& rng, 
   return m;
 }
 
-// Q8_0 and Q4_0 round activations to int8 per 32 weights.
-bool rounds_activations(DType type) { return type == DType::Q8_0 || type == DType::Q4_0; }
+// Q4_0 rounds activations to int8 per 32 weights, Q8_0 to int16: the largest integer, or 0.
+double activation_steps(DType type) { return type == DType::Q4_0 ? 127.0 : type == DType::Q8_0 ? 32767.0 : 0.0; }
+bool rounds_activations(DType type) { return activation_steps(type) > 0; }
 
 struct Reference {
   std::vector<double> y;          // [n][rows]
   std::vector<double> magnitude;  // [n][rows]: sum |w| |x|, the scale of float rounding error
-  std::vector<double> rounding;   // [n][rows]: sum over 32-blocks of d / 2 * sum |w|, d = max |x| / 127
+  std::vector<double> rounding;   // [n][rows]: sum over 32-blocks of d / 2 * sum |w|, d = max |x| / steps
 };
 
 // y[t][r] = sum_c w[r][c] x[t][c] in double, with w from the scalar dequantize_row. `rounding` is
-// the most that rounding activations as documented for ActivationBlockQ8_0 can move y (for the
-// formats that do).
+// the most that rounding activations as documented for ActivationBlockQ8_0 / ActivationBlockQ16
+// can move y (for the formats that do).
 Reference reference_matmul(const Matrix& w, const std::vector<float>& x, int64_t n) {
   Reference ref{std::vector<double>(n * w.rows), std::vector<double>(n * w.rows), std::vector<double>(n * w.rows)};
   std::vector<float> row(w.cols);
@@ -68,7 +70,7 @@ Reference reference_matmul(const Matrix& w, const std::vector<float>& x, int64_t
         amax = std::max(amax, std::fabs(double(x[t * w.cols + c])));
         wsum += std::fabs(double(row[c]));
         if (c % kBlockSize == kBlockSize - 1 || c == w.cols - 1) {
-          rounding += amax / 127.0 / 2.0 * wsum;
+          rounding += amax / activation_steps(w.type) / 2.0 * wsum;
           amax = wsum = 0;
         }
       }
@@ -80,12 +82,15 @@ Reference reference_matmul(const Matrix& w, const std::vector<float>& x, int64_t
   return ref;
 }
 
-// x as the int8 kernels see it: each 32-block rounded by quantize_activations_q8_0.
-std::vector<float> rounded_activations(const std::vector<float>& x, int64_t cols) {
+// x as the integer kernels see it: each 32-block rounded by quantize_activations_q8_0 (Q4_0) or
+// quantize_activations_q16 (Q8_0).
+template <typename Activation>
+std::vector<float> rounded_activations(const std::vector<float>& x, int64_t cols,
+                                       void (*quantize)(const float*, int64_t, Activation*)) {
   std::vector<float> rounded(x.size());
-  std::vector<ActivationBlockQ8_0> xq(cols / kBlockSize);
+  std::vector<Activation> xq(cols / kBlockSize);
   for (size_t t = 0; t < x.size() / cols; ++t) {
-    quantize_activations_q8_0(x.data() + t * cols, cols, xq.data());
+    quantize(x.data() + t * cols, cols, xq.data());
     for (int64_t c = 0; c < cols; ++c) rounded[t * cols + c] = xq[c / kBlockSize].d * xq[c / kBlockSize].q[c % kBlockSize];
   }
   return rounded;
@@ -116,7 +121,9 @@ QString check_against(const std::vector<float>& y, const Reference& ref) {
 // against the rounded activations (no rounding allowance: the kernels' integer sums are exact).
 QString check(const std::vector<float>& y, const Reference& ref, const Matrix& w, const std::vector<float>& x) {
   if (rounds_activations(w.type)) {
-    Reference tight = reference_matmul(w, rounded_activations(x, w.cols), int64_t(x.size()) / w.cols);
+    const std::vector<float> rounded = w.type == DType::Q4_0 ? rounded_activations(x, w.cols, quantize_activations_q8_0)
+                                                              : rounded_activations(x, w.cols, quantize_activations_q16);
+    Reference tight = reference_matmul(w, rounded, int64_t(x.size()) / w.cols);
     std::fill(tight.rounding.begin(), tight.rounding.end(), 0.0);
     const QString problem = check_against(y, tight);
     if (!problem.isEmpty()) return "against the rounded activations: " + problem;
@@ -243,8 +250,8 @@ class TestMatmul : public QObject {
   }
 
   void every_set_rounds_activations_to_the_same_bits() {
-    // The tight check above holds only if each set's own quantize_q8_0 matches the reference bit for
-    // bit, blocks with inf or nan (d = nan) and all-zero blocks included.
+    // The tight check above holds only if each set's own quantize_q8_0 / quantize_q16 matches the
+    // reference bit for bit, blocks with inf or nan (d = nan) and all-zero blocks included.
     std::mt19937 rng(31);
     std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
     std::vector<float> x(32 * 40);
@@ -254,17 +261,23 @@ class TestMatmul : public QObject {
     x[200] = std::nanf("");
     x[300] = 127.5f;  // x / d lands exactly on .5 for some elements
     const int64_t blocks = int64_t(x.size()) / kBlockSize;
-    std::vector<ActivationBlockQ8_0> want(blocks), got(blocks);
-    quantize_activations_q8_0(x.data(), int64_t(x.size()), want.data());
-    QCOMPARE(want[2].d, 0.0f);
-    QVERIFY(std::isnan(want[100 / 32].d) && std::isnan(want[200 / 32].dsum));
+    std::vector<ActivationBlockQ8_0> want8(blocks), got8(blocks);
+    std::vector<ActivationBlockQ16> want16(blocks), got16(blocks);
+    quantize_activations_q8_0(x.data(), int64_t(x.size()), want8.data());
+    quantize_activations_q16(x.data(), int64_t(x.size()), want16.data());
+    QCOMPARE(want8[2].d, 0.0f);
+    QCOMPARE(want16[2].d, 0.0f);
+    QVERIFY(std::isnan(want8[100 / 32].d) && std::isnan(want8[200 / 32].dsum) && std::isnan(want16[200 / 32].d));
     for (const auto& kernels : kernel_sets()) {
-      QVERIFY2(kernels.quantize_q8_0 && kernels.dot_rows_q8_0[int(DType::Q8_0)] && kernels.dot_rows_q8_0[int(DType::Q4_0)],
+      QVERIFY2(kernels.quantize_q8_0 && kernels.quantize_q16 && kernels.dot_rows_q8_0 && kernels.dot_rows_q4_0,
                kernels.name);
-      kernels.quantize_q8_0(x.data(), int64_t(x.size()), got.data());
+      kernels.quantize_q8_0(x.data(), int64_t(x.size()), got8.data());
+      kernels.quantize_q16(x.data(), int64_t(x.size()), got16.data());
       for (int64_t b = 0; b < blocks; ++b) {
-        QVERIFY2(std::memcmp(&want[b], &got[b], sizeof(ActivationBlockQ8_0)) == 0,
-                 qPrintable(QString("%1 block %2").arg(kernels.name).arg(b)));
+        QVERIFY2(std::memcmp(&want8[b], &got8[b], sizeof(ActivationBlockQ8_0)) == 0,
+                 qPrintable(QString("%1 int8 block %2").arg(kernels.name).arg(b)));
+        QVERIFY2(std::memcmp(&want16[b], &got16[b], sizeof(ActivationBlockQ16)) == 0,
+                 qPrintable(QString("%1 int16 block %2").arg(kernels.name).arg(b)));
       }
     }
   }

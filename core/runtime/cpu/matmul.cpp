@@ -3,7 +3,7 @@
 // stored format and never expanded. Prefill (several tokens) expands a tile of rows to floats once
 // and applies it to a group of up to 32 tokens, so the dequantization cost is shared by them.
 // Q8_0, Q4_0 and K-quant weights take their own path for any number of tokens (int8_matmul): integer
-// dot products against activations rounded to int8, which measured about 2x faster than float ones.
+// dot products against activations rounded to int8 (int16 for Q8_0), faster than float ones.
 // F32 / F16 / BF16 keep the float paths.
 #include "runtime/cpu/matmul.h"
 
@@ -51,8 +51,8 @@ void decode(const MatmulKernels& kernels, const Matrix& w, const float* x, float
   }, grain);
 }
 
-// Activations rounded to int8 (ActivationBlockQ8K for the K-quants, ActivationBlockQ8_0 for Q8_0 /
-// Q4_0), any number of tokens: every token is rounded once, then each thread applies its rows to all
+// Activations rounded to integers (ActivationBlockQ8K for the K-quants, ActivationBlockQ16 for Q8_0,
+// ActivationBlockQ8_0 for Q4_0), any number of tokens: every token is rounded once, then each thread applies its rows to all
 // tokens, a few rows at a time so that they stay in L1 while the kernel walks the tokens (several at
 // a time, unpacking each weight block once for them).
 template <typename Activation, typename Quantize, typename DotRows>
@@ -134,9 +134,10 @@ void matmul_with(const MatmulKernels& kernels, const Matrix& w, const float* x, 
   if (is_kquant(w.type)) {
     int8_matmul<ActivationBlockQ8K>(kernels.quantize_q8k, kernels.dot_rows_q8k[type], kSuperBlockSize, w, x, n, y,
                                     pool);
-  } else if (kernels.dot_rows_q8_0[type] && kernels.quantize_q8_0) {
-    int8_matmul<ActivationBlockQ8_0>(kernels.quantize_q8_0, kernels.dot_rows_q8_0[type], kBlockSize, w, x, n, y,
-                                     pool);
+  } else if (w.type == DType::Q8_0 && kernels.dot_rows_q8_0 && kernels.quantize_q16) {
+    int8_matmul<ActivationBlockQ16>(kernels.quantize_q16, kernels.dot_rows_q8_0, kBlockSize, w, x, n, y, pool);
+  } else if (w.type == DType::Q4_0 && kernels.dot_rows_q4_0 && kernels.quantize_q8_0) {
+    int8_matmul<ActivationBlockQ8_0>(kernels.quantize_q8_0, kernels.dot_rows_q4_0, kBlockSize, w, x, n, y, pool);
   } else if (n == 1) {
     decode(kernels, w, x, y, pool);
   } else {
