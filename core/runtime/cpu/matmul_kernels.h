@@ -34,12 +34,12 @@ struct ActivationBlockQ8K {
 void quantize_activations_q8k(const float* x, int64_t cols, ActivationBlockQ8K* out);
 
 // Activations for the Q4_0 kernels, rounded to int8 per 32 weights (one weight block):
-// x[i] ~ d * q[i] with d = max |x| / 127, as for ActivationBlockQ8K. dsum = d * (q[0] + .. + q[31])
-// lets Q4_0 kernels multiply the unsigned nibbles (0..15) and subtract 8 * dsum once per block
-// instead of re-centring every weight. A block holding inf or nan gets d = dsum = nan.
+// x[i] ~ d * q[i] with d = max |x| / 127, as for ActivationBlockQ8K. offset = -8 * (q[0] + .. + q[31])
+// lets Q4_0 kernels multiply the unsigned nibbles (0..15) and start each block's integer sum at
+// `offset` instead of re-centring every weight. A block holding inf or nan gets d = nan.
 struct ActivationBlockQ8_0 {
   float d;
-  float dsum;
+  int32_t offset;
   int8_t q[kBlockSize];
 };
 

@@ -31,7 +31,7 @@ void quantize_activations_q8_0(const float* x, int64_t cols, ActivationBlockQ8_0
     }
     // A block holding inf or nan keeps no numbers: nan scales make every dot with it nan.
     a.d = finite ? d : std::numeric_limits<float>::quiet_NaN();
-    a.dsum = a.d * static_cast<float>(sum);
+    a.offset = -8 * sum;
   }
 }
 
