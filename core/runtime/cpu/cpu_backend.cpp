@@ -157,7 +157,11 @@ class CpuBackend final : public Backend {
     project(l.w_up, s_.xn.data(), n, s_.up.data(), layer);
     {
       OpProfile::Scope timer(profile_, "gelu_mul", layer);
-      gelu_tanh_mul(s_.gate.data(), s_.up.data(), int64_t(n) * c_.intermediate_size, s_.gate.data());
+      float* gate = s_.gate.data();
+      const float* up = s_.up.data();
+      pool_.parallel_for(int64_t(n) * c_.intermediate_size, [&](int64_t begin, int64_t end) {
+        gelu_tanh_mul(gate + begin, up + begin, end - begin, gate + begin);
+      }, 16384);
     }
     project(l.w_down, s_.gate.data(), n, s_.proj.data(), layer);
     norm_rows(s_.proj.data(), l.post_ffn_norm.data(), n, s_.proj.data(), layer);
