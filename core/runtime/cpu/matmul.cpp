@@ -2,9 +2,9 @@
 // fused dequantize-and-dot kernel: it is memory-bandwidth bound, so the weights are read in their
 // stored format and never expanded. Prefill (several tokens) expands a tile of rows to floats once
 // and applies it to a group of up to 32 tokens, so the dequantization cost is shared by them.
-// Q8_0, Q4_0 and K-quant weights take their own path for any number of tokens (int8_matmul): integer
-// dot products against activations rounded to int8 (int16 for Q8_0), faster than float ones.
-// F32 / F16 / BF16 keep the float paths.
+// That is the path of F32 / F16 / BF16 (and of Q8_0 / Q4_0 in a set without integer kernels).
+// Q8_0, Q4_0 and K-quant weights take their own path for any number of tokens (integer_matmul):
+// integer dot products against activations rounded to int8 (int16 for Q8_0), faster than float ones.
 #include "runtime/cpu/matmul.h"
 
 #include <algorithm>
@@ -25,7 +25,7 @@ namespace {
 constexpr int64_t kTileCols = 128;
 constexpr int64_t kTokenGroup = 32;
 constexpr size_t kDecodeChunkBytes = 64 * 1024;  // weight bytes a thread takes at a time in decode
-constexpr size_t kPrefillRowBytes = 16 * 1024;   // K-quant weight bytes applied to all tokens at a time
+constexpr size_t kPrefillRowBytes = 16 * 1024;   // integer-path weight bytes applied to all tokens at a time
 
 void check_matmul_args(const Matrix& w, const float* x, int64_t n, const float* y) {
   if (!is_matmul_type(w.type)) {
@@ -51,12 +51,12 @@ void decode(const MatmulKernels& kernels, const Matrix& w, const float* x, float
   }, grain);
 }
 
-// Activations rounded to integers (ActivationBlockQ8K for the K-quants, ActivationBlockQ16 for Q8_0,
-// ActivationBlockQ8_0 for Q4_0), any number of tokens: every token is rounded once, then each thread applies its rows to all
-// tokens, a few rows at a time so that they stay in L1 while the kernel walks the tokens (several at
-// a time, unpacking each weight block once for them).
+// Activations rounded to integers (ActivationBlockQ8K for the K-quants, ActivationBlockQ16 for
+// Q8_0, ActivationBlockQ8_0 for Q4_0), any number of tokens: every token is rounded once, then each
+// thread applies its rows to all tokens, a few rows at a time so that they stay in L1 while the
+// kernel walks the tokens (several at a time, unpacking each weight block once for them).
 template <typename Activation, typename Quantize, typename DotRows>
-void int8_matmul(Quantize quantize, DotRows dot_rows, int64_t block_size, const Matrix& w, const float* x,
+void integer_matmul(Quantize quantize, DotRows dot_rows, int64_t block_size, const Matrix& w, const float* x,
                  int64_t n, float* y, ThreadPool& pool) {
   const int64_t blocks = w.cols / block_size;
   std::vector<Activation> xq(static_cast<size_t>(n * blocks));  // [n][cols / block_size]
@@ -134,12 +134,12 @@ void matmul_with(const MatmulKernels& kernels, const Matrix& w, const float* x, 
   }
   const int type = static_cast<int>(w.type);
   if (is_kquant(w.type)) {
-    int8_matmul<ActivationBlockQ8K>(kernels.quantize_q8k, kernels.dot_rows_q8k[type], kSuperBlockSize, w, x, n, y,
+    integer_matmul<ActivationBlockQ8K>(kernels.quantize_q8k, kernels.dot_rows_q8k[type], kSuperBlockSize, w, x, n, y,
                                     pool);
   } else if (w.type == DType::Q8_0 && kernels.dot_rows_q8_0 && kernels.quantize_q16) {
-    int8_matmul<ActivationBlockQ16>(kernels.quantize_q16, kernels.dot_rows_q8_0, kBlockSize, w, x, n, y, pool);
+    integer_matmul<ActivationBlockQ16>(kernels.quantize_q16, kernels.dot_rows_q8_0, kBlockSize, w, x, n, y, pool);
   } else if (w.type == DType::Q4_0 && kernels.dot_rows_q4_0 && kernels.quantize_q8_0) {
-    int8_matmul<ActivationBlockQ8_0>(kernels.quantize_q8_0, kernels.dot_rows_q4_0, kBlockSize, w, x, n, y, pool);
+    integer_matmul<ActivationBlockQ8_0>(kernels.quantize_q8_0, kernels.dot_rows_q4_0, kBlockSize, w, x, n, y, pool);
   } else if (n == 1) {
     decode(kernels, w, x, y, pool);
   } else {
