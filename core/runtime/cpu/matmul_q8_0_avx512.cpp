@@ -1,6 +1,7 @@
 // AVX-512 VNNI Q8_0 / Q4_0 kernels against integer activations: matmul_q8_0_x86.inc with vpdpbusd /
 // vpdpwssd (256-bit, AVX512VL) for each block's products and 32 vector registers for the 8 tokens a
-// kernel takes at once, and for prefill the repacked 8-row tiles of matmul_q8_0_gemm_vnni.inc. Compiled for baseline x86-64; run only where the CPU has the instructions.
+// kernel takes at once, and for prefill the repacked 8-row tiles of matmul_q8_0_gemm_vnni.inc.
+// Compiled for baseline x86-64; run only where the CPU has the instructions.
 #include "runtime/cpu/matmul_kernels.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
