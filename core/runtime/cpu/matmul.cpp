@@ -151,6 +151,13 @@ void matmul(const Matrix& w, const float* x, int64_t n, float* y, ThreadPool& po
   matmul_with(best_matmul_kernels(), w, x, n, y, pool);
 }
 
+void matmul_float_activations(const Matrix& w, const float* x, int64_t n, float* y, ThreadPool& pool) {
+  MatmulKernels kernels = best_matmul_kernels();
+  kernels.dot_rows_q8_0 = nullptr;  // Q8_0 / Q4_0 fall back to the float decode / prefill paths
+  kernels.dot_rows_q4_0 = nullptr;
+  matmul_with(kernels, w, x, n, y, pool);
+}
+
 void matrix_row(const Matrix& w, int64_t r, float* out) {
   if (r < 0 || r >= w.rows) {
     throw Error("matrix_row: row " + std::to_string(r) + " is outside 0.." + std::to_string(w.rows - 1));
