@@ -15,6 +15,7 @@
 #include "model/presets.h"
 #include "model/weights.h"
 #include "quant/convert.h"
+#include "runtime/cpu/matmul_kernels.h"
 #ifdef KILN_HAVE_VULKAN
 #include "runtime/vulkan/bandwidth.h"
 #endif
@@ -174,12 +175,12 @@ void print_json(const BenchResult& r) {
               "\"kv_cache_bytes\": %llu, \"load_s\": %.3f, \"prefill_tokens_per_s\": %.3f, "
               "\"decode_tokens_per_s\": %.3f, \"bytes_per_token\": %.0f, \"achieved_gb_per_s\": %.3f, "
               "\"peak_rss_bytes\": %llu, \"prefill_again_tokens_per_s\": %.3f, \"decode_pick\": \"%s\", "
-              "\"last_logits_fnv1a\": \"%016llx\"",
+              "\"last_logits_fnv1a\": \"%016llx\", \"cpu_kernels\": \"%s\"",
               r.model.c_str(), r.backend.c_str(), r.precision.c_str(), (unsigned long long)r.weight_bytes,
               (unsigned long long)r.kv_bytes, r.load_s, r.prefill_tps, r.decode_tps, r.bytes_per_token,
               r.bytes_per_token * r.decode_tps / 1e9, (unsigned long long)r.peak_rss, r.prefill_again_tps,
               !r.device_argmax ? "host" : r.device_pick_agrees ? "device" : "device, differs from the host",
-              (unsigned long long)r.last_logits_hash);
+              (unsigned long long)r.last_logits_hash, best_matmul_kernels().name);
   if (!r.counters.empty()) {
     std::printf(", \"counters\": {");
     for (size_t i = 0; i < r.counters.size(); ++i)

@@ -4,6 +4,8 @@
 #include "cli/common.h"
 #include "common/printable.h"
 #include "kiln/hardware.h"
+#include "runtime/cpu/matmul_kernels.h"
+#include "runtime/cpu/thread_pool.h"
 
 namespace kiln::cli {
 namespace {
@@ -41,6 +43,9 @@ void print_model(const ModelInfo& i) {
 
 void print_hardware(const HardwareInfo& h) {
   std::printf("cpu            %s, %d cores\n", h.cpu_model.c_str(), h.cpu_cores);
+  // What the CPU backend would run with (matmul_kernels.h, thread_pool.h).
+  std::printf("               kernels %s, %d threads by default (one per physical core)\n",
+              best_matmul_kernels().name, default_thread_count());
   std::printf("memory         %s total, %s available\n", gib(h.ram_total).c_str(), gib(h.ram_available).c_str());
   if (!h.vulkan_status.empty()) std::printf("vulkan         %s\n", h.vulkan_status.c_str());
   for (const GpuDevice& g : h.gpus) {

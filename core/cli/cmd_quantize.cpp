@@ -55,7 +55,7 @@ void add_quantize_command(CLI::App& app) {
   cmd->add_option("--type", args->type,
                   "q4_k_m (llama.cpp's mix: Q4_K, Q6_K on the embedding and some attn_v / ffn_down), "
                   "q6_k, q8_0 or q4_0 (default q4_k_m)");
-  cmd->add_option("--threads", args->threads, "Threads (default: all cores)");
+  cmd->add_option("--threads", args->threads, "Threads (default: one per physical core)");
   cmd->add_flag("-q,--quiet", args->quiet, "Print only the summary line");
   cmd->callback([args] { run_quantize(*args); });
 }

@@ -143,7 +143,7 @@ void ffn_shapes(benchmark::internal::Benchmark* b) {
   for (int t = 0; t < 7; ++t)
     for (int shape : {0, 1})
       for (int n : {1, 64}) b->Args({t, shape, n, 2, 0});
-  for (int t : {2, 3}) b->Args({t, 0, 64, 2, 1});  // Q4_K / Q6_K prefill with the AVX2 kernels
+  for (int t : {0, 1, 2, 3}) b->Args({t, 0, 64, 2, 1});  // Q8_0 / Q4_0 / Q4_K / Q6_K prefill with the AVX2 kernels
   // One thread: its CPU time is the work itself, a steadier figure than wall time on a busy machine.
   for (int t = 0; t < 4; ++t)
     for (int n : {1, 64}) b->Args({t, 0, n, 1, 0});

@@ -10,6 +10,8 @@
 
 #include "fixture_reference.h"
 #include "model/gguf_file.h"
+#include "runtime/cpu/matmul_kernels.h"
+#include "runtime/cpu/thread_pool.h"
 
 #include <map>
 
@@ -155,6 +157,19 @@ class Cli : public QObject {
     if (out.contains("llvmpipe"))
       QVERIFY2(out.contains("plan     cpu family: prefill fp32, decode fp32, pipeline barriers, subgroup size"),
                qPrintable(out));
+  }
+
+  // The CPU kernel set matmul picks for this CPU, named the same in `info --hardware` and `bench --json`.
+  void cpu_kernel_set_is_reported() {
+    const char* want = kiln::cpu_has_avx512_kernels() ? "avx512_vnni" : kiln::cpu_has_avx2_kernels() ? "avx2" : "portable";
+    const Run info = kiln_cli({"info", "--hardware"});
+    QCOMPARE(info.code, 0);
+    QVERIFY2(QString::fromUtf8(info.out).contains(QString("kernels %1, %2 threads by default")
+                                                      .arg(want).arg(kiln::default_thread_count())), info.out.constData());
+    const Run bench = kiln_cli({"bench", "--model", fixture("tiny-gemma3-b"), "--precision", "q8_0", "--backend", "cpu",
+                                "--prompt", "4", "--gen", "2", "--json"});
+    QVERIFY2(bench.code == 0, bench.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(bench.out).object()["cpu_kernels"].toString(), QString(want));
   }
 
   // `kiln bench --json` carries the plan under "vulkan", and --tune changes it.

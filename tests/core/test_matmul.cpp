@@ -2,9 +2,15 @@
 // kernel set this CPU runs (portable, AVX2, AVX-512), 1 and 2 threads, decode (n = 1) and prefill
 // (n > 1), at sizes that hit every tail: rows not a multiple of the tile, columns not a multiple of
 // 8 or of the column chunk. The K-quants have their own test (test_matmul_kquant.cpp).
+// Q4_0 rounds each token's activations to int8 per 32 weights (quantize_activations_q8_0), Q8_0 to
+// int16 (quantize_activations_q16):
+// they are checked tightly against the rounded activations and, within the rounding's own bound,
+// against the exact ones.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -37,29 +43,57 @@ Matrix random_matrix(DType type, int64_t rows, int64_t cols, std::mt19937& rng, 
   return m;
 }
 
+// Q4_0 rounds activations to int8 per 32 weights, Q8_0 to int16: the largest integer, or 0.
+double activation_steps(DType type) { return type == DType::Q4_0 ? 127.0 : type == DType::Q8_0 ? 32767.0 : 0.0; }
+bool rounds_activations(DType type) { return activation_steps(type) > 0; }
+
 struct Reference {
   std::vector<double> y;          // [n][rows]
   std::vector<double> magnitude;  // [n][rows]: sum |w| |x|, the scale of float rounding error
+  std::vector<double> rounding;   // [n][rows]: sum over 32-blocks of d / 2 * sum |w|, d = max |x| / steps
 };
 
-// y[t][r] = sum_c w[r][c] x[t][c] in double, with w from the scalar dequantize_row.
+// y[t][r] = sum_c w[r][c] x[t][c] in double, with w from the scalar dequantize_row. `rounding` is
+// the most that rounding activations as documented for ActivationBlockQ8_0 / ActivationBlockQ16
+// can move y (for the formats that do).
 Reference reference_matmul(const Matrix& w, const std::vector<float>& x, int64_t n) {
-  Reference ref{std::vector<double>(n * w.rows), std::vector<double>(n * w.rows)};
+  Reference ref{std::vector<double>(n * w.rows), std::vector<double>(n * w.rows), std::vector<double>(n * w.rows)};
   std::vector<float> row(w.cols);
   for (int64_t r = 0; r < w.rows; ++r) {
     dequantize_row(w.type, w.row(r), w.cols, row.data());
     for (int64_t t = 0; t < n; ++t) {
-      double s = 0, m = 0;
+      double s = 0, m = 0, rounding = 0, amax = 0, wsum = 0;
       for (int64_t c = 0; c < w.cols; ++c) {
         const double p = double(row[c]) * double(x[t * w.cols + c]);
         s += p;
         m += std::fabs(p);
+        amax = std::max(amax, std::fabs(double(x[t * w.cols + c])));
+        wsum += std::fabs(double(row[c]));
+        if (c % kBlockSize == kBlockSize - 1 || c == w.cols - 1) {
+          rounding += amax / activation_steps(w.type) / 2.0 * wsum;
+          amax = wsum = 0;
+        }
       }
       ref.y[t * w.rows + r] = s;
       ref.magnitude[t * w.rows + r] = m;
+      ref.rounding[t * w.rows + r] = rounds_activations(w.type) ? rounding : 0.0;
     }
   }
   return ref;
+}
+
+// x as the integer kernels see it: each 32-block rounded by quantize_activations_q8_0 (Q4_0) or
+// quantize_activations_q16 (Q8_0).
+template <typename Activation>
+std::vector<float> rounded_activations(const std::vector<float>& x, int64_t cols,
+                                       void (*quantize)(const float*, int64_t, Activation*)) {
+  std::vector<float> rounded(x.size());
+  std::vector<Activation> xq(cols / kBlockSize);
+  for (size_t t = 0; t < x.size() / cols; ++t) {
+    quantize(x.data() + t * cols, cols, xq.data());
+    for (int64_t c = 0; c < cols; ++c) rounded[t * cols + c] = xq[c / kBlockSize].d * xq[c / kBlockSize].q[c % kBlockSize];
+  }
+  return rounded;
 }
 
 std::vector<MatmulKernels> kernel_sets() {
@@ -71,15 +105,30 @@ std::vector<MatmulKernels> kernel_sets() {
 
 // Error relative to sum |w x|: float accumulation of m terms is off by about m * 2^-24 of that
 // sum, and a plain |y - ref| / |ref| would be meaningless where the terms cancel.
-QString check(const std::vector<float>& y, const Reference& ref) {
+// Plus ref.rounding where activations are rounded to int8.
+QString check_against(const std::vector<float>& y, const Reference& ref) {
   for (size_t i = 0; i < y.size(); ++i) {
     const double error = std::fabs(double(y[i]) - ref.y[i]);
-    if (!(error <= 1e-5 * ref.magnitude[i] + 1e-30)) {
-      return QString("output %1: %2 vs %3 (relative error %4)").arg(i).arg(y[i]).arg(ref.y[i])
-          .arg(error / ref.magnitude[i]);
+    const double bound = 1e-5 * ref.magnitude[i] + ref.rounding[i] + 1e-30;
+    if (!(error <= bound)) {
+      return QString("output %1: %2 vs %3 (error %4, bound %5)").arg(i).arg(y[i]).arg(ref.y[i]).arg(error).arg(bound);
     }
   }
   return {};
+}
+
+// y from matmul of w and x against ref = reference_matmul(w, x): for the int8 formats first tightly
+// against the rounded activations (no rounding allowance: the kernels' integer sums are exact).
+QString check(const std::vector<float>& y, const Reference& ref, const Matrix& w, const std::vector<float>& x) {
+  if (rounds_activations(w.type)) {
+    const std::vector<float> rounded = w.type == DType::Q4_0 ? rounded_activations(x, w.cols, quantize_activations_q8_0)
+                                                              : rounded_activations(x, w.cols, quantize_activations_q16);
+    Reference tight = reference_matmul(w, rounded, int64_t(x.size()) / w.cols);
+    std::fill(tight.rounding.begin(), tight.rounding.end(), 0.0);
+    const QString problem = check_against(y, tight);
+    if (!problem.isEmpty()) return "against the rounded activations: " + problem;
+  }
+  return check_against(y, ref);
 }
 
 }  // namespace
@@ -96,7 +145,7 @@ class TestMatmul : public QObject {
     for (const auto& set : sets) names += QString(names.isEmpty() ? "" : ", ") + set.name;
     qInfo("kernel sets: %s", qPrintable(names));
     const int64_t row_counts[] = {1, 3, 16, 17, 40, 67};
-    const int64_t token_counts[] = {1, 2, 3, 5, 9};
+    const int64_t token_counts[] = {1, 2, 3, 5, 9, 16};  // from 8: the VNNI set's repacked tiles
     int cases = 0;
     for (DType type : kTypes) {
       // Block formats need whole 32-weight blocks; float formats take any width.
@@ -114,7 +163,7 @@ class TestMatmul : public QObject {
               for (ThreadPool* pool : {&one, &two}) {
                 std::vector<float> y(n * rows, std::nanf(""));
                 matmul_with(kernels, w, x.data(), n, y.data(), *pool);
-                const QString problem = check(y, ref);
+                const QString problem = check(y, ref, w, x);
                 if (!problem.isEmpty()) {
                   QFAIL(qPrintable(QString("%1 %2x%3 n=%4 %5 threads=%6: %7").arg(to_string(type)).arg(rows)
                                        .arg(cols).arg(n).arg(kernels.name).arg(pool->size()).arg(problem)));
@@ -144,7 +193,7 @@ class TestMatmul : public QObject {
         for (const auto& kernels : kernel_sets()) {
           std::vector<float> y(n * w.rows, std::nanf(""));
           matmul_with(kernels, w, x.data(), n, y.data(), two);
-          const QString problem = check(y, ref);
+          const QString problem = check(y, ref, w, x);
           QVERIFY2(problem.isEmpty(), qPrintable(QString("%1 %2: %3").arg(to_string(type)).arg(kernels.name).arg(problem)));
         }
       }
@@ -166,7 +215,7 @@ class TestMatmul : public QObject {
         for (const auto& kernels : kernel_sets()) {
           std::vector<float> y(n * w.rows);
           matmul_with(kernels, w, x.data(), n, y.data(), pool);
-          const QString problem = check(y, ref);
+          const QString problem = check(y, ref, w, x);
           QVERIFY2(problem.isEmpty(), qPrintable(QString("%1 %2: %3").arg(to_string(type)).arg(kernels.name).arg(problem)));
         }
       }
@@ -200,6 +249,60 @@ class TestMatmul : public QObject {
     }
   }
 
+  void every_set_rounds_activations_to_the_same_bits() {
+    // The tight check above holds only if each set's own quantize_q8_0 / quantize_q16 matches the
+    // reference bit for bit, blocks with inf or nan (d = nan) and all-zero blocks included.
+    std::mt19937 rng(31);
+    std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+    std::vector<float> x(32 * 40);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = unit(rng) * (i % 61 == 0 ? 50.0f : 1.0f);
+    std::fill_n(x.begin() + 64, 32, 0.0f);
+    x[100] = std::numeric_limits<float>::infinity();
+    x[200] = std::nanf("");
+    x[300] = 127.5f;  // x / d lands exactly on .5 for some elements
+    const int64_t blocks = int64_t(x.size()) / kBlockSize;
+    std::vector<ActivationBlockQ8_0> want8(blocks), got8(blocks);
+    std::vector<ActivationBlockQ16> want16(blocks), got16(blocks);
+    quantize_activations_q8_0(x.data(), int64_t(x.size()), want8.data());
+    quantize_activations_q16(x.data(), int64_t(x.size()), want16.data());
+    QCOMPARE(want8[2].d, 0.0f);
+    QCOMPARE(want16[2].d, 0.0f);
+    QVERIFY(std::isnan(want8[100 / 32].d) && want8[200 / 32].offset == 0 && std::isnan(want16[200 / 32].d));
+    for (const auto& kernels : kernel_sets()) {
+      QVERIFY2(kernels.quantize_q8_0 && kernels.quantize_q16 && kernels.dot_rows_q8_0 && kernels.dot_rows_q4_0,
+               kernels.name);
+      kernels.quantize_q8_0(x.data(), int64_t(x.size()), got8.data());
+      kernels.quantize_q16(x.data(), int64_t(x.size()), got16.data());
+      for (int64_t b = 0; b < blocks; ++b) {
+        QVERIFY2(std::memcmp(&want8[b], &got8[b], sizeof(ActivationBlockQ8_0)) == 0,
+                 qPrintable(QString("%1 int8 block %2").arg(kernels.name).arg(b)));
+        QVERIFY2(std::memcmp(&want16[b], &got16[b], sizeof(ActivationBlockQ16)) == 0,
+                 qPrintable(QString("%1 int16 block %2").arg(kernels.name).arg(b)));
+      }
+    }
+  }
+
+  void nan_activations_give_nan_for_int8_formats() {
+    // Rounding to int8 must not turn a nan or inf activation into a finite output.
+    std::mt19937 rng(32);
+    ThreadPool pool(2);
+    for (DType type : {DType::Q8_0, DType::Q4_0}) {
+      const Matrix w = random_matrix(type, 9, 96, rng);
+      for (int64_t n : {int64_t(1), int64_t(10)}) {
+        std::vector<float> x(n * 96, 0.25f);
+        x[(n - 1) * 96 + 40] = std::nanf("");
+        for (const auto& kernels : kernel_sets()) {
+          std::vector<float> y(n * 9, 0.0f);
+          matmul_with(kernels, w, x.data(), n, y.data(), pool);
+          for (int64_t r = 0; r < 9; ++r) {
+            QVERIFY2(std::isnan(y[(n - 1) * 9 + r]), qPrintable(QString("%1 %2").arg(to_string(type)).arg(kernels.name)));
+            if (n > 1) QVERIFY(std::isfinite(y[r]));
+          }
+        }
+      }
+    }
+  }
+
   void default_matmul_uses_a_correct_kernel_set() {
     std::mt19937 rng(8);
     ThreadPool pool(2);
@@ -208,7 +311,7 @@ class TestMatmul : public QObject {
     const Reference ref = reference_matmul(w, x, 3);
     std::vector<float> y(3 * 33);
     matmul(w, x.data(), 3, y.data(), pool);
-    const QString problem = check(y, ref);
+    const QString problem = check(y, ref, w, x);
     QVERIFY2(problem.isEmpty(), qPrintable(problem));
   }
 

@@ -1,7 +1,11 @@
 // ThreadPool: every index exactly once, chunks honour the grain, workers really run in parallel and
 // persist between calls, exceptions reach the caller, and nesting or sharing does not deadlock.
 #include <QtTest>
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -151,6 +155,35 @@ class TestThreadPool : public QObject {
     }
     for (auto& t : callers) t.join();
     QVERIFY(!wrong);
+  }
+
+  void physical_cores_count_smt_siblings_once() {
+    // A fake sysfs tree: two packages, the first with two SMT cores (CPUs 0/4 and 1/5), the second
+    // with one core without SMT (CPU 2); CPU 3 is not given to the process.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const int package[] = {0, 0, 1, 1, 0, 0}, core[] = {0, 1, 0, 7, 0, 1};
+    for (int cpu = 0; cpu < 6; ++cpu) {
+      const QString topology = dir.path() + QString("/cpu%1/topology").arg(cpu);
+      QVERIFY(QDir().mkpath(topology));
+      QFile p(topology + "/physical_package_id"), c(topology + "/core_id");
+      QVERIFY(p.open(QIODevice::WriteOnly) && c.open(QIODevice::WriteOnly));
+      p.write(QByteArray::number(package[cpu]) + "\n");
+      c.write(QByteArray::number(core[cpu]) + "\n");
+    }
+    const std::string root = dir.path().toStdString();
+    QCOMPARE(count_physical_cores(root, {0, 1, 2, 4, 5}), 3);
+    QCOMPARE(count_physical_cores(root, {0, 4}), 1);
+    QCOMPARE(count_physical_cores(root, {0, 1, 2, 3, 4, 5}), 4);  // same core_id, other package: another core
+    QCOMPARE(count_physical_cores(root, {0, 9}), 0);              // unreadable topology: unknown
+  }
+
+  void default_pool_has_one_thread_per_physical_core() {
+    const int threads = default_thread_count();
+    QVERIFY(threads >= 1);
+    QVERIFY(threads <= int(std::max(1u, std::thread::hardware_concurrency())));
+    ThreadPool pool;
+    QCOMPARE(pool.size(), threads);
   }
 };
 

@@ -132,10 +132,10 @@ class VulkanKernels : public QObject {
     const std::vector<float> x = random_floats(size_t(tokens) * cols, 5);
 
     std::vector<float> ya(size_t(tokens) * rows), yb(size_t(tokens) * rows);
-    matmul(a, x.data(), tokens, ya.data(), pool);
+    matmul_float_activations(a, x.data(), tokens, ya.data(), pool);  // unrounded, as the fp32 kernels
     std::vector<float> expected = ya;
     if (glu) {
-      matmul(b, x.data(), tokens, yb.data(), pool);
+      matmul_float_activations(b, x.data(), tokens, yb.data(), pool);
       expected = gelu_reference(ya, yb);
     }
 

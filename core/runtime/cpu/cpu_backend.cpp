@@ -39,7 +39,8 @@ class CpuBackend final : public Backend {
         pool_(options.threads),
         cache_(c_, options.context_length, options.kv_element),
         attention_(c_, options.attention, options.attention_routing, options.context_length,
-                   options.kv_element == DType::F16, pool_) {}
+                   options.kv_element == DType::F16, pool_),
+        integer_activations_(options.integer_activations) {}
 
   std::string name() const override {
     const std::string routed = attention_.describe();
@@ -157,7 +158,11 @@ class CpuBackend final : public Backend {
     project(l.w_up, s_.xn.data(), n, s_.up.data(), layer);
     {
       OpProfile::Scope timer(profile_, "gelu_mul", layer);
-      gelu_tanh_mul(s_.gate.data(), s_.up.data(), int64_t(n) * c_.intermediate_size, s_.gate.data());
+      float* gate = s_.gate.data();
+      const float* up = s_.up.data();
+      pool_.parallel_for(int64_t(n) * c_.intermediate_size, [&](int64_t begin, int64_t end) {
+        gelu_tanh_mul(gate + begin, up + begin, end - begin, gate + begin);
+      }, 16384);
     }
     project(l.w_down, s_.gate.data(), n, s_.proj.data(), layer);
     norm_rows(s_.proj.data(), l.post_ffn_norm.data(), n, s_.proj.data(), layer);
@@ -185,7 +190,8 @@ class CpuBackend final : public Backend {
 
   void project(const Matrix& w, const float* x, int n, float* y, int layer) {
     OpProfile::Scope timer(profile_, "matmul", layer);
-    matmul(w, x, n, y, pool_);
+    if (integer_activations_) matmul(w, x, n, y, pool_);
+    else matmul_float_activations(w, x, n, y, pool_);
   }
 
   std::shared_ptr<const Gemma3Weights> w_;
@@ -195,6 +201,7 @@ class CpuBackend final : public Backend {
   RunState s_;
   OpProfile profile_;
   AttentionRouter attention_;
+  bool integer_activations_;  // CpuOptions::integer_activations
   OpProfile routed_profile_;  // attention that ran on routed_device_ ("npu", "npu-emulator")
   std::string routed_device_ = "npu";
   int filled_ = 0;  // positions [0, filled_) are in the cache

@@ -18,6 +18,9 @@ struct CpuOptions {
   DType kv_element = DType::F32;  // F16 halves the cache; F32 keeps the reference exact
   AttentionPlacement attention = AttentionPlacement::Auto;  // runtime/npu/attention_scheduler.h decides Auto
   AttentionRouting attention_routing;                       // timeouts and test hooks of the NPU path
+  // false: Q8_0 / Q4_0 matrices multiply float activations (matmul_float_activations), the
+  // reference the Vulkan fp32 path is tested against; true: integer activations, faster.
+  bool integer_activations = true;
 };
 
 std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const Gemma3Weights> weights, const CpuOptions& options);

@@ -2,8 +2,9 @@
 // fused dequantize-and-dot kernel: it is memory-bandwidth bound, so the weights are read in their
 // stored format and never expanded. Prefill (several tokens) expands a tile of rows to floats once
 // and applies it to a group of up to 32 tokens, so the dequantization cost is shared by them.
-// K-quant weights take their own path for any number of tokens (kquant_matmul): integer dot products
-// against activations rounded to int8, which measured faster than expanding them to floats.
+// That is the path of F32 / F16 / BF16 (and of Q8_0 / Q4_0 in a set without integer kernels).
+// Q8_0, Q4_0 and K-quant weights take their own path for any number of tokens (integer_matmul):
+// integer dot products against activations rounded to int8 (int16 for Q8_0), faster than float ones.
 #include "runtime/cpu/matmul.h"
 
 #include <algorithm>
@@ -24,7 +25,7 @@ namespace {
 constexpr int64_t kTileCols = 128;
 constexpr int64_t kTokenGroup = 32;
 constexpr size_t kDecodeChunkBytes = 64 * 1024;  // weight bytes a thread takes at a time in decode
-constexpr size_t kPrefillRowBytes = 16 * 1024;   // K-quant weight bytes applied to all tokens at a time
+constexpr size_t kPrefillRowBytes = 16 * 1024;   // integer-path weight bytes applied to all tokens at a time
 
 void check_matmul_args(const Matrix& w, const float* x, int64_t n, const float* y) {
   if (!is_matmul_type(w.type)) {
@@ -50,20 +51,23 @@ void decode(const MatmulKernels& kernels, const Matrix& w, const float* x, float
   }, grain);
 }
 
-// K-quants, any number of tokens: every token's activations are rounded to int8 once, then each
+// Activations rounded to integers (ActivationBlockQ8K for the K-quants, ActivationBlockQ16 for
+// Q8_0, ActivationBlockQ8_0 for Q4_0), any number of tokens: every token is rounded once, then each
 // thread applies its rows to all tokens, a few rows at a time so that they stay in L1 while the
-// kernel walks the tokens (several at a time, unpacking each super-block once for them).
-void kquant_matmul(const MatmulKernels& kernels, const Matrix& w, const float* x, int64_t n, float* y,
-                   ThreadPool& pool) {
-  const int64_t blocks = w.cols / kSuperBlockSize;
-  std::vector<ActivationBlockQ8K> xq(static_cast<size_t>(n * blocks));  // [n][cols / 256]
+// kernel walks the tokens (several at a time, unpacking each weight block once for them).
+template <typename Activation, typename Quantize, typename DotRows>
+void integer_matmul(Quantize quantize, DotRows dot_rows, int64_t block_size, const Matrix& w, const float* x,
+                 int64_t n, float* y, ThreadPool& pool) {
+  const int64_t blocks = w.cols / block_size;
+  std::vector<Activation> xq(static_cast<size_t>(n * blocks));  // [n][cols / block_size]
   pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) kernels.quantize_q8k(x + t * w.cols, w.cols, xq.data() + t * blocks);
+    for (int64_t t = begin; t < end; ++t) quantize(x + t * w.cols, w.cols, xq.data() + t * blocks);
   }, 8);
   const size_t stride = row_bytes(w.type, w.cols);
-  const auto dot_rows = kernels.dot_rows_q8k[static_cast<int>(w.type)];
   const size_t chunk_bytes = n == 1 ? kDecodeChunkBytes : kPrefillRowBytes;
-  const int64_t rows_at_once = std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / stride));
+  int64_t rows_at_once = std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / stride));
+  // Prefill kernels may take rows 8 at a time (matmul_q8_0_gemm_vnni.inc): give them whole groups.
+  if (n > 1) rows_at_once = (rows_at_once + 7) / 8 * 8;
   pool.parallel_for(w.rows, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; r += rows_at_once) {
       dot_rows(w.row(r), stride, std::min(rows_at_once, end - r), w.cols, xq.data(), n, y + r, w.rows);
@@ -128,8 +132,14 @@ void matmul_with(const MatmulKernels& kernels, const Matrix& w, const float* x, 
     std::fill_n(y, n * w.rows, 0.0f);
     return;
   }
+  const int type = static_cast<int>(w.type);
   if (is_kquant(w.type)) {
-    kquant_matmul(kernels, w, x, n, y, pool);
+    integer_matmul<ActivationBlockQ8K>(kernels.quantize_q8k, kernels.dot_rows_q8k[type], kSuperBlockSize, w, x, n, y,
+                                    pool);
+  } else if (w.type == DType::Q8_0 && kernels.dot_rows_q8_0 && kernels.quantize_q16) {
+    integer_matmul<ActivationBlockQ16>(kernels.quantize_q16, kernels.dot_rows_q8_0, kBlockSize, w, x, n, y, pool);
+  } else if (w.type == DType::Q4_0 && kernels.dot_rows_q4_0 && kernels.quantize_q8_0) {
+    integer_matmul<ActivationBlockQ8_0>(kernels.quantize_q8_0, kernels.dot_rows_q4_0, kBlockSize, w, x, n, y, pool);
   } else if (n == 1) {
     decode(kernels, w, x, y, pool);
   } else {
@@ -139,6 +149,13 @@ void matmul_with(const MatmulKernels& kernels, const Matrix& w, const float* x, 
 
 void matmul(const Matrix& w, const float* x, int64_t n, float* y, ThreadPool& pool) {
   matmul_with(best_matmul_kernels(), w, x, n, y, pool);
+}
+
+void matmul_float_activations(const Matrix& w, const float* x, int64_t n, float* y, ThreadPool& pool) {
+  MatmulKernels kernels = best_matmul_kernels();
+  kernels.dot_rows_q8_0 = nullptr;  // Q8_0 / Q4_0 fall back to the float decode / prefill paths
+  kernels.dot_rows_q4_0 = nullptr;
+  matmul_with(kernels, w, x, n, y, pool);
 }
 
 void matrix_row(const Matrix& w, int64_t r, float* out) {

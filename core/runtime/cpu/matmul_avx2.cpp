@@ -268,6 +268,7 @@ MatmulKernels avx2_matmul_kernels() {
   k.to_float[static_cast<int>(DType::Q4_0)] = to_float_q4_0;
   k.tile_product = tile_product;
   add_avx2_kquant_kernels(k);
+  add_avx2_q8_0_kernels(k);
   return k;
 }
 

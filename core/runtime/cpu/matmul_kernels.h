@@ -33,6 +33,33 @@ struct ActivationBlockQ8K {
 // must give the same bits.
 void quantize_activations_q8k(const float* x, int64_t cols, ActivationBlockQ8K* out);
 
+// Activations for the Q4_0 kernels, rounded to int8 per 32 weights (one weight block):
+// x[i] ~ d * q[i] with d = max |x| / 127, as for ActivationBlockQ8K. offset = -8 * (q[0] + .. + q[31])
+// lets Q4_0 kernels multiply the unsigned nibbles (0..15) and start each block's integer sum at
+// `offset` instead of re-centring every weight. A block holding inf or nan gets d = nan.
+struct ActivationBlockQ8_0 {
+  float d;
+  int32_t offset;
+  int8_t q[kBlockSize];
+};
+
+// out[0 .. cols / 32) = x[0 .. cols) rounded as above; cols % 32 == 0. The reference for every
+// set's quantize_q8_0, which must give the same bits.
+void quantize_activations_q8_0(const float* x, int64_t cols, ActivationBlockQ8_0* out);
+
+// Activations for the Q8_0 kernels, rounded to int16 per 32 weights: d = max |x| / 32767. Q8_0
+// weights are often a second rounding of K-quant ones (model/weights.cpp), and int8 activations on
+// top measurably moved the K-quant fixtures' logits; int16 costs the same instructions with VNNI
+// (vpdpwssd: 16 products a 256-bit register, against vpdpbusd's 32 plus a vpsignb per token).
+struct ActivationBlockQ16 {
+  float d;
+  int16_t q[kBlockSize];
+};
+
+// out[0 .. cols / 32) = x[0 .. cols) rounded as above; cols % 32 == 0; inf or nan: d = nan. The
+// reference for every set's quantize_q16.
+void quantize_activations_q16(const float* x, int64_t cols, ActivationBlockQ16* out);
+
 struct MatmulKernels {
   const char* name = "";
   // y[i] = dot(row i, x) for i < rows. Row i starts at w + i * stride bytes and holds `cols` weights
@@ -55,12 +82,27 @@ struct MatmulKernels {
   using DotRowsQ8K = void (*)(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
                               const ActivationBlockQ8K* x, int64_t tokens, float* y, int64_t ld_y);
 
+  // The same for Q4_0 rows (cols % 32 == 0) against activations rounded by
+  // quantize_activations_q8_0: y[t * ld_y + i] = dot(row i, token t). x: [tokens][cols / 32].
+  using DotRowsQ4_0 = void (*)(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
+                               const ActivationBlockQ8_0* x, int64_t tokens, float* y, int64_t ld_y);
+  using QuantizeQ8_0 = void (*)(const float* x, int64_t cols, ActivationBlockQ8_0* out);
+  // And for Q8_0 rows against activations rounded by quantize_activations_q16.
+  using DotRowsQ8_0 = void (*)(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
+                               const ActivationBlockQ16* x, int64_t tokens, float* y, int64_t ld_y);
+  using QuantizeQ16 = void (*)(const float* x, int64_t cols, ActivationBlockQ16* out);
+
   // quantize_activations_q8k, vectorized for the set.
   using QuantizeQ8K = void (*)(const float* x, int64_t cols, ActivationBlockQ8K* out);
 
   // Indexed by DType. A set fills dot_rows and to_float for F32 .. Q4_0 and dot_rows_q8k for the
-  // K-quants (which matmul never expands to floats).
+  // K-quants (which matmul never expands to floats). Where a set has dot_rows_q8_0 / dot_rows_q4_0,
+  // matmul uses them for Q8_0 / Q4_0; their dot_rows and to_float are then the float reference.
   DotRows dot_rows[kMatmulTypeCount] = {};
+  DotRowsQ8_0 dot_rows_q8_0 = nullptr;
+  QuantizeQ16 quantize_q16 = nullptr;
+  DotRowsQ4_0 dot_rows_q4_0 = nullptr;
+  QuantizeQ8_0 quantize_q8_0 = nullptr;
   DotRowsQ8K dot_rows_q8k[kMatmulTypeCount] = {};
   QuantizeQ8K quantize_q8k = nullptr;
   ToFloat to_float[kMatmulTypeCount] = {};
@@ -71,6 +113,11 @@ struct MatmulKernels {
 MatmulKernels portable_matmul_kernels();
 // Adds the portable K-quant kernels to a set (matmul_kquant_portable.cpp).
 void add_portable_kquant_kernels(MatmulKernels& k);
+
+// Adds the portable / AVX2 / AVX-512 VNNI integer Q8_0 and Q4_0 kernels to a set (matmul_q8_0_*.cpp).
+void add_portable_q8_0_kernels(MatmulKernels& k);
+void add_avx2_q8_0_kernels(MatmulKernels& k);
+void add_avx512_q8_0_kernels(MatmulKernels& k);
 
 // True on x86-64 CPUs with AVX2, FMA and F16C (checked at run time).
 bool cpu_has_avx2_kernels();

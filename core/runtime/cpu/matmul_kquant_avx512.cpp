@@ -1,7 +1,8 @@
-// The AVX-512 set: the AVX2 set with K-quant kernels that fuse each multiply-add of the sub-block
-// scales into AVX-512 VNNI's vpdpwssd (256-bit, AVX512VL), with 32 vector registers for the 8
-// tokens a kernel takes at once. Measured on Zen 4 (one core, 1152 x 6912, 64 tokens): Q4_K 119
-// (AVX2) -> 154 GFLOP/s; decode, which waits on memory, is unchanged.
+// The AVX-512 set: the AVX2 set with K-quant kernels (and Q8_0 / Q4_0 ones from
+// matmul_q8_0_avx512.cpp) that fuse each multiply-add of the sub-block scales into AVX-512 VNNI's
+// vpdpwssd (256-bit, AVX512VL), with 32 vector registers for the 8 tokens a kernel takes at once.
+// Measured on Zen 4 (one core, 1152 x 6912, 64 tokens): Q4_K 119 (AVX2) -> 154 GFLOP/s; decode,
+// which waits on memory, is unchanged.
 // Compiled for baseline x86-64; the kernels run only where the CPU has the instructions.
 #include "runtime/cpu/matmul_kernels.h"
 
@@ -33,8 +34,9 @@ bool cpu_has_avx512_kernels() {
 
 MatmulKernels avx512_matmul_kernels() {
   MatmulKernels k = avx2_matmul_kernels();
-  k.name = "avx512";
+  k.name = "avx512_vnni";
   fill_kquant_kernels(k);
+  add_avx512_q8_0_kernels(k);
   return k;
 }
 

@@ -132,6 +132,7 @@ MatmulKernels portable_matmul_kernels() {
   k.to_float[static_cast<int>(DType::Q4_0)] = to_float<DType::Q4_0>;
   k.tile_product = tile_product;
   add_portable_kquant_kernels(k);
+  add_portable_q8_0_kernels(k);
   return k;
 }
 

@@ -7,12 +7,45 @@
 #include <atomic>
 #include <condition_variable>
 #include <exception>
+#include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 namespace kiln {
+
+int count_physical_cores(const std::string& sysfs_cpu_dir, const std::vector<int>& cpus) {
+  std::set<std::pair<long, long>> cores;  // (package, core)
+  for (int cpu : cpus) {
+    const std::string topology = sysfs_cpu_dir + "/cpu" + std::to_string(cpu) + "/topology/";
+    std::ifstream package_file(topology + "physical_package_id"), core_file(topology + "core_id");
+    long package = -1, core = -1;
+    if (!(package_file >> package) || !(core_file >> core)) return 0;
+    cores.emplace(package, core);
+  }
+  return static_cast<int>(cores.size());
+}
+
+int default_thread_count() {
+  const int logical = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+#if defined(__linux__)
+  cpu_set_t allowed;  // the CPUs this process may use (a container or taskset may allow fewer)
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+    std::vector<int> cpus;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+    if (const int cores = count_physical_cores("/sys/devices/system/cpu", cpus); cores > 0) return cores;
+    if (!cpus.empty()) return static_cast<int>(cpus.size());
+  }
+#endif
+  return logical;
+}
 
 namespace {
 // The pool whose loop the current thread is running (caller or worker): a parallel_for issued from
@@ -80,7 +113,7 @@ struct ThreadPool::Impl {
 };
 
 ThreadPool::ThreadPool(int threads) : impl_(new Impl) {
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 0) threads = default_thread_count();
   try {
     for (int i = 1; i < threads; ++i) impl_->workers.emplace_back([this] { impl_->worker_loop(this); });
   } catch (...) {  // could not start a thread: stop the ones that did start

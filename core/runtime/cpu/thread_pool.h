@@ -3,12 +3,24 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace kiln {
 
+// The threads a pool gets by default: one per physical core this process may run on. SMT siblings
+// share a core's vector units, and the matmul kernels keep those busy, so a second thread per core
+// adds contention, not speed. Falls back to hardware concurrency where the topology is unknown.
+int default_thread_count();
+
+// Physical cores among `cpus` as described under sysfs_cpu_dir (normally /sys/devices/system/cpu):
+// CPUs whose topology/physical_package_id and topology/core_id match share one core. 0 when any
+// CPU's topology cannot be read.
+int count_physical_cores(const std::string& sysfs_cpu_dir, const std::vector<int>& cpus);
+
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads = 0);  // 0: hardware concurrency
+  explicit ThreadPool(int threads = 0);  // 0: default_thread_count()
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
