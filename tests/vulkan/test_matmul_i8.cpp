@@ -105,10 +105,10 @@ class VulkanMatmulI8 : public QObject {
 
   std::vector<float> cpu(const Matrix& a, const Matrix* b, const std::vector<float>& x, int tokens) {
     std::vector<float> ya(size_t(tokens) * a.rows);
-    matmul(a, x.data(), tokens, ya.data(), pool);
+    matmul_float_activations(a, x.data(), tokens, ya.data(), pool);
     if (!b) return ya;
     std::vector<float> yb(ya.size()), out(ya.size());
-    matmul(*b, x.data(), tokens, yb.data(), pool);
+    matmul_float_activations(*b, x.data(), tokens, yb.data(), pool);
     gelu_tanh_mul(ya.data(), yb.data(), int64_t(ya.size()), out.data());
     return out;
   }
