@@ -15,6 +15,10 @@ layout(std430, binding = 0) readonly buffer WeightData { uvec2 w2[]; };  // 1 a 
 layout(std430, binding = 0) readonly buffer WeightData { uvec4 w4[]; };  // F16: 4, Q8_0: 2, Q4_0 and K-quants: 1 a block
 #endif
 layout(std430, binding = 1) readonly buffer WeightScales { uint wscale[]; };
+#if defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
+// The same binding read 16 bytes at a time (a super-block's d, dmin and 6-bit scales).
+layout(std430, binding = 1) readonly buffer WeightScales4 { uvec4 wscale4[]; };
+#endif
 
 float block_scale(uint gb) {
 #if defined(WTYPE_Q8_0) || defined(WTYPE_Q4_0)

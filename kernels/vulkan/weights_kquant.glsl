@@ -63,16 +63,20 @@ KScale block_kscale(uint gb) {
   const uvec2 b = uvec2(scale_byte(base, 2u * j), scale_byte(base, 2u * j + 1u));
   return KScale(dm.x * vec2(b & 15u), -dm.y * vec2(b >> 4));
 #else
-  // d, dmin, then GGUF's 12 bytes of 6-bit scales and mins (quant/kquant_blocks.h, BlockQ4K).
-  const vec2 dm = unpackHalf2x16(wscale[base]);
+  // d, dmin, then GGUF's 12 bytes of 6-bit scales and mins (quant/kquant_blocks.h, BlockQ4K): the
+  // super-block's first 16 bytes, one aligned 16-byte load (SB_WORDS is 4 or 12), bytes taken from
+  // registers rather than a load for each.
+  const uvec4 v = wscale4[base >> 2];
+  const vec2 dm = unpackHalf2x16(v.x);
+  const uvec3 b = v.yzw;  // scale bytes 0..11
   uint sc, m;
   if (j < 4u) {
-    sc = scale_byte(base + 1u, j) & 63u;
-    m = scale_byte(base + 1u, j + 4u) & 63u;
+    sc = (b.x >> (8u * j)) & 63u;
+    m = (b.y >> (8u * j)) & 63u;
   } else {
-    const uint low = scale_byte(base + 1u, j + 4u);
-    sc = (low & 15u) | ((scale_byte(base + 1u, j - 4u) >> 6) << 4);
-    m = (low >> 4) | ((scale_byte(base + 1u, j) >> 6) << 4);
+    const uint low = (b.z >> (8u * (j - 4u))) & 255u;
+    sc = (low & 15u) | (((b.x >> (8u * (j - 4u))) >> 6 & 3u) << 4);
+    m = (low >> 4) | (((b.y >> (8u * (j - 4u))) >> 6 & 3u) << 4);
   }
   return KScale(vec2(dm.x * float(sc)), vec2(-dm.y * float(m)));
 #endif
