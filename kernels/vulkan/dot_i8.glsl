@@ -79,24 +79,24 @@ float block_dot_i8(Block k, QuantizedX x) {
 #endif
 }
 
-#if !defined(WTYPE_KQUANT)  // the staged kernels' forms: Q8_0, Q4_0 only
-
 // A block of activations rounded to int8 by their producer (matvec_staged.comp with QACT_OUT):
 // words lo = elements 0..15, hi = 16..31, one scale for each 8. Exact int32 sums, then four fp32
 // scales. For Q4_0 the caller passes, once a block for all its rows, x8 = block_x8(scale, the
 // sum of each 8's q): the high nibbles are multiplied in place (unsigned, 16 q) and the stored + 8
 // is taken off in fp32, which saves a third of the integer instructions a row's block costs, what
-// 4-bit decode was limited by (PERFORMANCE.md, "Fewer integer instructions for Q4_0").
+// 4-bit decode was limited by (PERFORMANCE.md, "Fewer integer instructions for Q4_0"). The
+// K-quants take each 8's sum of activations from it for their mins and Q_BIAS.
 struct X8 {
-  vec4 scale;    // Q4_0: the high halves' scales / 16
+  vec4 scale;    // each 8's scale (Q4_0: the high halves' scales / 16)
   float offset;  // Q4_0: 8 sum(q * scale), the + 8 of the stored weights
+  vec4 sum_x;    // K-quants: each 8's sum of activations, sum(q) * scale
 };
 X8 block_x8(vec4 scale, ivec4 sums8) {
-#if defined(WTYPE_Q4_0)
   const vec4 sums = vec4(int_to_float(sums8.x), int_to_float(sums8.y), int_to_float(sums8.z), int_to_float(sums8.w));
-  return X8(vec4(scale.xy, scale.zw * (1.0 / 16.0)), 8.0 * dot(sums, scale));
+#if defined(WTYPE_Q4_0)
+  return X8(vec4(scale.xy, scale.zw * (1.0 / 16.0)), 8.0 * dot(sums, scale), vec4(0.0));
 #else
-  return X8(scale, 0.0);
+  return X8(scale, 0.0, sums * scale);
 #endif
 }
 float block_dot_i8_x8(Block k, uvec4 lo, uvec4 hi, X8 x8) {
@@ -112,6 +112,16 @@ float block_dot_i8_x8(Block k, uvec4 lo, uvec4 hi, X8 x8) {
   const ivec4 s = ivec4(sdot4(k.q0.x, lo.x) + sdot4(k.q0.y, lo.y), sdot4(k.q0.z, lo.z) + sdot4(k.q0.w, lo.w),
                         sdot4(k.q1.x, hi.x) + sdot4(k.q1.y, hi.y), sdot4(k.q1.z, hi.z) + sdot4(k.q1.w, hi.w));
   return dot(vec4(int_to_float(s.x), int_to_float(s.y), int_to_float(s.z), int_to_float(s.w)), x8.scale) * k.d;
+#else
+  // Quarter w's bytes: .x weights 4w .. 4w + 3 (of lo), .y 16 + 4w .. (of hi). Each 8's sum(q x)
+  // exact in int32, then its activation scale; the weights' scale and offset are per 16.
+  const uvec2 q0 = kquant_bytes(k.q, k.high, 0u), q1 = kquant_bytes(k.q, k.high, 1u);
+  const uvec2 q2 = kquant_bytes(k.q, k.high, 2u), q3 = kquant_bytes(k.q, k.high, 3u);
+  const ivec4 s = ivec4(sdot4(q0.x, lo.x) + sdot4(q1.x, lo.y), sdot4(q2.x, lo.z) + sdot4(q3.x, lo.w),
+                        sdot4(q0.y, hi.x) + sdot4(q1.y, hi.y), sdot4(q2.y, hi.z) + sdot4(q3.y, hi.w));
+  const vec4 dots = vec4(int_to_float(s.x), int_to_float(s.y), int_to_float(s.z), int_to_float(s.w)) * x8.scale -
+                    Q_BIAS * x8.sum_x;
+  return (dots.x + dots.y) * k.k.scale.x + (dots.z + dots.w) * k.k.scale.y +
+         (x8.sum_x.x + x8.sum_x.y) * k.k.offset.x + (x8.sum_x.z + x8.sum_x.w) * k.k.offset.y;
 #endif
 }
-#endif  // !WTYPE_KQUANT

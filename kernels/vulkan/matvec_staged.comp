@@ -107,7 +107,7 @@ void body() {
 #ifdef QACT_IN
     const uvec4 lo = xq4[3u * b], hi = xq4[3u * b + 1u];
     const vec4 scale = uintBitsToFloat(xq4[3u * b + 2u]);
-#if defined(WTYPE_Q4_0)
+#if defined(WTYPE_Q4_0) || defined(WTYPE_KQUANT)
     const uint ones = 0x01010101u;
     const ivec4 sums8 = ivec4(sdot4(lo.x, ones) + sdot4(lo.y, ones), sdot4(lo.z, ones) + sdot4(lo.w, ones),
                               sdot4(hi.x, ones) + sdot4(hi.y, ones), sdot4(hi.z, ones) + sdot4(hi.w, ones));

@@ -87,19 +87,24 @@ class VulkanKquantKernels : public QObject {
     QTest::addColumn<int>("chunk_rows");  // 0: one chunk
     QTest::addColumn<int>("coop");        // 0: fp32 kernels, 1: matmul_coop (NV), 2: matmul_coop_khr
     QTest::addColumn<bool>("int8_dot");   // matvec_i8_*: activations rounded to int8, integer dots
+    QTest::addColumn<bool>("staged");     // matvec_staged_*: rounded once per workgroup, in shared memory
     for (DType t : kTypes)
       for (bool glu : {false, true}) {
         const std::string s = std::string(suffix(t)) + (glu ? " glu" : "");
         auto row = [&](const std::string& what, int rows, int cols, int tokens, bool batched, int chunk, int coop = 0) {
           QTest::newRow((s + " " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu << chunk << coop
-                                                  << false;
+                                                  << false << false;
           if (!batched)
             QTest::newRow((s + " int8 dot " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
-                                                              << chunk << coop << true;
+                                                              << chunk << coop << true << false;
+          if (!batched && tokens == 1)
+            QTest::newRow((s + " staged " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
+                                                            << chunk << coop << true << true;
         };
         row("matvec 1 token, odd rows", 203, 512, 1, false, 0);
         row("matvec 3 tokens, long rows", 130, 2304, 3, false, 0);
         row("matvec split in chunks", 331, 256, 1, false, 64);
+        row("matvec 1 token, 27B's hidden", 64, 5376, 1, false, 0);
         row("matmul 37 tokens, odd rows", 201, 512, 37, true, 0);
         row("matmul 70 tokens, long rows", 130, 2304, 70, true, 0);
         row("matmul split in chunks", 330, 256, 65, true, 128);
@@ -123,6 +128,7 @@ class VulkanKquantKernels : public QObject {
     QFETCH(int, chunk_rows);
     QFETCH(int, coop);
     QFETCH(bool, int8_dot);
+    QFETCH(bool, staged);
     if (int8_dot && !h.device->info().int8_dot) QSKIP("the device has no integer dot products");
     // lavapipe has no cooperative matrices: these run on a GPU (the H100 through `device`).
     if (coop == 1 && !h.device->info().coop_matrix_f16) QSKIP("the device has no fp16 cooperative matrices (NV)");
@@ -150,9 +156,12 @@ class VulkanKquantKernels : public QObject {
     const vk::BufferSlice xs = h.upload(x), ys = h.poisoned(expected.size());
     const vk::MatmulTile tile = coop ? vk::kCoopTile : vk::kMatmulTile;
     const vk::MatvecShape shape{64, 2, 64};
+    const char* matvec = staged ? "matvec_staged_" : int8_dot ? "matvec_i8_" : "matvec_";
     const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile, false, coop == 2)
-                                     : std::string(int8_dot ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + suffix(t);
-    const vk::Kernel& k = batched ? h.pipelines->get(name, 4) : h.pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
+                                     : matvec + std::string(glu ? "glu_" : "") + suffix(t);
+    std::vector<uint32_t> spec{shape.wg, shape.rows, shape.tpr};
+    if (staged) spec.push_back(uint32_t(cols / 32));  // shared memory for exactly this row length
+    const vk::Kernel& k = batched ? h.pipelines->get(name, 4) : h.pipelines->get(name, 4, spec);
     std::vector<VkDescriptorSet> sets;
     for (const auto& c : dm.chunks) sets.push_back(h.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
     h.seq->begin(false);

@@ -7,9 +7,13 @@
 #include <iterator>
 #include <vector>
 
+#include "runtime/vulkan/kquant_layout.h"
 #include "runtime/vulkan/pipeline.h"
 
 namespace kiln::vk {
+
+bool int8_decode_type(DType type) { return type == DType::Q8_0 || type == DType::Q4_0 || gpu_kquant(type); }
+
 namespace {
 
 constexpr uint32_t kVendorNvidia = 0x10DE, kVendorAmd = 0x1002, kVendorIntel = 0x8086;

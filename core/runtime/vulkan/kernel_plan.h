@@ -41,6 +41,10 @@ const char* prefill_name(Prefill p);  // "fp32", "nv_coopmat", "khr_coopmat", "i
 bool khr_coopmat_built();
 
 // Device families: the rows of the table in kernel_plan.cpp (kFamilies).
+// Weights whose one-token kernels take int8 activations (matvec_i8_*, matvec_staged_*,
+// matvec_qin_*): Q8_0, Q4_0 and the K-quants.
+bool int8_decode_type(DType type);
+
 enum class DeviceFamily { Nvidia, Amd, Intel, Cpu, Other };
 const char* family_name(DeviceFamily f);  // "nvidia", "amd", "intel", "cpu", "other"
 DeviceFamily family_of(const PhysicalDeviceInfo& device);
@@ -85,7 +89,7 @@ struct KernelPlan {
   bool staged_matvec = false;
   uint32_t max_staged_blocks = 256;
   bool staged_for(DType type, int64_t cols) const {
-    return staged_matvec && (type == DType::Q8_0 || type == DType::Q4_0) && cols / kBlockSize <= max_staged_blocks;
+    return staged_matvec && int8_decode_type(type) && cols / kBlockSize <= max_staged_blocks;
   }
   MatvecShape staged_shape(DType type, bool glu) const;
   // One token: gate_up, the decode attention and add_norm write their outputs rounded to int8 (a
@@ -172,7 +176,7 @@ struct KernelPlan {
   bool stage_flags_test_give_up = false;  // stage_flags_test_give_up=1 (tests)
 
   // For reports (`kiln info --hardware`, `kiln bench --json`): the family, the prefill and
-  // decode kernels for Q8_0/Q4_0 weights, the synchronisation.
+  // decode kernels for quantized weights, the synchronisation.
   GpuPlan summary() const;
 };
 

@@ -125,7 +125,7 @@ const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const 
   if (batched && int_dot && plan.int_dot_for(type)) return pipelines->get(matmul_i8_kernel_name(type, glu), 4);
   if (batched)
     return pipelines->get(matmul_kernel_name(type, glu, tile, plan.coop_k2, plan.prefill == Prefill::KhrCoopmat), 4);
-  const bool i8 = plan.int8_dot && (type == DType::Q8_0 || type == DType::Q4_0 || gpu_kquant(type));
+  const bool i8 = plan.int8_dot && int8_decode_type(type);
   const std::string name = std::string(i8 ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + type_suffix(type);
   return pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
 }
@@ -176,8 +176,7 @@ GpuPlan ModelGpu::summary() const {
   const BoundMatrix& m = layers.empty() ? embed_logits : layers.back().gate_up;
   if (!plan.coop_for(m.m.type)) s.prefill = plan.int_dot_for(m.m.type) ? "int_dot" : "fp32";
   s.decode = m.qact_in ? "int8_act" : m.staged ? "int8_staged"
-             : plan.int8_dot && (m.m.type == DType::Q8_0 || m.m.type == DType::Q4_0 || gpu_kquant(m.m.type)) ? "int8_dot"
-                                                                                                               : "fp32";
+             : plan.int8_dot && int8_decode_type(m.m.type) ? "int8_dot" : "fp32";
   return s;
 }
 
@@ -408,7 +407,7 @@ void ModelGpu::build_pipelines() {
 // producers"). Each link only where both ends can: int8 weights, whole groups of 8 outputs. Sets
 // the matrices' flags and shapes and add_norm_int8; returns whether the decode attention rounds.
 bool ModelGpu::plan_int8_activations() {
-  auto int8 = [](const BoundMatrix& bm) { return !bm.m.mixed() && (bm.m.type == DType::Q8_0 || bm.m.type == DType::Q4_0); };
+  auto int8 = [](const BoundMatrix& bm) { return !bm.m.mixed() && int8_decode_type(bm.m.type); };
   auto reads_int8 = [&](BoundMatrix& bm, bool glu) {
     bm.qact_in = true;
     bm.qin_shape = glu ? bm.staged_shape : plan.qin_shape(false);
