@@ -109,6 +109,9 @@ class VulkanModelKquant : public QObject {
     }
     auto gpu = int8_nvidia ? vulkan(w, {{"int8_dot", "1"}, {"family", "nvidia"}}) : vulkan(w, {{"family", "other"}});
     QCOMPARE(counter(*gpu, "stage_flags"), int8_nvidia ? 1.0 : 0.0);
+    // Under the NVIDIA plan every matrix reads int8 activations from its producer, the mixed q|k|v
+    // stacks of layers 2 and 5 (v in Q6_K) part by part: the wide add_norm needs all of them.
+    if (int8_nvidia) QCOMPARE(counter(*gpu, "wide_norm"), 1.0);
     auto cpu = make_cpu_backend(f32, CpuOptions{64, 2, DType::F16});
 
     // Device bytes of the matrices against their bytes in the file.

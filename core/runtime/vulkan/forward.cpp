@@ -53,11 +53,14 @@ class Recorder {
     record_matrix(seq_, k, bm.m, sets, call, shape, m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
   }
 
-  // A stack whose parts differ in type (upload_stacked; never int8-activated or staged): each run
-  // of chunks of one type with its type's kernel, writing its own rows of the output.
+  // A stack whose parts differ in type (upload_stacked; never staged): each run of chunks of one
+  // type with its type's kernel, writing its own rows of the output. One token, a stack whose
+  // producer rounds its input to int8 reads it so, part by part (matvec_qin_*).
   void mixed_matrix(BoundMatrix& bm, bool glu, int n, bool batched, uint32_t x_offset, uint32_t x_stride,
                     uint32_t y_stride, const char* op, int layer) {
-    const std::vector<VkDescriptorSet>& sets = n == 1 && one_token_ ? bm.token_sets : bm.sets;
+    const bool one = n == 1 && one_token_, qin = one && bm.qact_in;
+    const std::vector<VkDescriptorSet>& sets = one ? bm.token_sets : bm.sets;
+    const MatvecShape& shape = qin ? bm.qin_shape : bm.shape;
     for (size_t begin = 0; begin < bm.m.chunks.size();) {
       DeviceMatrix part = bm.m;
       part.type = bm.m.chunks[begin].type;
@@ -65,9 +68,10 @@ class Recorder {
       while (end < bm.m.chunks.size() && bm.m.chunks[end].type == part.type) ++end;
       part.chunks.assign(bm.m.chunks.begin() + begin, bm.m.chunks.begin() + end);
       const MatmulTile tile = batched ? m_.plan.matmul_tile(part.type) : kMatmulTile;
-      const Kernel& k = m_.matrix_kernel(part.type, glu, batched, bm.shape, tile, /*int_dot=*/false);
+      const Kernel& k = qin ? m_.qin_kernel(bm, glu, false, part.type)
+                            : m_.matrix_kernel(part.type, glu, batched, bm.shape, tile, /*int_dot=*/false);
       record_matrix(seq_, k, part, std::span(sets).subspan(begin, end - begin),
-                    MatrixCall{glu, batched, n, x_offset, x_stride, y_stride, tile}, bm.shape,
+                    MatrixCall{glu, batched, n, x_offset, x_stride, y_stride, tile}, shape,
                     m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
       begin = end;
     }

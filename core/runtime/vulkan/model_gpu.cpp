@@ -137,10 +137,10 @@ const Kernel& ModelGpu::staged_kernel(const BoundMatrix& bm, bool glu) {
                         {s.wg, s.rows, s.tpr, uint32_t(bm.m.cols / kBlockSize)});
 }
 
-const Kernel& ModelGpu::qin_kernel(const BoundMatrix& bm, bool glu, bool early) {
+const Kernel& ModelGpu::qin_kernel(const BoundMatrix& bm, bool glu, bool early, std::optional<DType> type) {
   const MatvecShape& s = bm.qin_shape;
   const char* kind = glu ? "glu_qout_" : early ? "early_" : "";
-  return pipelines->get(std::string("matvec_qin_") + kind + type_suffix(bm.m.type), 4, {s.wg, s.rows, s.tpr});
+  return pipelines->get(std::string("matvec_qin_") + kind + type_suffix(type.value_or(bm.m.type)), 4, {s.wg, s.rows, s.tpr});
 }
 
 const Kernel& ModelGpu::sums_kernel(const BoundMatrix& bm, bool early) {
@@ -373,7 +373,9 @@ void ModelGpu::build_pipelines() {
   if (add_norm_int8) add_norm_qout_kernel = &pipelines->get("add_norm_qout", 5, {plan.norm_wg});
   // The one-token kernel each matrix ended up with (after the plan, so none is built for nothing).
   auto one_token_kernel = [&](const BoundMatrix& bm, bool glu) {
-    if (bm.qact_in) qin_kernel(bm, glu);
+    if (bm.qact_in && bm.m.mixed())
+      for (const DeviceMatrix::Chunk& c : bm.m.chunks) qin_kernel(bm, glu, false, c.type);
+    else if (bm.qact_in) qin_kernel(bm, glu);
     else if (bm.staged) staged_kernel(bm, glu);
   };
   one_token_kernel(embed_logits, false);
@@ -407,7 +409,11 @@ void ModelGpu::build_pipelines() {
 // producers"). Each link only where both ends can: int8 weights, whole groups of 8 outputs. Sets
 // the matrices' flags and shapes and add_norm_int8; returns whether the decode attention rounds.
 bool ModelGpu::plan_int8_activations() {
-  auto int8 = [](const BoundMatrix& bm) { return !bm.m.mixed() && int8_decode_type(bm.m.type); };
+  // A mixed q|k|v stack (Q4_K_M: v in Q6_K on some layers) reads int8 part by part.
+  auto int8 = [](const BoundMatrix& bm) {
+    return std::all_of(bm.m.chunks.begin(), bm.m.chunks.end(),
+                       [](const DeviceMatrix::Chunk& c) { return int8_decode_type(c.type); });
+  };
   auto reads_int8 = [&](BoundMatrix& bm, bool glu) {
     bm.qact_in = true;
     bm.qin_shape = glu ? bm.staged_shape : plan.qin_shape(false);

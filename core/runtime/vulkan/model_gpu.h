@@ -7,6 +7,7 @@
 #include <vulkan/vulkan.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -136,7 +137,8 @@ struct ModelGpu {
                               MatmulTile tile = kMatmulTile, bool int_dot = true);
   const Kernel& staged_kernel(const BoundMatrix& bm, bool glu);
   // early: down's variant that starts on gate_up's early part (EarlyPart).
-  const Kernel& qin_kernel(const BoundMatrix& bm, bool glu, bool early = false);
+  // type: a mixed stack's part (ModelGpu::plan_int8_activations lets q|k|v stacks of int8 types read int8).
+  const Kernel& qin_kernel(const BoundMatrix& bm, bool glu, bool early = false, std::optional<DType> type = {});
   const Kernel& embed_kernel(DType type);
   const Kernel *rope_kernel = nullptr, *attention_kernel = nullptr, *decode_attention_kernel = nullptr,
                *add_norm_kernel = nullptr, *split_sum_kernel = nullptr, *argmax_kernel = nullptr;
