@@ -147,7 +147,7 @@ void attn_tile(int32_t* qd, const int32_t* kv, int32_t* out) {
   float* l = l_ptr(out);
   const f16v neg_inf = aie::broadcast<float, 16>(-__builtin_inff());
 
-  // S = Q K^T, masked (emulator: the `s += q * k` loop over d, then `visible`).
+  // S = Q K^T, masked (emulator: one mmul_lane per 8 head-dim elements, then `visible`).
   for (int rb = 0; rb < RB; ++rb) {
     for (int kb = 0; kb < KB; ++kb) {
       MMUL c;
@@ -168,7 +168,9 @@ void attn_tile(int32_t* qd, const int32_t* kv, int32_t* out) {
     const aie::vector<float, 8> half = aie::max(aie::filter_even(mx, 1), aie::filter_odd(mx, 1));
     const aie::vector<float, 4> rowmax = aie::max(aie::filter_even(half, 1), aie::filter_odd(half, 1));
     // m_new = max(m, ceil(rowmax clamped to +-2^20)); rows without a visible key keep m.
-    const f16v clamped = aie::max(aie::min(rowmax.template grow<16>(), aie::broadcast<float, 16>(kMaxClamp)),
+    // (Four copies of the 4 maxima, so no lane holds undefined bits; lanes 0-3 are used.)
+    const f16v rowmax16 = aie::concat(rowmax, rowmax, rowmax, rowmax);
+    const f16v clamped = aie::max(aie::min(rowmax16, aie::broadcast<float, 16>(kMaxClamp)),
                                   aie::broadcast<float, 16>(-kMaxClamp));
     const i16v tile_ceil = ceil_by_conversion(clamped);
     bool rescale = false;
@@ -210,7 +212,7 @@ void attn_tile(int32_t* qd, const int32_t* kv, int32_t* out) {
     }
   }
 
-  // l += P 1 and O += P V (emulator: the two `acc +=` loops over keys).
+  // l += P 1 and O += P V (emulator: one mmul_lane per 8 keys onto the loaded l and O).
   alignas(32) static const bfloat16 ones[32] = {
       1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f,
       1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
