@@ -134,9 +134,10 @@ fi
 export KILN_NPU_KERNELS="$HERE/build"
 
 step "Kiln built with XRT: ctest -R npu_test_npu_hardware (kernel against the emulator)"
-[ -x "$BUILD_DIR/kiln" ] || fail "no kiln in $BUILD_DIR" \
+KILN="$BUILD_DIR/core/cli/kiln"
+[ -x "$KILN" ] || fail "no kiln at $KILN" \
   "configure with the XRT environment set (CMake prints 'NPU dispatch built'), build, or pass --build-dir"
-"$BUILD_DIR/kiln" info --hardware 2>&1 | grep -i npu
+"$KILN" info --hardware 2>&1 | grep -i npu
 (cd "$BUILD_DIR" && ctest -R npu_test_npu_hardware --output-on-failure) >/tmp/kiln-npu-ctest.log 2>&1 \
   || fail "the hardware test failed (log: /tmp/kiln-npu-ctest.log)" \
     "a difference above 1e-2 is a kernel/emulator mismatch: DESIGN.md, 'What only hardware can settle'"
@@ -146,7 +147,7 @@ pass "$(grep -o 'head_dim [0-9]*: largest difference[^)]*)' /tmp/kiln-npu-ctest.
 
 step "speed: kiln bench --attention npu against npu-emulator (synthetic Gemma 3 1B, head_dim 256)"
 for placement in npu npu-emulator; do
-  "$BUILD_DIR/kiln" bench --synthetic gemma3-1b --backend cpu --attention "$placement" --json \
+  "$KILN" bench --synthetic gemma3-1b --backend cpu --attention "$placement" --json \
     >"/tmp/kiln-npu-bench-$placement.json" 2>&1 || fail "kiln bench --attention $placement failed" \
     "see /tmp/kiln-npu-bench-$placement.json"
 done

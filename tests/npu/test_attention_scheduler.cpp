@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "runtime/npu/attention_scheduler.h"
+#include "runtime/npu/npu_cycle_model.h"
 
 using namespace kiln;
 
@@ -116,6 +117,33 @@ class AttentionScheduler : public QObject {
     QVERIFY(all(schedule_attention(in), AttentionDevice::Npu));
     in.rates.npu_clock_hz = 1e3;
     QVERIFY(all(schedule_attention(in), AttentionDevice::Cpu));
+  }
+
+  // DESIGN.md's "what bounds it": the D=128 variant is bound by its vector unit, the D=256 variant
+  // by its one K/V stream; neither beats the matrix unit's peak (4x8x4 MACs a cycle); a decode
+  // launch (one busy row of a column) costs as much per step as a full one.
+  void cycle_model_bounds() {
+    const NpuTileCycles d128 = npu_tile_cycles(npu_tile_shape(128)), d256 = npu_tile_cycles(npu_tile_shape(256));
+    QVERIFY(d128.mmul + d128.softmax > d128.stream);
+    QVERIFY(d256.stream > d256.mmul + d256.softmax);
+    for (int head_dim : {128, 256}) {
+      const NpuTileShape shape = npu_tile_shape(head_dim);
+      const NpuTileCycles t = npu_tile_cycles(shape);
+      const double flops = 4.0 * shape.q_rows * shape.kv_keys * shape.head_dim;
+      QVERIFY(flops / t.busy() <= 2.0 * kiln_npu::kMmulR * kiln_npu::kMmulS * kiln_npu::kMmulT);
+      QVERIFY(t.mmul >= t.mmul_ops);
+    }
+    NpuProblem decode;
+    decode.heads = 8;
+    decode.kv_heads = 4;
+    decode.head_dim = 256;
+    decode.pos = 4000;
+    decode.n = 1;
+    const NpuPlan plan = plan_npu_attention(decode, npu_tile_shape(256));
+    const NpuTileCycles t = npu_tile_cycles(plan.shape);
+    // 4 kv heads x 8 chunks of 512 keys: 8 steps per column, 2 launches, every step busy.
+    QCOMPARE(plan.launches, 2);
+    QCOMPARE(npu_launch_cycles(plan, 0), double(plan.shape.steps_per_launch) * plan.shape.tiles_per_step * t.busy());
   }
 
   // The numbers of DESIGN.md's tables (ms per layer, context 8192, 8 threads), printed from the
