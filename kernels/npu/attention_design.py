@@ -1,7 +1,10 @@
 # The IRON (mlir-aie) design of Kiln's attention kernel for the Ryzen AI "Phoenix" NPU (npu1, 4
 # columns x 4 compute rows). Prints MLIR; aiecc.py turns it into an xclbin and an instruction
-# stream (see README.md and the Makefile). Written against mlir-aie's IRON API (aie.iron, 2025);
-# not run on Kiln's development machines, which have no mlir-aie toolchain.
+# stream (see README.md and the Makefile). Written against the IRON API of the mlir-aie release
+# pinned in README.md ("Toolchain"): the device is NPU1() (npu1 is the 4-column Phoenix array since
+# npu1_4col was removed in mid-2025) and tiles are given with tile=, as mlir-aie's
+# programming_examples/basic/matrix_multiplication/whole_array design does. Not run on Kiln's
+# development machines, which have no mlir-aie toolchain.
 #
 # Data movement, per column c and launch (all buffers are int32 words, laid out by the host in
 # core/runtime/npu/npu_layout.cpp; every region below is contiguous in host memory):
@@ -21,7 +24,7 @@ import numpy as np
 from aie.helpers.taplib import TensorAccessPattern
 from aie.iron import Kernel, ObjectFifo, Program, Runtime, Worker
 from aie.iron.controlflow import range_
-from aie.iron.device import NPU1Col4, Tile
+from aie.iron.device import NPU1, Tile
 from aie.iron.placers import SequentialPlacer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -78,17 +81,17 @@ def attention_design(head_dim):
             obj_types=[q_ty] * rows,
             names=[f"q_{c}_{r}" for r in range(rows)],
             depths=[shape["q_depth"]] * rows,
-            placement=Tile(c, 1),
+            tile=Tile(c, 1),
         )
         kv_fifo = ObjectFifo(kv_ty, name=f"kv_l3_{c}", depth=2)
-        kv_l1 = kv_fifo.cons().forward(obj_type=kv_ty, name=f"kv_{c}", depth=2, placement=Tile(c, 1))
+        kv_l1 = kv_fifo.cons().forward(obj_type=kv_ty, name=f"kv_{c}", depth=2, tile=Tile(c, 1))
         out_fifo = ObjectFifo(words(rows * out_words), name=f"out_l3_{c}", depth=2)
         out_l1 = out_fifo.prod().join(
             [r * out_words for r in range(rows)],
             obj_types=[out_ty] * rows,
             names=[f"out_{c}_{r}" for r in range(rows)],
             depths=[1] * rows,
-            placement=Tile(c, 1),
+            tile=Tile(c, 1),
         )
         q_l3.append(q_fifo)
         kv_l3.append(kv_fifo)
@@ -109,7 +112,7 @@ def attention_design(head_dim):
         for r in range(rows):
             workers.append(
                 Worker(core_fn, [q_l1[r].cons(), kv_l1.cons(), out_l1[r].prod(), step_begin, tile],
-                       placement=Tile(c, 2 + r))
+                       tile=Tile(c, 2 + r))
             )
 
     rt = Runtime()
@@ -118,14 +121,14 @@ def attention_design(head_dim):
         tg = rt.task_group()
         for c in range(cols):
             rt.fill(q_l3[c].prod(), Q, tap=contiguous(q_host, c * S * rows * q_words, S * rows, q_words),
-                    task_group=tg, placement=Tile(c, 0))
+                    task_group=tg, tile=Tile(c, 0))
             rt.fill(kv_l3[c].prod(), KV, tap=contiguous(kv_host, c * S * T * kv_words, S * T, kv_words),
-                    task_group=tg, placement=Tile(c, 0))
+                    task_group=tg, tile=Tile(c, 0))
         for c in range(cols):
             rt.drain(out_l3[c].cons(), OUT, tap=contiguous(out_host, c * S * rows * out_words, S * rows, out_words),
-                     wait=True, task_group=tg, placement=Tile(c, 0))
+                     wait=True, task_group=tg, tile=Tile(c, 0))
         rt.finish_task_group(tg)
-    return Program(NPU1Col4(), rt).resolve_program(SequentialPlacer())
+    return Program(NPU1(), rt).resolve_program(SequentialPlacer())
 
 
 def main():

@@ -69,15 +69,27 @@ inline b16v to_bf16(f16v x) {
   return a.template to_vector<bfloat16>();
 }
 
+// Float -> int32 on AIE-ML is emulated and truncates whatever set_rounding() says (UG1529,
+// "Floating-point Conversion"), so floor and ceil are a conversion plus a correction: where the
+// integer overshoots x (a negative fraction under truncation) step down; for ceil, where it falls
+// short, step up. Exact for any conversion that lands within 1 of x, and float(n) is exact because
+// callers clamp |x| <= 2^20 first (npu_math::floor_by_conversion / ceil_by_conversion).
+inline i16v floor_by_conversion(f16v x) {
+  const i16v n = aie::to_fixed<int32_t>(x, 0);
+  return aie::select(n, aie::sub(n, aie::broadcast<int32_t, 16>(1)), aie::lt(x, aie::to_float(n, 0)));
+}
+inline i16v ceil_by_conversion(f16v x) {
+  const i16v n = aie::to_fixed<int32_t>(x, 0);
+  return aie::select(n, aie::add(n, aie::broadcast<int32_t, 16>(1)), aie::lt(aie::to_float(n, 0), x));
+}
+
 // exp2(x) for x <= 0 (npu_math::exp2_kernel): floor, bf16 fraction, cubic by Horner with bf16
 // operands and fp32 accumulation, exponent add; 0 below kExpMin.
 inline f16v exp2_kernel(f16v x) {
   const auto too_small = aie::lt(x, aie::broadcast<float, 16>(kExpMin));
   x = aie::max(aie::min(x, aie::zeros<float, 16>()), aie::broadcast<float, 16>(kExpMin - 1.0f));
-  aie::set_rounding(aie::rounding_mode::floor);
-  const i16v n = aie::to_fixed<int32_t>(x, 0);
-  aie::set_rounding(aie::rounding_mode::conv_even);
-  const b16v fb = to_bf16(aie::sub(x, aie::to_float(n, 0)));  // x - floor(x) is exact
+  const i16v n = floor_by_conversion(x);
+  const b16v fb = to_bf16(aie::sub(x, aie::to_float(n, 0)));  // x - floor(x) is exact, in [0, 1)
   aie::accum<accfloat, 16> acc;
   acc.from_vector(aie::broadcast<float, 16>(kExp2C2));
   acc = aie::mac(acc, aie::broadcast<bfloat16, 16>(bfloat16(kExp2C3)), fb);  // c3 is a bf16 value
@@ -108,7 +120,7 @@ extern "C" {
 
 // Start of a step: O = 0, m = kNoMax, l = 0; each row's query position for the mask.
 void attn_step_begin(int32_t* qd, int32_t* out) {
-  aie::set_rounding(aie::rounding_mode::conv_even);
+  aie::set_rounding(aie::rounding_mode::conv_even);  // the bf16 conversions (srs); float -> int ignores it
   float* o = o_ptr(out);
   for (int i = 0; i < BQ * D; i += 16) aie::store_v(o + i, aie::zeros<float, 16>());
   for (int i = 0; i < BQ; ++i) {
@@ -135,7 +147,7 @@ void attn_tile(int32_t* qd, const int32_t* kv, int32_t* out) {
   float* l = l_ptr(out);
   const f16v neg_inf = aie::broadcast<float, 16>(-__builtin_inff());
 
-  // S = Q K^T, masked (emulator: the `s += q * k` loop over d, then `visible`).
+  // S = Q K^T, masked (emulator: one mmul_lane per 8 head-dim elements, then `visible`).
   for (int rb = 0; rb < RB; ++rb) {
     for (int kb = 0; kb < KB; ++kb) {
       MMUL c;
@@ -155,18 +167,19 @@ void attn_tile(int32_t* qd, const int32_t* kv, int32_t* out) {
     for (int kb = 1; kb < KB; ++kb) mx = aie::max(mx, aie::load_v<16>(s_tile + (rb * KB + kb) * 16));
     const aie::vector<float, 8> half = aie::max(aie::filter_even(mx, 1), aie::filter_odd(mx, 1));
     const aie::vector<float, 4> rowmax = aie::max(aie::filter_even(half, 1), aie::filter_odd(half, 1));
-    // m_new = max(m, ceil(rowmax)) clamped to +-2^20; rows without a visible key keep m.
-    aie::set_rounding(aie::rounding_mode::floor);
-    const i16v neg_floor = aie::to_fixed<int32_t>(aie::neg(rowmax.template grow<16>()), 0);
-    aie::set_rounding(aie::rounding_mode::conv_even);
+    // m_new = max(m, ceil(rowmax clamped to +-2^20)); rows without a visible key keep m.
+    // (Four copies of the 4 maxima, so no lane holds undefined bits; lanes 0-3 are used.)
+    const f16v rowmax16 = aie::concat(rowmax, rowmax, rowmax, rowmax);
+    const f16v clamped = aie::max(aie::min(rowmax16, aie::broadcast<float, 16>(kMaxClamp)),
+                                  aie::broadcast<float, 16>(-kMaxClamp));
+    const i16v tile_ceil = ceil_by_conversion(clamped);
     bool rescale = false;
     for (int i = 0; i < 4; ++i) {
       const int r = rb * 4 + i;
       const int32_t old_m = int32_t(m[r]);
       int32_t m_new = old_m;
       if (rowmax[i] != -__builtin_inff()) {
-        int32_t tile_m = -neg_floor[i];
-        tile_m = tile_m > int32_t(kMaxClamp) ? int32_t(kMaxClamp) : (tile_m < -int32_t(kMaxClamp) ? -int32_t(kMaxClamp) : tile_m);
+        const int32_t tile_m = tile_ceil[i];
         m_new = tile_m > old_m ? tile_m : old_m;
       }
       int32_t shift = m_new - old_m;
@@ -199,7 +212,7 @@ void attn_tile(int32_t* qd, const int32_t* kv, int32_t* out) {
     }
   }
 
-  // l += P 1 and O += P V (emulator: the two `acc +=` loops over keys).
+  // l += P 1 and O += P V (emulator: one mmul_lane per 8 keys onto the loaded l and O).
   alignas(32) static const bfloat16 ones[32] = {
       1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f,
       1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};

@@ -12,8 +12,14 @@ namespace kiln_npu {
 constexpr int kColumns = 4;          // shim + memory tile + 4 compute tiles each
 constexpr int kRowsPerColumn = 4;    // compute tiles per column
 constexpr int kComputeTileBytes = 64 * 1024;   // data memory of one compute tile
+constexpr int kBankBytes = 16 * 1024;          // ... in 4 banks (AM020, "AIE-ML Tile Data Memory")
 constexpr int kMemTileBytes = 512 * 1024;      // one memory tile
 constexpr int kStackBytes = 1024;              // mlir-aie's default core stack
+// DMA channels (AM020, "AIE-ML Tile DMA" / "Memory Tile DMA"): a compute tile has 2 stream-to-memory
+// (S2MM) and 2 memory-to-stream (MM2S) channels, a memory tile 6 of each, a shim tile 2 of each.
+// Each moves 32 bits a cycle.
+constexpr int kComputeTileS2mm = 2, kMemTileMm2s = 6, kMemTileS2mm = 6, kShimMm2s = 2;
+constexpr int kStreamBytesPerCycle = 4;
 
 // ---- The AIE-ML bf16 matrix unit: C[r x t] += A[r x s] * B[s x t] ----
 constexpr int kMmulR = 4, kMmulS = 8, kMmulT = 4;
@@ -95,12 +101,15 @@ constexpr float kExp2C3 = 0x1.44p-4f;
 
 // ---- What one compute tile holds (bytes), at the ObjectFifo depths the design uses ----
 constexpr int kKvDepth = 2, kOutDepth = 1;
+// The kernel's small static arrays: row_pos (16 words per row block), lane_row_shift and kLaneCol
+// (16 words each), the bf16 ones block (32 values).
+constexpr int kernel_small_statics_bytes(TileShape s) { return (s.q_rows / kMmulR) * 16 * 4 + 2 * 16 * 4 + 32 * 2; }
 constexpr int compute_tile_bytes(TileShape s) {
   return s.q_depth * q_object_words(s) * 4 + kKvDepth * kv_object_words(s) * 4 +
          kOutDepth * out_object_words(s) * 4 +
          s.q_rows * s.kv_keys * 4 +  // scores S, fp32
          s.q_rows * s.kv_keys * 2 +  // probabilities P, bf16
-         kStackBytes;
+         kernel_small_statics_bytes(s) + kStackBytes;
 }
 constexpr int mem_tile_bytes(TileShape s) {  // per column: Q split, K/V broadcast, out join; double-buffered
   return 2 * kRowsPerColumn * q_object_words(s) * 4 + 2 * kv_object_words(s) * 4 +

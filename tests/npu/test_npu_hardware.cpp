@@ -1,6 +1,6 @@
 // The real NPU (Phoenix, amdxdna, XRT with xrt::hw_context, kernels installed): the kernel computes
 // what the emulator models, for both head sizes. Skips, saying why, anywhere else. This is the test
-// a person with a Phoenix laptop runs: kernels/npu/README.md, "Verifying on a Phoenix laptop".
+// a person with a Phoenix laptop runs: kernels/npu/README.md, "Bring-up on a Phoenix laptop".
 #include <QtTest>
 
 #include "runtime/cpu/thread_pool.h"

@@ -1,15 +1,20 @@
 // The NPU kernel's tile layout: every block layout is a bijection, the plan covers every query row
 // once and every key a row may see exactly once, and packing round-trips to the bf16 values of the
 // right positions: odd sequence lengths, GQA (groups of 1, 2, 3 and 8), window edges, ring wraps.
+// Every buffer of both kernel variants fits its bank, tile and DMA-channel limits under the
+// allocation scheme the Makefile passes.
 #include <QtTest>
 #include <bit>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "npu_test_support.h"
 #include "quant/convert.h"
 #include "runtime/cpu/thread_pool.h"
 #include "runtime/npu/npu_kernel_math.h"
 #include "runtime/npu/npu_layout.h"
+#include "runtime/npu/npu_tile_memory.h"
 
 using namespace kiln;
 using namespace kiln::test;
@@ -79,6 +84,65 @@ class NpuLayout : public QObject {
     QCOMPARE(npu_tile_shape(16).head_dim, 16);
     QVERIFY_THROWS_EXCEPTION(Error, npu_tile_shape(12));
     QVERIFY_THROWS_EXCEPTION(Error, npu_tile_shape(512));
+  }
+
+  // Every buffer of a compute tile placed as basic-sequential places it: within 64 KiB, aligned,
+  // without overlap; the only buffers wider than a 16 KiB bank are the out objects (why the Makefile
+  // must not leave the choice to the bank-aware default).
+  void compute_tile_buffers_fit_data() {
+    QTest::addColumn<int>("head_dim");
+    QTest::newRow("D=128") << 128;
+    QTest::newRow("D=256") << 256;
+  }
+  void compute_tile_buffers_fit() {
+    QFETCH(int, head_dim);
+    const NpuTileShape shape = npu_tile_shape(head_dim);
+    const NpuTileMemory m = npu_compute_tile_memory(shape);
+    int previous_end = 0;
+    for (const NpuTileBuffer& b : m.buffers) {
+      QVERIFY2(b.address >= previous_end, qPrintable(QString::fromStdString(b.name) + " overlaps"));
+      QCOMPARE(b.address % kNpuBufferAlignment, 0);
+      QVERIFY2(b.bytes > 0 && b.bytes <= kComputeTileBytes, b.name.c_str());
+      previous_end = b.address + b.bytes * b.copies;
+      qInfo("D=%d %-44s %6d B x%d at %6d", head_dim, b.name.c_str(), b.bytes, b.copies, b.address);
+    }
+    qInfo("D=%d compute tile: %d of %d bytes", head_dim, m.end, m.capacity);
+    QVERIFY2(m.end <= m.capacity, qPrintable(QString("%1 bytes of %2").arg(m.end).arg(m.capacity)));
+    QCOMPARE(m.end, compute_tile_bytes(shape));  // the kernel's static_assert counts the same bytes
+    const std::vector<std::string> wide = npu_buffers_wider_than_a_bank(m);
+    QCOMPARE(int(wide.size()), 1);
+    QCOMPARE(wide[0], std::string("out_<c>_<r> (O, m, l)"));
+    QVERIFY(out_object_words(shape) * 4 > kBankBytes);
+    QVERIFY(out_object_words(shape) * 4 <= 2 * kBankBytes);  // spans two banks, never three
+  }
+
+  void memory_tile_buffers_fit() {
+    for (int head_dim : {128, 256}) {
+      const NpuTileMemory m = npu_memory_tile_memory(npu_tile_shape(head_dim));
+      qInfo("D=%d memory tile: %d of %d bytes", head_dim, m.end, m.capacity);
+      QVERIFY(m.end <= m.capacity);
+      QCOMPARE(m.end, mem_tile_bytes(npu_tile_shape(head_dim)));
+    }
+  }
+
+  // The design's DMA channels per column against the tiles' limits: every memory-tile MM2S channel
+  // is taken, which is what keeps K and V on one stream (core/runtime/npu/DESIGN.md, "Cycle model").
+  void dma_channels_within_limits() {
+    const NpuColumnChannels c = npu_column_channels();
+    QVERIFY(c.mem_tile_mm2s <= kMemTileMm2s);
+    QVERIFY(c.mem_tile_s2mm <= kMemTileS2mm);
+    QVERIFY(c.compute_s2mm <= kComputeTileS2mm);
+    QVERIFY(c.shim_mm2s <= kShimMm2s);
+    QCOMPARE(c.mem_tile_mm2s, kMemTileMm2s);
+  }
+
+  // The Makefile passes the allocation scheme the placement above assumes.
+  void makefile_pins_the_allocation_scheme() {
+    std::ifstream in(std::string(KILN_SOURCE_DIR) + "/kernels/npu/Makefile");
+    QVERIFY2(in, "kernels/npu/Makefile is missing");
+    std::stringstream text;
+    text << in.rdbuf();
+    QVERIFY(text.str().find("--alloc-scheme=basic-sequential") != std::string::npos);
   }
 
   void plan_covers_rows_and_keys_once_data() {

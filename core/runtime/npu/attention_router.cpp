@@ -77,7 +77,7 @@ AttentionDevice AttentionRouter::run(int layer, const KvCache& cache, const floa
   const AttentionDevice want = schedule_.at(n > 1 ? AttentionPhase::Prefill : AttentionPhase::Decode,
                                             c_.is_global(layer) ? LayerKind::Global : LayerKind::Local);
   if ((want == AttentionDevice::Npu || want == AttentionDevice::NpuEmulator) && npu_ && !disabled_ &&
-      !failed_this_request_) {
+      !failed_this_request_ && reset_after_timeout(layer)) {
     try {
       npu_->run(c_, layer, cache, q, k, v, pos, n, att, std::chrono::steady_clock::now() + timeout_);
       ++npu_calls_;
@@ -85,6 +85,7 @@ AttentionDevice AttentionRouter::run(int layer, const KvCache& cache, const floa
       return want;
     } catch (const NpuTimeout& e) {
       ++timeouts_;
+      needs_reset_ = true;  // the next request starts on a fresh hw_context
       fall_back(e.what(), layer);
     } catch (const std::exception& e) {
       fall_back(e.what(), layer);
@@ -92,6 +93,22 @@ AttentionDevice AttentionRouter::run(int layer, const KvCache& cache, const floa
   }
   attention_batch(c_, layer, cache, q, k, v, pos, n, att, pool_);
   return AttentionDevice::Cpu;
+}
+
+bool AttentionRouter::reset_after_timeout(int layer) {
+  if (!needs_reset_) return true;
+  needs_reset_ = false;
+  try {
+    npu_->reset_device();
+    ++resets_;
+    add_note(npu_->device_name() + " was reset after a timeout (a fresh hardware context, kernel reloaded)");
+    return true;
+  } catch (const std::exception& e) {
+    disabled_ = true;
+    add_note(npu_->device_name() + " could not be reset after a timeout (" + e.what() + ") at layer " +
+             std::to_string(layer) + "; the NPU stays off until the model is reloaded and attention runs on the CPU");
+    return false;
+  }
 }
 
 void AttentionRouter::fall_back(const std::string& why, int layer) {
@@ -125,6 +142,7 @@ std::vector<std::pair<std::string, double>> AttentionRouter::counters() const {
   return {{"attention_npu_calls", double(npu_calls_)},
           {"attention_npu_fallbacks", double(fallbacks_)},
           {"attention_npu_timeouts", double(timeouts_)},
+          {"attention_npu_resets", double(resets_)},
           {"attention_npu_launches", double(npu_->launches())},
           {"attention_npu_packed_bytes", double(npu_->packed_bytes())}};
 }

@@ -1,7 +1,8 @@
 // The CPU backend's attention, routed to the device the scheduler picked for each phase (prefill:
 // n > 1 tokens, decode: one) and layer kind. The NPU path (hardware or emulator) falls back to the
 // CPU's attention_batch for the rest of a request when it throws or misses its deadline, and says so
-// through take_notes() and counters(); after three failed requests in a row it stays off.
+// through take_notes() and counters(); after three failed requests in a row it stays off. A timed-out
+// device is reset (a fresh hw_context) before the next request uses it.
 #pragma once
 
 #include <chrono>
@@ -58,6 +59,9 @@ class AttentionRouter {
  private:
   void add_note(std::string note);
   void fall_back(const std::string& why, int layer);
+  // After a timeout: resets the device before its next use; false (and the NPU off, with a note)
+  // when the reset fails.
+  bool reset_after_timeout(int layer);
 
   const Gemma3Config& c_;
   ThreadPool& pool_;
@@ -68,8 +72,9 @@ class AttentionRouter {
   uint64_t dropped_notes_ = 0;
   bool failed_this_request_ = false;
   bool disabled_ = false;
+  bool needs_reset_ = false;
   int failed_requests_in_a_row_ = 0;
-  uint64_t npu_calls_ = 0, fallbacks_ = 0, timeouts_ = 0;
+  uint64_t npu_calls_ = 0, fallbacks_ = 0, timeouts_ = 0, resets_ = 0;
 };
 
 #ifdef KILN_HAVE_XRT_NPU

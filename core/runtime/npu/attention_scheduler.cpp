@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "runtime/npu/npu_cycle_model.h"
 #include "runtime/npu/npu_layout.h"
 
 namespace kiln {
@@ -72,7 +73,12 @@ double npu_seconds(const Work& w, LayerKind kind, const ScheduleInputs& in) {
   for (int64_t step : plan.item_steps) packed_keys += double(plan.steps[step].key_end - plan.steps[step].key_begin);
   const double source_bytes = packed_keys * 2.0 * in.head_dim * (in.f16_kv ? 2 : 4);
   const double host = (source_bytes + buffer_bytes) / (in.rates.pack_bytes_per_core_s * std::max(1, in.threads));
-  const double device = std::max(w.flops / in.rates.npu_flops, buffer_bytes / in.rates.npu_dma_bytes_per_s);
+  // The array: each launch as long as its slowest column (npu_cycle_model.h), never faster than
+  // its buffers cross DDR.
+  double cycles = 0;
+  for (int launch = 0; launch < plan.launches; ++launch) cycles += npu_launch_cycles(plan, launch);
+  const double device = std::max(cycles / (in.rates.npu_clock_hz * in.rates.npu_cycle_derate),
+                                 buffer_bytes / in.rates.memory_bytes_per_s);
   return host + device + plan.launches * in.rates.npu_launch_s;
 }
 

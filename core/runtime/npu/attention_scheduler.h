@@ -22,9 +22,9 @@ struct DeviceRates {
   double cpu_flops_per_core_f32_kv = 1.3e9;  // cpu_attention.cpp, measured (CPU time) with an F32 cache
   double cpu_flops_per_core_f16_kv = 0.6e9;  // the same with an F16 cache (conversion per element)
   double gpu_flops = 2.0e12;                 // assumed: a quarter of the 780M's ~8.9 TFLOPS fp16 peak
-  double npu_flops = 68e9;                   // open-xdna: int16 512^3 matmul on Phoenix; bf16 assumed no faster
+  double npu_clock_hz = 1.0e9;               // assumed: the AIE clock that AMD's published 10 TOPS implies
+  double npu_cycle_derate = 0.8;             // assumed: the cycle model (npu_cycle_model.h) reaches 80 %
   double memory_bytes_per_s = 75e9;          // dual-channel DDR5-5600 in practice (docs/gemma3.md)
-  double npu_dma_bytes_per_s = 20e9;         // assumed: 4 shim columns x 2 channels x 4 B at ~1 GHz, derated
   double npu_launch_s = 100e-6;              // assumed per xrt::run (submit, firmware, wait)
   double pack_bytes_per_core_s = 5.0e9;      // npu_layout.cpp's packer, measured (bytes read + written)
   double npu_margin = 2.0;                   // Auto picks the NPU only when estimated this many times faster

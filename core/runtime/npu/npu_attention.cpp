@@ -71,6 +71,7 @@ double compare_with_emulator(NpuDevice& device, int head_dim, ThreadPool& pool) 
       explicit Borrowed(NpuDevice& x) : d(x) {}
       std::string name() const override { return d.name(); }
       void run(const NpuJob& job, std::chrono::steady_clock::time_point t) override { d.run(job, t); }
+      void reset() override { d.reset(); }
     };
     NpuAttention(std::make_unique<Borrowed>(device), pool)
         .run(c, 0, cache, q.data(), k.data(), v.data(), pos, n, on_device.data(), deadline);

@@ -23,6 +23,8 @@ class NpuAttention {
   NpuAttention(std::unique_ptr<NpuDevice> device, ThreadPool& pool, std::optional<NpuTileShape> shape = {});
 
   std::string device_name() const { return device_->name(); }
+  // NpuDevice::reset(): a fresh context after a timeout.
+  void reset_device() { device_->reset(); }
 
   // The same job as attention_batch (runtime/cpu/cpu_backend.h). Writes att only when every launch
   // succeeded; throws kiln::Error (NpuTimeout past the deadline) otherwise.

@@ -35,6 +35,11 @@ class NpuDevice {
   // Runs the launch and fills out_words. Throws kiln::Error on failure and NpuTimeout when the
   // work is not done by `deadline`.
   virtual void run(const NpuJob& job, std::chrono::steady_clock::time_point deadline) = 0;
+  // After a timeout the device's state is unknown (a hung launch may still hold the array), so the
+  // router calls this before the next request uses it: the XRT device drops its hw_context, kernel
+  // and buffers and opens them afresh (the xclbin reloaded onto the array). Throws kiln::Error when
+  // that fails. The emulator has no state to lose.
+  virtual void reset() {}
 };
 
 }  // namespace kiln

@@ -15,6 +15,7 @@ namespace kiln {
 using namespace kiln_npu;
 using npu_math::ceil_clamped;
 using npu_math::exp2_kernel;
+using npu_math::mmul_lane;
 using npu_math::round_bf16;
 using npu_math::scale_down_pow2;
 
@@ -45,7 +46,7 @@ void emulate_npu_step(const NpuTileShape& shape, const int32_t* q_object, const 
     throw Error("npu: a step descriptor is out of range (bad packing)");
   const auto* q = reinterpret_cast<const uint16_t*>(q_object + kDescriptorWords);
 
-  std::vector<float> qrow(D), scores(BK), probs(BK);
+  std::vector<float> qrow(D), scores(BK), probs(BK), products(kMmulS);
   std::vector<char> visible(BK);
   for (int t = 0; t < tiles; ++t) {
     const auto* kt = reinterpret_cast<const uint16_t*>(kv_objects + int64_t(t) * kv_object_words(shape));
@@ -53,7 +54,8 @@ void emulate_npu_step(const NpuTileShape& shape, const int32_t* q_object, const 
     for (int i = 0; i < rows_valid; ++i) {
       const int64_t p = query_pos + (first_row + i) / group;
       for (int d = 0; d < D; ++d) qrow[d] = bf16_value(q[q_offset(D, i, d)]);
-      // S = Q K^T: products exact, sums in fp32 in d order (the mmul's reduction order).
+      // S = Q K^T: one mmul step per 8 head-dim elements, each adding its 8 exact products to the
+      // fp32 accumulator with one rounding (mmul_lane); masked keys become -inf (visible[j]).
       bool any = false;
       float tile_max = -INFINITY;
       for (int j = 0; j < BK; ++j) {
@@ -61,12 +63,15 @@ void emulate_npu_step(const NpuTileShape& shape, const int32_t* q_object, const 
         visible[j] = kp < key_end && kp <= p && (window == 0 || kp > p - window);
         if (!visible[j]) continue;
         float s = 0.0f;
-        for (int d = 0; d < D; ++d) s += qrow[d] * bf16_value(kt[kt_offset(BK, d, j)]);
+        for (int d8 = 0; d8 < D; d8 += kMmulS) {
+          for (int e = 0; e < kMmulS; ++e) products[e] = qrow[d8 + e] * bf16_value(kt[kt_offset(BK, d8 + e, j)]);
+          s = mmul_lane(s, products.data(), kMmulS);
+        }
         scores[j] = s;
         tile_max = any ? std::max(tile_max, s) : s;
         any = true;
       }
-      if (!any) continue;  // the kernel selects the old m, O, l for a row without a visible key
+      if (!any) continue;  // the kernel keeps m, O and l of a row without a visible key
       // Online softmax with an integer running maximum: rescaling is an exact power of two.
       const float m_new = std::max(m[i], ceil_clamped(tile_max));
       const int64_t shift = int64_t(m_new) - int64_t(m[i]);
@@ -76,13 +81,16 @@ void emulate_npu_step(const NpuTileShape& shape, const int32_t* q_object, const 
       }
       m[i] = m_new;
       for (int j = 0; j < BK; ++j) probs[j] = visible[j] ? round_bf16(exp2_kernel(scores[j] - m_new)) : 0.0f;
-      // l += P . 1 and O += P V: the mmul accumulates onto the loaded values in key order.
+      // l += P 1 and O += P V: one mmul step per 8 keys onto the loaded l and O.
       float sum = l[i];
-      for (int j = 0; j < BK; ++j) sum += probs[j];
+      for (int j8 = 0; j8 < BK; j8 += kMmulS) sum = mmul_lane(sum, probs.data() + j8, kMmulS);
       l[i] = sum;
       for (int d = 0; d < D; ++d) {
         float acc = out[o_offset(D, i, d)];
-        for (int j = 0; j < BK; ++j) acc += probs[j] * bf16_value(vt[v_offset(D, j, d)]);
+        for (int j8 = 0; j8 < BK; j8 += kMmulS) {
+          for (int e = 0; e < kMmulS; ++e) products[e] = probs[j8 + e] * bf16_value(vt[v_offset(D, j8 + e, d)]);
+          acc = mmul_lane(acc, products.data(), kMmulS);
+        }
         out[o_offset(D, i, d)] = acc;
       }
     }

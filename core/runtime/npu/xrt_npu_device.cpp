@@ -33,25 +33,26 @@ std::vector<uint32_t> read_instructions(const std::string& path) {
 class XrtNpuDevice final : public NpuDevice {
  public:
   XrtNpuDevice(int head_dim, const std::string& dir) : shape_(npu_tile_shape(head_dim)) {
-    const std::string xclbin_path = npu_xclbin_path(dir, head_dim);
+    xclbin_path_ = npu_xclbin_path(dir, head_dim);
     instructions_ = read_instructions(npu_instructions_path(dir, head_dim));
     try {
       device_ = xrt::device(0u);
-      xrt::xclbin xclbin(xclbin_path);
-      device_.register_xclbin(xclbin);
-      context_ = xrt::hw_context(device_, xclbin.get_uuid());
-      kernel_ = xrt::kernel(context_, "MLIR_AIE");
-      // Argument 0 is the opcode, 1 and 2 the instruction stream, 3.. the sequence's buffers.
-      instr_ = xrt::bo(device_, instructions_.size() * 4, XCL_BO_FLAGS_CACHEABLE, kernel_.group_id(1));
-      std::memcpy(instr_.map<void*>(), instructions_.data(), instructions_.size() * 4);
-      instr_.sync(XCL_BO_SYNC_BO_TO_DEVICE);
-      const NpuBufferWords words = npu_launch_words(shape_);
-      q_ = xrt::bo(device_, size_t(words.q) * 4, XRT_BO_FLAGS_HOST_ONLY, kernel_.group_id(3));
-      kv_ = xrt::bo(device_, size_t(words.kv) * 4, XRT_BO_FLAGS_HOST_ONLY, kernel_.group_id(4));
-      out_ = xrt::bo(device_, size_t(words.out) * 4, XRT_BO_FLAGS_HOST_ONLY, kernel_.group_id(5));
+      xclbin_ = xrt::xclbin(xclbin_path_);
+      device_.register_xclbin(xclbin_);
     } catch (const std::exception& e) {
-      throw Error(std::string("npu: ") + xclbin_path + ": " + e.what());
+      throw Error(std::string("npu: ") + xclbin_path_ + ": " + e.what());
     }
+    open_context();
+  }
+
+  // A fresh hw_context on the registered xclbin: the driver loads the design onto the array anew,
+  // so whatever a timed-out launch left running is gone. Buffers belong to the old context's
+  // kernel groups, so they are made again too.
+  void reset() override {
+    out_ = kv_ = q_ = instr_ = xrt::bo();
+    kernel_ = xrt::kernel();
+    context_ = xrt::hw_context();
+    open_context();
   }
 
   std::string name() const override { return "npu"; }
@@ -80,9 +81,28 @@ class XrtNpuDevice final : public NpuDevice {
   }
 
  private:
+  void open_context() {
+    try {
+      context_ = xrt::hw_context(device_, xclbin_.get_uuid());
+      kernel_ = xrt::kernel(context_, "MLIR_AIE");
+      // Argument 0 is the opcode, 1 and 2 the instruction stream, 3.. the sequence's buffers.
+      instr_ = xrt::bo(device_, instructions_.size() * 4, XCL_BO_FLAGS_CACHEABLE, kernel_.group_id(1));
+      std::memcpy(instr_.map<void*>(), instructions_.data(), instructions_.size() * 4);
+      instr_.sync(XCL_BO_SYNC_BO_TO_DEVICE);
+      const NpuBufferWords words = npu_launch_words(shape_);
+      q_ = xrt::bo(device_, size_t(words.q) * 4, XRT_BO_FLAGS_HOST_ONLY, kernel_.group_id(3));
+      kv_ = xrt::bo(device_, size_t(words.kv) * 4, XRT_BO_FLAGS_HOST_ONLY, kernel_.group_id(4));
+      out_ = xrt::bo(device_, size_t(words.out) * 4, XRT_BO_FLAGS_HOST_ONLY, kernel_.group_id(5));
+    } catch (const std::exception& e) {
+      throw Error(std::string("npu: ") + xclbin_path_ + ": " + e.what());
+    }
+  }
+
   NpuTileShape shape_;
+  std::string xclbin_path_;
   std::vector<uint32_t> instructions_;
   xrt::device device_;
+  xrt::xclbin xclbin_;
   xrt::hw_context context_;
   xrt::kernel kernel_;
   xrt::bo instr_, q_, kv_, out_;
