@@ -9,11 +9,13 @@
 #include <random>
 
 #include "download/file_trust.h"
+#include "download/hf_cache.h"
 #include "download/http_client.h"
 #include "download/hub.h"
 #include "download/hub_errors.h"
+#include "download/sha1.h"
 #include "download/sha256.h"
-#include "fake_hub.h"
+#include "hub_stand_in.h"
 #include "gguf_fixtures.h"
 #include "kiln/types.h"
 
@@ -31,7 +33,7 @@ std::string random_bytes(size_t n, uint32_t seed) {
 }
 
 // Retries wait milliseconds here, so a test of five attempts still takes well under a second.
-HubOptions options_for(const FakeHub& hub, const std::string& token = "") {
+HubOptions options_for(const HubStandIn& hub, const std::string& token = "") {
   HubOptions o;
   o.endpoint = hub.base();
   o.token = token;
@@ -55,7 +57,7 @@ void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-HubFile listed(const FakeHub& hub, const std::string& repo, const std::string& path, const std::string& token = "") {
+HubFile listed(const HubStandIn& hub, const std::string& repo, const std::string& path, const std::string& token = "") {
   for (const HubFile& f : list_repo_files(options_for(hub, token), repo))
     if (f.path == path) return f;
   qFatal("%s not listed", path.c_str());
@@ -83,7 +85,7 @@ class DownloadTest : public QObject {
   void initTestCase() {
     qputenv("HOME", home_.path().toUtf8());
     for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HOME", "XDG_CACHE_HOME",
-                             "HF_ENDPOINT", "KILN_HF_ENDPOINT"})
+                             "HF_ENDPOINT", "KILN_HF_ENDPOINT", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"})
       qunsetenv(name);
     model_ = random_bytes(1 << 20, 1);
     big_ = random_bytes(2 << 20, 2);
@@ -154,7 +156,7 @@ class DownloadTest : public QObject {
   }
 
   void listingWithSizesAcrossPages() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/tiny"] = {{"config.json", "{}", false}, {"model.safetensors", model_}, {"sub/dir/notes.txt", "hello", false}};
     const auto files = list_repo_files(options_for(hub), "kiln/tiny");
     QCOMPARE(files.size(), size_t(3));  // the third came from the second page
@@ -170,7 +172,7 @@ class DownloadTest : public QObject {
   }
 
   void downloadVerifyAndSkipWhenPresent() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/tiny"] = {{"model.safetensors", model_}, {"sub/dir/notes.txt", "hello", false}};
     QTemporaryDir dir;
     const std::string dest = dir.path().toStdString();
@@ -193,7 +195,7 @@ class DownloadTest : public QObject {
   }
 
   void interruptedTransferResumes() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/tiny"] = {{"model.gguf", model_}};
     QTemporaryDir dir;
     const std::string dest = dir.path().toStdString();
@@ -209,14 +211,14 @@ class DownloadTest : public QObject {
     QVERIFY(!fs::exists(dest + "/model.gguf"));
 
     QCOMPARE(download_file(options_for(hub), "kiln/tiny", f, dest), DownloadResult::Resumed);
-    QCOMPARE(hub.ranges.back(), "bytes=" + std::to_string(kept) + "-");  // only the rest was asked for
+    QCOMPARE(hub.range_log.back(), "bytes=" + std::to_string(kept) + "-");  // only the rest was asked for
     QCOMPARE(read_file_bytes(dest + "/model.gguf"), model_);
     QVERIFY(!fs::exists(dest + "/model.gguf.part"));
   }
 
   void wrongChecksumIsRefusedAndRemoved() {
-    FakeHub hub;
-    FakeFile bad{"model.gguf", model_};
+    HubStandIn hub;
+    StandInFile bad{"model.gguf", model_};
     bad.listed_sha256 = std::string(64, 'a');
     hub.repos["kiln/tiny"] = {bad};
     QTemporaryDir dir;
@@ -236,7 +238,7 @@ class DownloadTest : public QObject {
     QCOMPARE(download_file(options_for(hub), "kiln/tiny", listed(hub, "kiln/tiny", "model.gguf"), dest),
              DownloadResult::Downloaded);  // the damaged part was removed, so it starts over
 
-    FakeFile longer{"extra.bin", "0123456789", false};
+    StandInFile longer{"extra.bin", "0123456789", false};
     longer.listed_size = 4;
     hub.repos["kiln/tiny"] = {longer};
     QVERIFY(error_of([&] { download_file(options_for(hub), "kiln/tiny", listed(hub, "kiln/tiny", "extra.bin"), dest); })
@@ -245,7 +247,7 @@ class DownloadTest : public QObject {
 
   // The five refusals, told apart as the real hub's answers allow.
   void refusalsSayWhatHappened() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos[hub.gated_repo] = {{"model.gguf", model_}};
     hub.repos["kiln/public"] = {{"model.gguf", model_}};
     QTemporaryDir dir;
@@ -280,7 +282,7 @@ class DownloadTest : public QObject {
     QVERIFY2(fine.find("this fine-grained token (from --token) lacks access to gated repositories") != std::string::npos,
              fine.c_str());
     QCOMPARE(kind_of([&] { fetch("hf_fine_grained"); }), HubErrorKind::FineGrainedToken);
-    QCOMPARE(hub.ranges.size(), size_t(0));  // no refusal was retried into a transfer
+    QCOMPARE(hub.range_log.size(), size_t(0));  // no refusal was retried into a transfer
 
     QCOMPARE(download_file(options_for(hub, hub.good_token), hub.gated_repo, f, dest), DownloadResult::Downloaded);
     QCOMPARE(hub.auths.back(), "Bearer " + hub.good_token);
@@ -329,7 +331,7 @@ class DownloadTest : public QObject {
   }
 
   void busyAndFailingServersAreRetried() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/tiny"] = {{"model.gguf", model_}};
     QTemporaryDir dir;
     const std::string dest = dir.path().toStdString();
@@ -379,7 +381,7 @@ class DownloadTest : public QObject {
   }
 
   void dropMidFileResumesWithinThePull() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/tiny"] = {{"model.gguf", model_}};
     QTemporaryDir dir;
     const std::string dest = dir.path().toStdString();
@@ -387,14 +389,14 @@ class DownloadTest : public QObject {
     QCOMPARE(download_file(options_for(hub), "kiln/tiny", listed(hub, "kiln/tiny", "model.gguf"), dest),
              DownloadResult::Downloaded);
     QCOMPARE(read_file_bytes(dest + "/model.gguf"), model_);
-    QCOMPARE(hub.ranges.size(), size_t(3));
-    QCOMPARE(hub.ranges[0], std::string());
+    QCOMPARE(hub.range_log.size(), size_t(3));
+    QCOMPARE(hub.range_log[0], std::string());
     for (size_t i = 1; i < 3; ++i)  // each retry asked only for the rest
-      QVERIFY2(hub.ranges[i].rfind("bytes=", 0) == 0 && hub.ranges[i] != "bytes=0-", hub.ranges[i].c_str());
+      QVERIFY2(hub.range_log[i].rfind("bytes=", 0) == 0 && hub.range_log[i] != "bytes=0-", hub.range_log[i].c_str());
   }
 
   void existingFilesAreVerifiedBeforeTheyAreTrusted() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/tiny"] = {{"model.gguf", model_}};
     QTemporaryDir dir;
     const std::string dest = dir.path().toStdString(), path = dest + "/model.gguf";
@@ -413,7 +415,7 @@ class DownloadTest : public QObject {
     write_file(path, changed);
     fs::last_write_time(path, mtime);
     QCOMPARE(download_file(options_for(hub), "kiln/tiny", f, dest), DownloadResult::AlreadyPresent);
-    QCOMPARE(hub.ranges.size(), size_t(1));
+    QCOMPARE(hub.range_log.size(), size_t(1));
     // ...and once the mtime moves, the hash is checked again and the damage replaced.
     fs::last_write_time(path, mtime + std::chrono::seconds(5));
     QCOMPARE(download_file(options_for(hub), "kiln/tiny", f, dest), DownloadResult::Downloaded);
@@ -422,8 +424,8 @@ class DownloadTest : public QObject {
   }
 
   void hugeListingIsRefusedBeforeAnyByte() {
-    FakeHub hub;
-    FakeFile huge{"model.gguf", model_};
+    HubStandIn hub;
+    StandInFile huge{"model.gguf", model_};
     huge.listed_size = int64_t(1e15);
     hub.repos["kiln/huge"] = {huge};
     QTemporaryDir dir;
@@ -432,7 +434,7 @@ class DownloadTest : public QObject {
     const std::string err = error_of([&] { check_free_space({f}, dest); });
     QVERIFY2(err.find("not enough free space in " + dest + ": the download needs 1.0 PB") != std::string::npos, err.c_str());
     QCOMPARE(kind_of([&] { download_file(options_for(hub), "kiln/huge", f, dest); }), HubErrorKind::NotEnoughSpace);
-    QVERIFY(hub.ranges.empty());
+    QVERIFY(hub.range_log.empty());
     QVERIFY(!fs::exists(dest + "/model.gguf.part"));
     // A folder not made yet is measured on its nearest parent; a part already there counts as had.
     const HubFile small{"a.gguf", 1000, ""};
@@ -442,8 +444,8 @@ class DownloadTest : public QObject {
   }
 
   void refusedRedirectLeavesNoEmptyPart() {
-    FakeHub hub;
-    FakeFile odd{"model.gguf", model_};
+    HubStandIn hub;
+    StandInFile odd{"model.gguf", model_};
     odd.redirect = "ftp://127.0.0.1:1/model.gguf";  // curl follows http(s) only
     hub.repos["kiln/odd"] = {odd};
     QTemporaryDir dir;
@@ -454,7 +456,7 @@ class DownloadTest : public QObject {
   }
 
   void cancelKeepsThePartThenResumes() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/big"] = {{"model.gguf", big_}};
     hub.chunk_delay_ms = 5;
     hub.stop_after_bytes = 256 * 1024;  // the server presses "cancel" for the client midway
@@ -481,15 +483,184 @@ class DownloadTest : public QObject {
   }
 
   void unsafePathsInAListingAreRefused() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/evil"] = {{"../../outside.txt", "x", false}};
     QVERIFY(error_of([&] { list_repo_files(options_for(hub), "kiln/evil"); }).find("unsafe") != std::string::npos);
+  }
+
+  void sha1KnownAnswers() {
+    auto hex = [](const std::string& s) {
+      Sha1 h;
+      h.update(s.data(), s.size());
+      return h.hex_digest();
+    };
+    QCOMPARE(hex("abc"), std::string("a9993e364706816aba3e25717850c26c9cd0d89d"));  // FIPS 180-2
+    QCOMPARE(hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+             std::string("84983e441c3bd26ebaae4aa1f95129e5e54670f1"));
+    // git's own ids (`git hash-object`): the empty blob and "hello\n".
+    QCOMPARE(git_blob_oid(""), std::string("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"));
+    QCOMPARE(git_blob_oid("hello\n"), std::string("ce013625030ba8dba906f756967f9e9ca394464a"));
+  }
+
+  // Small git files carry their blob SHA-1 in the listing: damage is caught like an LFS file's.
+  void smallFilesAreCheckedByTheirGitSha1() {
+    HubStandIn hub;
+    StandInFile config{"config.json", "{\"model_type\": \"gemma3\"}\n", false};
+    hub.repos["kiln/small"] = {config};
+    QTemporaryDir dir;
+    const std::string dest = dir.path().toStdString(), path = dest + "/config.json";
+    const HubFile f = listed(hub, "kiln/small", "config.json");
+    QCOMPARE(f.git_oid, git_blob_oid(config.content));
+    QVERIFY(f.sha256.empty());
+    write_file(path, std::string(config.content.size(), ' '));  // planted: right size, wrong bytes
+    QCOMPARE(download_file(options_for(hub), "kiln/small", f, dest), DownloadResult::Downloaded);
+    QCOMPARE(read_file_bytes(path), config.content);
+    QCOMPARE(download_file(options_for(hub), "kiln/small", f, dest), DownloadResult::AlreadyPresent);
+
+    config.listed_oid = git_blob_oid("something else");  // the listing and the bytes disagree
+    hub.repos["kiln/small"] = {config};
+    fs::remove(path);
+    const std::string err = error_of([&] { download_file(options_for(hub), "kiln/small", listed(hub, "kiln/small", "config.json"), dest); });
+    QVERIFY2(err.find("git SHA-1 mismatch") != std::string::npos, err.c_str());
+    QVERIFY(!fs::exists(path) && !fs::exists(path + ".part"));
+  }
+
+  // The listing asks which commit main is at, lists that commit and downloads from it: a push in
+  // between does not mix two versions of the model.
+  void listingAndDownloadArePinnedToOneCommit() {
+    HubStandIn hub;
+    hub.repos["kiln/moving"] = {{"model.gguf", model_}};
+    const RepoListing listing = list_repo(options_for(hub), "kiln/moving");
+    QCOMPARE(listing.commit, hub.head("kiln/moving"));
+    QCOMPARE(listing.commit.size(), size_t(40));
+    hub.push("kiln/moving", {{"model.gguf", big_}});  // main moves on
+    QVERIFY(hub.head("kiln/moving") != listing.commit);
+    QTemporaryDir dir;
+    HubOptions pinned = options_for(hub);
+    pinned.revision = listing.commit;
+    QCOMPARE(download_file(pinned, "kiln/moving", listing.files.at(0), dir.path().toStdString()), DownloadResult::Downloaded);
+    QCOMPARE(read_file_bytes(dir.path().toStdString() + "/model.gguf"), model_);  // the listed version
+    std::vector<std::string> asked;
+    {
+      std::lock_guard<std::mutex> lock(hub.log_mutex);
+      asked = hub.paths;
+    }
+    QCOMPARE(asked.at(0), std::string("/api/models/kiln/moving/revision/main"));
+    QCOMPARE(asked.at(1), "/api/models/kiln/moving/tree/" + listing.commit);
+    QCOMPARE(asked.at(2), "/kiln/moving/resolve/" + listing.commit + "/model.gguf");
+    QCOMPARE(list_repo(options_for(hub), "kiln/moving").commit, hub.head("kiln/moving"));  // a new listing moves on
+  }
+
+  void nextPageLinksRelativeFollowedOtherHostRefused() {
+    HubStandIn hub;
+    hub.page_size = 1;
+    hub.repos["kiln/paged"] = {{"a.txt", "a", false}, {"b.txt", "b", false}, {"c.txt", "c", false}};
+    hub.next_link = NextLink::Relative;
+    QCOMPARE(list_repo_files(options_for(hub), "kiln/paged").size(), size_t(3));
+    hub.next_link = NextLink::OtherHost;  // the token must not go there, and half a listing is no listing
+    const std::string err = error_of([&] { list_repo_files(options_for(hub), "kiln/paged"); });
+    QVERIFY2(err.find("continues on another host (" + hub.cdn_base() + ")") != std::string::npos, err.c_str());
+    for (const std::string& a : hub.cdn_auths) QVERIFY(a.empty());
+  }
+
+  // The CDN refuses one GET above ~50 GB; the threshold is an option, so 300 KB stands in here.
+  void hugeFilesComeInRangedChunks() {
+    HubStandIn hub;
+    hub.repos["kiln/huge"] = {{"model.gguf", model_}};
+    hub.max_request_bytes = 300000;
+    QTemporaryDir dir;
+    const std::string dest = dir.path().toStdString();
+    const HubFile f = listed(hub, "kiln/huge", "model.gguf");
+    HubOptions whole = options_for(hub);  // one unranged GET: refused, as the CDN does
+    QVERIFY(!error_of([&] { download_file(whole, "kiln/huge", f, dest); }).empty());
+    QVERIFY(!fs::exists(dest + "/model.gguf.part"));
+    hub.range_log.clear();
+
+    HubOptions ranged = options_for(hub);
+    ranged.max_request_bytes = 300000;
+    hub.cut_next_transfers = 1;  // and a drop inside the first chunk resumes within it
+    QCOMPARE(download_file(ranged, "kiln/huge", f, dest), DownloadResult::Downloaded);
+    QCOMPARE(read_file_bytes(dest + "/model.gguf"), model_);
+    const std::vector<std::string> ranges = hub.ranges();
+    QCOMPARE(ranges.front(), std::string("bytes=0-299999"));
+    QCOMPARE(ranges.back(), "bytes=900000-" + std::to_string(model_.size() - 1));
+    QCOMPARE(ranges.size(), size_t(5));  // four chunks, one of them asked again from where it dropped
+    QVERIFY2(ranges[1].rfind("bytes=", 0) == 0 && ranges[1].find("-299999") != std::string::npos &&
+                 ranges[1] != "bytes=0-299999", ranges[1].c_str());
+  }
+
+  // A model that Python tools or llama.cpp already fetched is used in place, never downloaded again.
+  void theHuggingFaceCacheIsUsedInPlace() {
+    HubStandIn hub;
+    hub.repos["kiln/cached"] = {{"model.gguf", model_}, {"config.json", "{}", false}};
+    QTemporaryDir cache, dir;
+    qputenv("HF_HUB_CACHE", cache.path().toUtf8());
+    const RepoListing listing = list_repo(options_for(hub), "kiln/cached");
+    const HubFile gguf = listing.files.at(1), config = listing.files.at(0);
+    // The cache as huggingface_hub leaves it: blobs named by their hash, snapshots linking to them.
+    const std::string repo_dir = hf_repo_cache_folder(cache.path().toStdString(), "kiln/cached");
+    QCOMPARE(repo_dir, cache.path().toStdString() + "/models--kiln--cached");
+    fs::create_directories(repo_dir + "/blobs");
+    fs::create_directories(repo_dir + "/snapshots/" + listing.commit);
+    write_file(repo_dir + "/blobs/" + gguf.sha256, model_);
+    fs::create_symlink("../../blobs/" + gguf.sha256, repo_dir + "/snapshots/" + listing.commit + "/model.gguf");
+    write_file(repo_dir + "/blobs/" + config.git_oid, "{}");  // small files go by their git id
+
+    HubOptions pinned = options_for(hub);
+    pinned.revision = listing.commit;
+    const std::string dest = dir.path().toStdString();
+    QCOMPARE(download_file(pinned, "kiln/cached", gguf, dest), DownloadResult::FromHfCache);
+    QCOMPARE(download_file(pinned, "kiln/cached", config, dest), DownloadResult::FromHfCache);
+    QVERIFY(hub.ranges().empty());  // not one byte fetched
+    QVERIFY(fs::equivalent(dest + "/model.gguf", repo_dir + "/blobs/" + gguf.sha256));  // linked, not copied
+    QCOMPARE(read_file_bytes(dest + "/config.json"), std::string("{}"));
+    QCOMPARE(download_file(pinned, "kiln/cached", gguf, dest), DownloadResult::AlreadyPresent);
+
+    // A damaged blob of the right size is not trusted: the file is downloaded.
+    fs::remove(dest + "/model.gguf");
+    fs::remove(repo_dir + "/blobs/" + gguf.sha256);
+    write_file(repo_dir + "/blobs/" + gguf.sha256, std::string(model_.size(), '\0'));
+    QCOMPARE(download_file(pinned, "kiln/cached", gguf, dest), DownloadResult::Downloaded);
+    QCOMPARE(read_file_bytes(dest + "/model.gguf"), model_);
+    QCOMPARE(hub.ranges().size(), size_t(1));
+    qunsetenv("HF_HUB_CACHE");
+
+    // $HF_HOME/hub is searched too, and ~/.cache/huggingface/hub last.
+    qputenv("HF_HOME", "/hf-home");
+    const auto dirs = hf_hub_cache_dirs();
+    QCOMPARE(dirs.front(), std::string("/hf-home/hub"));
+    QCOMPARE(dirs.back(), home_.path().toStdString() + "/.cache/huggingface/hub");
+    qunsetenv("HF_HOME");
+  }
+
+  // With the shared layout chosen, downloads land where huggingface_hub would put them.
+  void downloadsIntoTheHuggingFaceCacheLayout() {
+    HubStandIn hub;
+    hub.repos["kiln/shared"] = {{"sub/model.gguf", model_}, {"config.json", "{}", false}};
+    QTemporaryDir cache;
+    const std::string root = cache.path().toStdString();
+    const RepoListing listing = list_repo(options_for(hub), "kiln/shared");
+    HubOptions pinned = options_for(hub);
+    pinned.revision = listing.commit;
+    for (const HubFile& f : listing.files)
+      QCOMPARE(download_into_hf_cache(pinned, "kiln/shared", f, root, "main"), DownloadResult::Downloaded);
+    const std::string repo_dir = root + "/models--kiln--shared", snapshot = hf_snapshot_dir(root, "kiln/shared", listing.commit);
+    QCOMPARE(snapshot, repo_dir + "/snapshots/" + listing.commit);
+    const HubFile& gguf = listing.files.at(1);
+    QCOMPARE(fs::read_symlink(snapshot + "/sub/model.gguf").string(), "../../../blobs/" + gguf.sha256);
+    QCOMPARE(read_file_bytes(snapshot + "/sub/model.gguf"), model_);
+    QCOMPARE(read_file_bytes(snapshot + "/config.json"), std::string("{}"));
+    QCOMPARE(read_file_bytes(repo_dir + "/refs/main"), listing.commit);
+    QVERIFY(!fs::exists(repo_dir + "/blobs/" + gguf.sha256 + ".incomplete"));
+    const size_t fetched = hub.ranges().size();
+    QCOMPARE(download_into_hf_cache(pinned, "kiln/shared", gguf, root, "main"), DownloadResult::AlreadyPresent);
+    QCOMPARE(hub.ranges().size(), fetched);
   }
 
   void kilnPullEndToEnd() {
     const QString kiln = QString(KILN_BINARY_DIR) + "/core/cli/kiln";
     if (!QFile::exists(kiln)) QSKIP("the kiln CLI is not built in this tree");
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/tiny-GGUF"] = {{"tiny-Q8_0.gguf", model_}, {"tiny-Q4_0.gguf", big_}, {"README.md", "hi", false}};
     QTemporaryDir home;
     const std::string token_file = home.path().toStdString() + "/hf-token";
@@ -523,6 +694,20 @@ class DownloadTest : public QObject {
     const QString expected = home.path() + "/kiln/models/kiln/tiny-GGUF/tiny-Q8_0.gguf";
     QCOMPARE(QString::fromUtf8(out).trimmed(), expected);
     QCOMPARE(read_file_bytes(expected.toStdString()), model_);
+    QVERIFY2(err.contains(("revision: main = commit " + hub.head("kiln/tiny-GGUF")).c_str()), err.constData());
+
+    // --hf-cache: into the shared layout; then a plain pull finds it there and fetches nothing.
+    env.insert("HF_HUB_CACHE", home.path() + "/hf");
+    QCOMPARE(run({"pull", "kiln/tiny-GGUF:q4_0", "--hf-cache"}, out, err), 0);
+    const QString snapshot = home.path() + "/hf/models--kiln--tiny-GGUF/snapshots/" +
+                             QString::fromStdString(hub.head("kiln/tiny-GGUF"));
+    QCOMPARE(QString::fromUtf8(out).trimmed(), snapshot + "/tiny-Q4_0.gguf");
+    QCOMPARE(read_file_bytes((snapshot + "/tiny-Q4_0.gguf").toStdString()), big_);
+    const size_t fetched = hub.ranges().size();
+    QCOMPARE(run({"pull", "kiln/tiny-GGUF:q4_0"}, out, err), 0);
+    QVERIFY2(err.contains("tiny-Q4_0.gguf  2.1 MB  (found in the Hugging Face cache, verified, linked)"), err.constData());
+    QCOMPARE(hub.ranges().size(), fetched);
+    QCOMPARE(read_file_bytes(home.path().toStdString() + "/kiln/models/kiln/tiny-GGUF/tiny-Q4_0.gguf"), big_);
   }
 };
 

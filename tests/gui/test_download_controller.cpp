@@ -18,7 +18,7 @@
 
 using kiln::gui::AppSettings;
 using kiln::gui::DownloadController;
-using kiln::gui::test::HubStandIn;
+using kiln::test::HubStandIn;
 
 namespace {
 
@@ -63,11 +63,11 @@ class TestDownloadController : public QObject {
     kiln::gui::test::useScratchHome(home_);  // downloads land in <scratch>/data/kiln/models
     qputenv("HOME", home_.path().toUtf8());  // no real token file is ever read
     for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HOME", "XDG_CACHE_HOME",
-                             "HF_ENDPOINT", "KILN_HF_ENDPOINT"})
+                             "HF_ENDPOINT", "KILN_HF_ENDPOINT", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"})
       qunsetenv(name);
     weights_ = randomBytes(3 << 19, 7);
     hub_.repos["kiln-test/tiny-GGUF"] = {{"README.md", "# tiny\n", false}, {"tiny-Q8_0.gguf", weights_, true}};
-    hub_.repos[hub_.gatedRepo.c_str()] = {{"gated-Q8_0.gguf", "GGUF gated", true}};
+    hub_.repos[hub_.gated_repo] = {{"gated-Q8_0.gguf", "GGUF gated", true}};
   }
 
   void listsFilesWithSizes() {
@@ -125,7 +125,7 @@ class TestDownloadController : public QObject {
     const QString repo = "kiln-test/slow-GGUF";
     const std::string big = randomBytes(2 << 20, 9);
     hub_.repos[repo.toStdString()] = {{"slow-Q8_0.gguf", big, true}};
-    hub_.delayPerChunkMs = 15;  // 64 chunks of 32 KiB: about a second in all
+    hub_.chunk_delay_ms = 30;  // 32 chunks of 64 KiB: about a second in all
     DownloadController downloads;
     downloads.setRetryWait(0.01);  // retries wait milliseconds here
     downloads.setEndpoint(QString::fromStdString(hub_.base()));
@@ -145,7 +145,7 @@ class TestDownloadController : public QObject {
     QVERIFY2(kept > 0 && kept < qint64(big.size()), qPrintable(QString::number(kept)));
     QVERIFY(!QFileInfo::exists(downloads.destination() + "/slow-Q8_0.gguf"));
 
-    hub_.delayPerChunkMs = 0;
+    hub_.chunk_delay_ms = 0;
     downloads.download({"slow-Q8_0.gguf"});  // the page's "Resume"
     QVERIFY(QTest::qWaitFor([&] { return !done.isEmpty() || failed.size() > 1; }, 20000));
     QCOMPARE(done.size(), 1);
@@ -172,7 +172,7 @@ class TestDownloadController : public QObject {
     DownloadController downloads;
     downloads.setRetryWait(0.01);  // retries wait milliseconds here
     downloads.setEndpoint(QString::fromStdString(hub_.base()));
-    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));  // listing a gated repo is public
+    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gated_repo)));  // listing a gated repo is public
     const QString message = downloadAndWait(downloads, {"gated-Q8_0.gguf"});
     QVERIFY2(message.contains("accept the licence at https://huggingface.co/google/gemma-gated"), qPrintable(message));
     QVERIFY2(message.contains("Settings → Downloads"), qPrintable(message));
@@ -187,7 +187,7 @@ class TestDownloadController : public QObject {
     QVERIFY(!listAndWait(downloads, "google/gemma-gatde"));
     const QString typo = failed.first().at(1).toString();
     QVERIFY2(typo.contains("wurde nicht gefunden") && typo.contains("google/gemma-gatde"), qPrintable(typo));
-    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
+    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gated_repo)));
     const QString gated = downloadAndWait(downloads, {"gated-Q8_0.gguf"});
     QVERIFY2(gated.contains("Lizenz") && gated.contains("https://huggingface.co/google/gemma-gated"), qPrintable(gated));
     translator.setLanguage("en");
@@ -201,19 +201,19 @@ class TestDownloadController : public QObject {
     downloads.setSettings(&settings);
     settings.setHfToken("hf_wrong");
     QSignalSpy failed(&downloads, &DownloadController::listFailed);
-    QVERIFY(!listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));  // the real hub refuses bad tokens everywhere
+    QVERIFY(!listAndWait(downloads, QString::fromStdString(hub_.gated_repo)));  // the real hub refuses bad tokens everywhere
     QVERIFY2(failed.first().at(1).toString().contains("Your token (from the app's settings) is invalid or expired"),
              qPrintable(failed.first().at(1).toString()));
     QCOMPARE(downloads.tokenSource(), QStringLiteral("the app's settings"));
 
-    settings.setHfToken(QString::fromStdString(hub_.pendingToken));
-    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
+    settings.setHfToken(QString::fromStdString(hub_.pending_token));
+    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gated_repo)));
     const QString pending = downloadAndWait(downloads, {"gated-Q8_0.gguf"});
     QVERIFY2(pending.contains("access request for google/gemma-gated is pending"), qPrintable(pending));
 
-    settings.setHfToken(QString::fromStdString(hub_.goodToken));
-    QCOMPARE(AppSettings().hfToken(), QString::fromStdString(hub_.goodToken));  // saved
-    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
+    settings.setHfToken(QString::fromStdString(hub_.good_token));
+    QCOMPARE(AppSettings().hfToken(), QString::fromStdString(hub_.good_token));  // saved
+    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gated_repo)));
     QCOMPARE(downloads.files().size(), 1);
     QCOMPARE(downloadAndWait(downloads, {"gated-Q8_0.gguf"}), QString());
     QVERIFY(downloads.lastError().isEmpty());
@@ -221,8 +221,8 @@ class TestDownloadController : public QObject {
 
     // An empty field leaves HF_TOKEN from the environment in charge...
     settings.setHfToken("");
-    qputenv("HF_TOKEN", (hub_.goodToken + "\n").c_str());
-    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
+    qputenv("HF_TOKEN", (hub_.good_token + "\n").c_str());
+    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gated_repo)));
     QCOMPARE(downloads.tokenSource(), QStringLiteral("HF_TOKEN"));
     QCOMPARE(downloadAndWait(downloads, {"gated-Q8_0.gguf"}), QString());
     qunsetenv("HF_TOKEN");
@@ -233,9 +233,9 @@ class TestDownloadController : public QObject {
     const QString tokenFile = home_.path() + "/.cache/huggingface/token";
     QFile file(tokenFile);
     QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(QByteArray::fromStdString(hub_.goodToken) + "\n");
+    file.write(QByteArray::fromStdString(hub_.good_token) + "\n");
     file.close();
-    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gatedRepo)));
+    QVERIFY(listAndWait(downloads, QString::fromStdString(hub_.gated_repo)));
     QCOMPARE(downloads.tokenSource(), tokenFile);
     QCOMPARE(downloadAndWait(downloads, {"gated-Q8_0.gguf"}), QString());
     QFile::remove(tokenFile);
@@ -256,7 +256,7 @@ class TestDownloadController : public QObject {
       highest = std::max(highest, downloads.attempt());
       if (!downloads.retryMessage().isEmpty()) notes << downloads.retryMessage();
     });
-    hub_.failNextDownloads = 2;
+    hub_.fail_next = {{503, "0"}, {503, "0"}};
     QCOMPARE(downloadAndWait(downloads, {"flaky-Q8_0.gguf"}), QString());
     QCOMPARE(highest, 3);
     QVERIFY2(!notes.isEmpty() && notes.first().contains("HTTP 503") && notes.last().contains("attempt 3 of 5"),
