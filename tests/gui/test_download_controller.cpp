@@ -2,7 +2,8 @@
 // 127.0.0.1: listing with sizes, a download whose progress reaches 100 % and lands where the
 // Models page looks, cancel then resume from the part file, the hub's refusals in the user's
 // language, tokens from Settings, the environment or the token file, retries shown as attempts,
-// and a download too big for the disk refused before it starts.
+// a download too big for the disk refused before it starts, the listing's commit pinned for the
+// download, and the Hugging Face cache: written in its layout when Settings say so, and reused.
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -277,6 +278,60 @@ class TestDownloadController : public QObject {
              qPrintable(message));
     QCOMPARE(hub_.ranges().size(), requests);  // nothing was fetched
     QVERIFY(!QFileInfo::exists(downloads.destination() + "/huge-Q8_0.gguf.part"));
+  }
+
+  // The listing names its commit; a push to main before "Download" does not change what comes.
+  void downloadComesFromTheListedCommit() {
+    const std::string repo = "kiln-test/moving-GGUF";
+    const std::string first = randomBytes(70000, 21), second = randomBytes(70000, 22);
+    hub_.repos[repo] = {{"moving-Q8_0.gguf", first, true}};
+    DownloadController downloads;
+    downloads.setRetryWait(0.01);
+    downloads.setEndpoint(QString::fromStdString(hub_.base()));
+    QVERIFY(listAndWait(downloads, QString::fromStdString(repo)));
+    QCOMPARE(downloads.commit(), QString::fromStdString(hub_.head(repo)));
+    hub_.push(repo, {{"moving-Q8_0.gguf", second, true}});
+    QCOMPARE(downloadAndWait(downloads, {"moving-Q8_0.gguf"}), QString());
+    QCOMPARE(readAll(downloads.destination() + "/moving-Q8_0.gguf"), QByteArray::fromStdString(first));
+  }
+
+  // Settings → the shared layout: the file lands in the Hugging Face cache, the Models page lists
+  // it from there, and a later download into Kiln's folder links it instead of fetching it.
+  void theHuggingFaceCacheIsWrittenAndReused() {
+    const QString cache = home_.path() + "/hf-cache";
+    qputenv("HF_HUB_CACHE", cache.toUtf8());
+    const std::string repo = "kiln-test/shared-GGUF", bytes = randomBytes(90000, 31);
+    hub_.repos[repo] = {{"shared-Q8_0.gguf", bytes, true}};
+    AppSettings settings;
+    settings.setHubSharedCache(true);
+    DownloadController downloads;
+    downloads.setRetryWait(0.01);
+    downloads.setEndpoint(QString::fromStdString(hub_.base()));
+    downloads.setSettings(&settings);
+    QVERIFY(listAndWait(downloads, QString::fromStdString(repo)));
+    QVERIFY(downloads.sharedCache());
+    const QString snapshot = cache + "/models--kiln-test--shared-GGUF/snapshots/" + downloads.commit();
+    QCOMPARE(downloads.destination(), snapshot);
+    QCOMPARE(downloadAndWait(downloads, {"shared-Q8_0.gguf"}), QString());
+    QCOMPARE(readAll(snapshot + "/shared-Q8_0.gguf"), QByteArray::fromStdString(bytes));
+    QVERIFY(QFileInfo(snapshot + "/shared-Q8_0.gguf").isSymLink());  // to ../../blobs/<sha256>
+    QVERIFY(fileNamed(downloads, "shared-Q8_0.gguf").value("local").toBool());
+    kiln::gui::ModelLibrary library;
+    QStringList cached;
+    for (int row = 0; row < library.rowCount(); ++row)
+      if (library.data(library.index(row), kiln::gui::ModelLibrary::KindRole).toString() == "hf-cache")
+        cached << library.data(library.index(row), kiln::gui::ModelLibrary::PathRole).toString();
+    QCOMPARE(cached, QStringList{snapshot + "/shared-Q8_0.gguf"});
+
+    settings.setHubSharedCache(false);
+    const size_t fetched = hub_.ranges().size();
+    QVERIFY(listAndWait(downloads, QString::fromStdString(repo)));
+    QVERIFY(!downloads.sharedCache());
+    QCOMPARE(downloadAndWait(downloads, {"shared-Q8_0.gguf"}), QString());
+    QCOMPARE(downloads.reusedFiles(), 1);
+    QCOMPARE(hub_.ranges().size(), fetched);  // nothing fetched again
+    QCOMPARE(readAll(downloads.destination() + "/shared-Q8_0.gguf"), QByteArray::fromStdString(bytes));
+    qunsetenv("HF_HUB_CACHE");
   }
 
   void badReferenceIsOneLine() {
