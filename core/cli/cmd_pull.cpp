@@ -83,7 +83,7 @@ void add_pull_command(CLI::App& app) {
                              : dir->empty() ? kiln::local_repo_dir(ref.repo)
                                             : *dir;
     if (*hf_cache && !dir->empty()) throw kiln::Error("--hf-cache and --dir name two destinations; pass one");
-    kiln::check_free_space(files, dest);  // before the first byte, not when the disk is full
+    kiln::check_free_space(files, dest, ref.repo);  // before the first byte, not when the disk is full
     const bool tty = isatty(STDERR_FILENO);
     for (const kiln::HubFile& f : files) {
       auto show = [&](const kiln::DownloadProgress& p) {

@@ -107,9 +107,10 @@ enum class DownloadResult {
   FromHfCache,  // found (and verified) in the Hugging Face cache, linked into place: no bytes fetched
 };
 
-// Bytes still to fetch for `files` into dest_dir (parts and verified files count as had); throws
+// Bytes still to fetch for `files` into dest_dir (parts, files already there and, when `repo` is
+// given, blobs of the right size in the Hugging Face cache count as had); throws
 // HubError(NotEnoughSpace) when the file system holding dest_dir has less free space than that.
-uint64_t check_free_space(const std::vector<HubFile>& files, const std::string& dest_dir);
+uint64_t check_free_space(const std::vector<HubFile>& files, const std::string& dest_dir, const std::string& repo = "");
 
 // Downloads `file` to dest_dir/file.path through dest_dir/file.path.part: a .part left by an
 // interrupted or cancelled run is resumed with an HTTP Range request, and so is a transfer that

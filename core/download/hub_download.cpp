@@ -1,5 +1,6 @@
 // One file from the hub: resume, retries with backoff, SHA-256 before trusting anything, and
 // the data on disk (synced) before the finished name appears.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -276,12 +277,18 @@ DownloadResult transfer(const HubOptions& options, const std::string& repo, cons
 
 }  // namespace detail
 
-uint64_t check_free_space(const std::vector<HubFile>& files, const std::string& dest_dir) {
+uint64_t check_free_space(const std::vector<HubFile>& files, const std::string& dest_dir, const std::string& repo) {
   uint64_t need = 0;
+  const std::vector<std::string> caches = repo.empty() ? std::vector<std::string>{} : hf_hub_cache_dirs();
   for (const HubFile& f : files) {
     if (!detail::safe_relative_path(f.path)) continue;
     const fs::path dest = fs::path(dest_dir) / f.path;
     if (size_or_zero(dest) == f.size && fs::exists(dest)) continue;  // checked (and kept) when it is its turn
+    const std::string etag = detail::expected_digest(f);
+    if (!etag.empty() && std::any_of(caches.begin(), caches.end(), [&](const std::string& c) {
+          return size_or_zero(fs::path(hf_repo_cache_folder(c, repo)) / "blobs" / etag) == f.size;
+        }))
+      continue;  // linked, not fetched (if its hash holds; else the per-file check catches it)
     need += f.size - std::min(f.size, size_or_zero(dest.string() + ".part"));
   }
   throw_if_no_space(need, dest_dir);

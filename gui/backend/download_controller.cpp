@@ -249,7 +249,7 @@ void DownloadController::download(const QStringList& paths) {
         files.push_back({f.value("path").toString().toStdString(), uint64_t(f.value("size").toDouble()),
                          f.value("sha256").toString().toStdString(), f.value("gitOid").toString().toStdString()});
       }
-      kiln::check_free_space(files, folder.toStdString());  // before the first byte, not when the disk is full
+      kiln::check_free_space(files, folder.toStdString(), repo.toStdString());  // before the first byte, not when the disk is full
       double finished = 0;  // bytes of the files already done in this request
       for (const QVariant& v : chosen) {
         const QVariantMap f = v.toMap();

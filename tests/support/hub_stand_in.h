@@ -142,9 +142,10 @@ class HubStandIn {
       if (!f) return void(refuse(res, 404, "", "Not found"));
       serve(req, res, *f);
     });
-    server_.set_logger([this](const httplib::Request& req, const httplib::Response&) {
+    server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response&) {
       std::lock_guard<std::mutex> lock(log_mutex);
-      paths.push_back(req.path);
+      paths.push_back(req.path);  // before the answer, so a client that has it finds it logged
+      return httplib::Server::HandlerResponse::Unhandled;
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
     cdn_port_ = cdn_.bind_to_any_port("127.0.0.1");
