@@ -549,6 +549,13 @@ class DownloadTest : public QObject {
     QCOMPARE(asked.at(1), "/api/models/kiln/moving/tree/" + listing.commit);
     QCOMPARE(asked.at(2), "/kiln/moving/resolve/" + listing.commit + "/model.gguf");
     QCOMPARE(list_repo(options_for(hub), "kiln/moving").commit, hub.head("kiln/moving"));  // a new listing moves on
+    HubOptions old_commit = options_for(hub);  // an older commit can still be listed by its id
+    old_commit.revision = listing.commit;
+    QCOMPARE(list_repo(old_commit, "kiln/moving").files.at(0).sha256, listing.files.at(0).sha256);
+    HubOptions typo = options_for(hub);
+    typo.revision = "mian";
+    const std::string err = error_of([&] { list_repo(typo, "kiln/moving"); });
+    QVERIFY2(err.find("kiln/moving has no such revision (Invalid rev id: mian)") != std::string::npos, err.c_str());
   }
 
   void nextPageLinksRelativeFollowedOtherHostRefused() {

@@ -244,6 +244,41 @@ class TestDownloadController : public QObject {
     QCOMPARE(downloads.tokenSource(), QString());  // none: public models only
   }
 
+  // Each of the hub's refusals, told apart and said in German, with a token from Settings.
+  void everyRefusalInGerman() {
+    AppSettings settings;
+    DownloadController downloads;
+    downloads.setRetryWait(0.01);
+    downloads.setEndpoint(QString::fromStdString(hub_.base()));
+    downloads.setSettings(&settings);
+    kiln::gui::Translator translator;
+    translator.setLanguage("de");
+    const QString gated = QString::fromStdString(hub_.gated_repo);
+    auto refusalFor = [&](const QString& token) {
+      settings.setHfToken(token);
+      QSignalSpy failed(&downloads, &DownloadController::listFailed);
+      if (!listAndWait(downloads, gated)) return failed.isEmpty() ? QString() : failed.first().at(1).toString();
+      QFile::remove(downloads.destination() + "/gated-Q8_0.gguf");  // an earlier test's copy would be trusted
+      return downloadAndWait(downloads, {"gated-Q8_0.gguf"});
+    };
+    const QString invalid = refusalFor("hf_stale");
+    QVERIFY2(invalid.contains("ist ungültig oder abgelaufen") && !invalid.contains("hf_stale"), qPrintable(invalid));
+    const QString licence = refusalFor("hf_no_licence");
+    QVERIFY2(licence.contains("Akzeptieren Sie die Lizenz unter https://huggingface.co/google/gemma-gated mit dem Konto Ihres Tokens"),
+             qPrintable(licence));
+    const QString pending = refusalFor("hf_pending");
+    QVERIFY2(pending.contains("Zugriffsanfrage für google/gemma-gated ist noch offen"), qPrintable(pending));
+    const QString fine = refusalFor("hf_fine_grained");
+    QVERIFY2(fine.contains("Diesem feingranularen Token") && fine.contains("public gated repositories"), qPrintable(fine));
+    settings.setHfToken(QString::fromStdString(hub_.good_token));
+    QSignalSpy failed(&downloads, &DownloadController::listFailed);
+    QVERIFY(!listAndWait(downloads, "google/gemma-gatde"));  // with a token, a typo is a 404
+    QVERIFY2(failed.first().at(1).toString().contains("wurde nicht gefunden oder ist für das Konto Ihres Tokens"),
+             qPrintable(failed.first().at(1).toString()));
+    settings.setHfToken("");
+    translator.setLanguage("en");
+  }
+
   void retriesShowTheirAttempts() {
     const QString repo = "kiln-test/flaky-GGUF";
     hub_.repos[repo.toStdString()] = {{"flaky-Q8_0.gguf", randomBytes(100000, 11), true}};
