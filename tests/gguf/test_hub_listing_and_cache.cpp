@@ -188,11 +188,23 @@ class HubListingAndCacheTest : public QObject {
     QCOMPARE(hub.ranges().size(), size_t(1));
     qunsetenv("HF_HUB_CACHE");
 
-    // $HF_HOME/hub is searched too, and ~/.cache/huggingface/hub last.
-    qputenv("HF_HOME", "/hf-home");
-    const auto dirs = hf_hub_cache_dirs();
-    QCOMPARE(dirs.front(), std::string("/hf-home/hub"));
+    // $HF_HOME/hub is searched too, and ~/.cache/huggingface/hub (where `hf download` puts files
+    // by default) last: a blob in each is found.
+    QTemporaryDir hf_home;
+    qputenv("HF_HOME", hf_home.path().toUtf8());
+    const std::vector<std::string> dirs = hf_hub_cache_dirs();
+    QCOMPARE(dirs.front(), hf_home.path().toStdString() + "/hub");
     QCOMPARE(dirs.back(), home_.path().toStdString() + "/.cache/huggingface/hub");
+    for (const std::string& root : {dirs.front(), dirs.back()}) {
+      const std::string blobs = hf_repo_cache_folder(root, "kiln/cached") + "/blobs";
+      fs::create_directories(blobs);
+      write_file(blobs + "/" + gguf.sha256, model_);
+      fs::remove(dest + "/model.gguf");
+      QCOMPARE(download_file(pinned, "kiln/cached", gguf, dest), DownloadResult::FromHfCache);
+      QVERIFY(fs::equivalent(dest + "/model.gguf", blobs + "/" + gguf.sha256));
+      fs::remove(blobs + "/" + gguf.sha256);
+    }
+    QCOMPARE(hub.ranges().size(), size_t(1));  // still only the one download of the damaged case
     qunsetenv("HF_HOME");
   }
 
