@@ -94,6 +94,11 @@ void add_pull_command(CLI::App& app) {
           return;
         }
         if (!tty) return;
+        if (p.verifying) {  // hashing a copy already here or in the Hugging Face cache
+          std::fprintf(stderr, "\r\033[K%s  checking the copy on disk  %3d%%", p.file.c_str(),
+                       p.total ? int(100.0 * double(p.done) / double(p.total)) : 100);
+          return;
+        }
         const int percent = p.total ? int(100.0 * double(p.done) / double(p.total)) : 100;
         std::fprintf(stderr, "\r\033[K%s  %3d%%  %s / %s  %s/s", p.file.c_str(), percent, human_bytes(p.done).c_str(),
                      human_bytes(p.total).c_str(), human_bytes(uint64_t(p.bytes_per_s)).c_str());

@@ -74,7 +74,8 @@ std::string hf_snapshot_dir(const std::string& cache_dir, const std::string& rep
   return (fs::path(hf_repo_cache_folder(cache_dir, repo)) / "snapshots" / commit).string();
 }
 
-std::string find_in_hf_cache(const std::string& repo, const std::string& commit, const HubFile& file) {
+std::string find_in_hf_cache(const std::string& repo, const std::string& commit, const HubFile& file,
+                             const HashProgress& hashed) {
   const std::string etag = detail::expected_digest(file);
   if (etag.empty() || !detail::safe_relative_path(file.path)) return "";
   for (const std::string& dir : hf_hub_cache_dirs()) {
@@ -85,7 +86,7 @@ std::string find_in_hf_cache(const std::string& repo, const std::string& commit,
     if (is_commit(commit)) candidates.push_back(folder / "snapshots" / commit / file.path);
     candidates.push_back(folder / "blobs" / etag);
     for (const fs::path& c : candidates)
-      if (detail::verified_copy(c.string(), file, false)) return c.string();  // never writes into their cache
+      if (detail::verified_copy(c.string(), file, false, hashed)) return c.string();  // never writes into their cache
   }
   return "";
 }
@@ -108,10 +109,11 @@ DownloadResult download_into_hf_cache(const HubOptions& options, const std::stri
   if (ec) throw Error(link.parent_path().string() + ": cannot create the folder (" + ec.message() + ")");
 
   DownloadResult result = DownloadResult::AlreadyPresent;
-  if (!detail::verified_copy(blob.string(), file, true)) {
+  const HashProgress hashed = detail::verify_reporter(file, progress);
+  if (!detail::verified_copy(blob.string(), file, true, hashed)) {
     HubOptions elsewhere = options;
     elsewhere.use_hf_cache = false;
-    const std::string other = options.use_hf_cache ? find_in_hf_cache(repo, options.revision, file) : "";
+    const std::string other = options.use_hf_cache ? find_in_hf_cache(repo, options.revision, file, hashed) : "";
     if (!other.empty() && fs::weakly_canonical(other, ec) != fs::weakly_canonical(blob, ec)) {
       detail::link_into_place(other, blob.string());
       remember_verified(blob.string(), etag);

@@ -30,7 +30,8 @@ std::string hf_snapshot_dir(const std::string& cache_dir, const std::string& rep
 
 // A copy of `file` in any of hf_hub_cache_dirs() (the snapshot of `commit`, else the blob named by
 // its hash) whose size and hash match the listing; "" when there is none. Hashes the candidate.
-std::string find_in_hf_cache(const std::string& repo, const std::string& commit, const HubFile& file);
+std::string find_in_hf_cache(const std::string& repo, const std::string& commit, const HubFile& file,
+                             const HashProgress& hashed = {});
 
 // download_file() into the cache's layout under cache_dir: the blob through <blob>.incomplete, the
 // snapshot link for options.revision (which must be the 40-hex commit, as list_repo() gives), and

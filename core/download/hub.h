@@ -97,7 +97,10 @@ struct DownloadProgress {
   bool retrying = false;   // this report announces attempt `attempt`, starting after retry_in_s
   double retry_in_s = 0;
   std::string retry_reason;  // why the last attempt failed ("HTTP 503", curl's message), "" on the first
+  bool verifying = false;    // `done` counts bytes of a copy already on disk (or in the HF cache) being hashed
 };
+// Bytes hashed so far of a file being verified.
+using HashProgress = std::function<void(uint64_t done)>;
 using DownloadCallback = std::function<void(const DownloadProgress&)>;
 
 enum class DownloadResult {

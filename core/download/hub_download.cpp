@@ -80,15 +80,18 @@ class ContentHash {
 };
 
 // Feeds the first `bytes` of `path` to `hash`; false when it cannot be read.
-bool hash_prefix(const std::string& path, uint64_t bytes, ContentHash& hash) {
+bool hash_prefix(const std::string& path, uint64_t bytes, ContentHash& hash, const HashProgress& hashed = {}) {
   std::unique_ptr<std::FILE, decltype(&std::fclose)> in(std::fopen(path.c_str(), "rb"), std::fclose);
   if (!in) return false;
   std::vector<char> chunk(1 << 20);
+  uint64_t done = 0;
   while (bytes > 0) {
     const size_t n = std::fread(chunk.data(), 1, size_t(std::min<uint64_t>(bytes, chunk.size())), in.get());
     if (n == 0) return false;
     hash.update(chunk.data(), n);
     bytes -= n;
+    done += n;
+    if (hashed) hashed(done);
   }
   return true;
 }
@@ -99,18 +102,34 @@ namespace detail {
 
 std::string expected_digest(const HubFile& file) { return !file.sha256.empty() ? file.sha256 : file.git_oid; }
 
-std::string digest_of_file(const std::string& path, const HubFile& file) {
+std::string digest_of_file(const std::string& path, const HubFile& file, const HashProgress& hashed) {
   ContentHash hash(file);
-  return hash_prefix(path, file.size, hash) ? hash.hex() : "";
+  return hash_prefix(path, file.size, hash, hashed) ? hash.hex() : "";
 }
 
-bool verified_copy(const std::string& path, const HubFile& file, bool remember) {
+HashProgress verify_reporter(const HubFile& file, const DownloadCallback& progress) {
+  if (!progress) return {};
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>();
+  return [&file, &progress, last](uint64_t done) {
+    const auto now = std::chrono::steady_clock::now();
+    if (done < file.size && now - *last < std::chrono::milliseconds(100)) return;
+    *last = now;
+    DownloadProgress p;
+    p.file = file.path;
+    p.done = done;
+    p.total = file.size;
+    p.verifying = true;
+    progress(p);
+  };
+}
+
+bool verified_copy(const std::string& path, const HubFile& file, bool remember, const HashProgress& hashed) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) != file.size || ec) return false;
   const std::string want = expected_digest(file);
   if (want.empty()) return true;  // nothing published to check against: the size is all there is
   if (verified_before(path, want)) return true;
-  if (digest_of_file(path, file) != want) return false;
+  if (digest_of_file(path, file, hashed) != want) return false;
   if (remember) remember_verified(path, want);
   return true;
 }
@@ -305,9 +324,10 @@ DownloadResult download_file(const HubOptions& options, const std::string& repo,
   if (ec) throw Error(dest.parent_path().string() + ": cannot create the folder (" + ec.message() + ")");
   // An existing file counts only once its hash matches (remembered after); right size and wrong
   // bytes is downloaded again and replaced by the rename.
-  if (detail::verified_copy(dest.string(), file, true)) return DownloadResult::AlreadyPresent;
+  const HashProgress hashed = detail::verify_reporter(file, progress);
+  if (detail::verified_copy(dest.string(), file, true, hashed)) return DownloadResult::AlreadyPresent;
   if (options.use_hf_cache && !detail::expected_digest(file).empty())
-    if (const std::string cached = find_in_hf_cache(repo, options.revision, file); !cached.empty()) {
+    if (const std::string cached = find_in_hf_cache(repo, options.revision, file, hashed); !cached.empty()) {
       detail::link_into_place(cached, dest.string());
       remember_verified(dest.string(), detail::expected_digest(file));
       return DownloadResult::FromHfCache;

@@ -236,6 +236,15 @@ Item {
                         wrapMode: Text.Wrap
                         Layout.fillWidth: true
                     }
+                    Label {
+                        // Hashing a copy already on disk or in the Hugging Face cache before trusting it.
+                        objectName: "downloadVerifying"
+                        visible: page.downloads.downloading && page.downloads.verifying
+                        text: qsTr("Checking the copy already on disk: %1 %").arg(Math.round(page.downloads.fileFraction * 100))
+                        color: Theme.textMuted
+                        wrapMode: Text.Wrap
+                        Layout.fillWidth: true
+                    }
                     ProgressBar {
                         id: progress
                         objectName: "downloadProgress"

@@ -266,8 +266,10 @@ void DownloadController::download(const QStringList& paths) {
                                                        .arg(str(p.retry_reason)).arg(std::max(1, int(p.retry_in_s + 0.5)))
                                                        .arg(attempt).arg(attempts)
                                                  : QString();
-          QMetaObject::invokeMethod(this, [=, this] { onProgress(name, done, total, speed, finished + done, attempt, attempts, retry); },
-                                    Qt::QueuedConnection);
+          const bool verifying = p.verifying;  // hashing a copy: the request's bytes stay where they are
+          QMetaObject::invokeMethod(this, [=, this] {
+            onProgress(name, done, total, speed, verifying ? finished : finished + done, attempt, attempts, retry, verifying);
+          }, Qt::QueuedConnection);
         };
         // The shared layout keeps blobs under the cache folder, three levels above the snapshot.
         const kiln::DownloadResult result =
@@ -294,8 +296,10 @@ void DownloadController::download(const QStringList& paths) {
 }
 
 void DownloadController::onProgress(const QString& file, double done, double total, double bytesPerSecond,
-                                    double requestDone, int attempt, int maxAttempts, const QString& retryMessage) {
+                                    double requestDone, int attempt, int maxAttempts, const QString& retryMessage,
+                                    bool verifying) {
   currentFile_ = file;
+  verifying_ = verifying;
   attempt_ = attempt;
   maxAttempts_ = maxAttempts;
   retryMessage_ = retryMessage;
@@ -307,6 +311,7 @@ void DownloadController::onProgress(const QString& file, double done, double tot
 
 void DownloadController::onFinished(const QString& repo, const QString& folder, const QString& error) {
   downloading_ = false;
+  verifying_ = false;
   bytesPerSecond_ = 0;
   retryMessage_.clear();
   markLocalFiles();

@@ -57,6 +57,9 @@ class DownloadController : public QObject {
   Q_PROPERTY(bool sharedCache READ sharedCache NOTIFY filesChanged)
   // Files of the last download found (and verified) in the Hugging Face cache: linked, not fetched.
   Q_PROPERTY(int reusedFiles READ reusedFiles NOTIFY progressChanged)
+  // A copy already on disk or in the Hugging Face cache is being hashed (fileFraction counts it);
+  // no bytes are fetched meanwhile.
+  Q_PROPERTY(bool verifying READ verifying NOTIFY progressChanged)
 
  public:
   explicit DownloadController(QObject* parent = nullptr);
@@ -90,6 +93,7 @@ class DownloadController : public QObject {
   QString commit() const { return commit_; }
   bool sharedCache() const { return sharedCache_; }
   int reusedFiles() const { return reusedFiles_; }
+  bool verifying() const { return verifying_; }
 
   // "OWNER/REPO" (a hub URL works too). Replaces the listing; refused while busy.
   Q_INVOKABLE void list(const QString& repoReference);
@@ -116,7 +120,7 @@ class DownloadController : public QObject {
                 const QString& commit, bool sharedCache);
   void onListFailed(const QString& repo, const QString& message);
   void onProgress(const QString& file, double done, double total, double bytesPerSecond, double requestDone,
-                  int attempt = 1, int maxAttempts = 1, const QString& retryMessage = {});
+                  int attempt = 1, int maxAttempts = 1, const QString& retryMessage = {}, bool verifying = false);
   void onFinished(const QString& repo, const QString& folder, const QString& error);
   void setError(const QString& message);
   QString token() const;
@@ -141,6 +145,7 @@ class DownloadController : public QObject {
   QString commit_;
   bool sharedCache_ = false;
   int reusedFiles_ = 0;
+  bool verifying_ = false;
 };
 
 }  // namespace kiln::gui

@@ -172,7 +172,13 @@ class HubListingAndCacheTest : public QObject {
     HubOptions pinned = options_for(hub);
     pinned.revision = listing.commit;
     const std::string dest = dir.path().toStdString();
-    QCOMPARE(download_file(pinned, "kiln/cached", gguf, dest), DownloadResult::FromHfCache);
+    std::vector<DownloadProgress> seen;
+    QCOMPARE(download_file(pinned, "kiln/cached", gguf, dest, [&](const DownloadProgress& p) { seen.push_back(p); }),
+             DownloadResult::FromHfCache);
+    // Hashing the cached copy is reported as such, up to the whole file; nothing else happened.
+    QVERIFY(!seen.empty());
+    for (const DownloadProgress& p : seen) QVERIFY(p.verifying && p.total == gguf.size);
+    QCOMPARE(seen.back().done, gguf.size);
     QCOMPARE(download_file(pinned, "kiln/cached", config, dest), DownloadResult::FromHfCache);
     QVERIFY(hub.ranges().empty());  // not one byte fetched
     QVERIFY(fs::equivalent(dest + "/model.gguf", repo_dir + "/blobs/" + gguf.sha256));  // linked, not copied

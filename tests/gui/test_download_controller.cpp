@@ -362,7 +362,11 @@ class TestDownloadController : public QObject {
     const size_t fetched = hub_.ranges().size();
     QVERIFY(listAndWait(downloads, QString::fromStdString(repo)));
     QVERIFY(!downloads.sharedCache());
+    bool checked = false;  // the page says it is checking the cached copy, not downloading it
+    connect(&downloads, &DownloadController::progressChanged, this, [&] { checked |= downloads.verifying(); });
     QCOMPARE(downloadAndWait(downloads, {"shared-Q8_0.gguf"}), QString());
+    QVERIFY(checked);
+    QVERIFY(!downloads.verifying());
     QCOMPARE(downloads.reusedFiles(), 1);
     QCOMPARE(hub_.ranges().size(), fetched);  // nothing fetched again
     QCOMPARE(readAll(downloads.destination() + "/shared-Q8_0.gguf"), QByteArray::fromStdString(bytes));
