@@ -460,6 +460,13 @@ class DownloadTest : public QObject {
     QByteArray out, err;
     QCOMPARE(run({"pull", "kiln/tiny-GGUF", "--list"}, out, err), 0);
     QVERIFY2(out.contains("tiny-Q8_0.gguf") && out.contains("1.0 MB"), out.constData());
+    // A typo, with the token file's token: the hub's 404 said as such, naming where the token came from.
+    QCOMPARE(run({"pull", "kiln/tiny-GUFF"}, out, err), 1);
+    QVERIFY2(err.contains(("kiln/tiny-GUFF was not found, or it is private or gated for your token's account (from " +
+                           token_file + "): check the name").c_str()), err.constData());
+    QCOMPARE(run({"pull", "kiln/tiny-GGUF", "--token", "hf_stale"}, out, err), 1);  // --token wins over the file
+    QVERIFY2(err.contains("token: from --token") && err.contains("your token (from --token) is invalid or expired") &&
+                 !err.contains("hf_stale"), err.constData());
     QCOMPARE(run({"pull", "kiln/tiny-GGUF"}, out, err), 1);  // two GGUF files: the user must pick
     QVERIFY2(err.contains("name one") && err.contains("tiny-Q4_0.gguf"), err.constData());
     hub.fail_next = {{503}};

@@ -4,6 +4,8 @@
 // layout. The real download code (libcurl) against the stand-in on 127.0.0.1.
 #include <QTemporaryDir>
 #include <QtTest>
+#include <sys/stat.h>
+
 #include <filesystem>
 
 #include "download/file_trust.h"
@@ -212,6 +214,33 @@ class HubListingAndCacheTest : public QObject {
     }
     QCOMPARE(hub.ranges().size(), size_t(1));  // still only the one download of the damaged case
     qunsetenv("HF_HOME");
+  }
+
+  // A cache on another file system cannot be hard-linked: the file is referred to by a symlink.
+  void aCacheOnAnotherFileSystemIsReferredTo() {
+    QTemporaryDir cache(QStringLiteral("/dev/shm/kiln-hf-XXXXXX")), dir;
+    std::error_code ec;
+    if (!cache.isValid() || fs::space(cache.path().toStdString(), ec).capacity == 0)
+      QSKIP("no /dev/shm here");
+    struct stat a {}, b {};
+    if (::stat(cache.path().toUtf8().constData(), &a) != 0 || ::stat(dir.path().toUtf8().constData(), &b) != 0 ||
+        a.st_dev == b.st_dev)
+      QSKIP("/dev/shm is on the same file system as the temporary folder here");
+    HubStandIn hub;
+    hub.repos["kiln/far"] = {{"model.gguf", model_}};
+    qputenv("HF_HUB_CACHE", cache.path().toUtf8());
+    const HubFile f = listed(hub, "kiln/far", "model.gguf");
+    const std::string blob = hf_repo_cache_folder(cache.path().toStdString(), "kiln/far") + "/blobs/" + f.sha256;
+    fs::create_directories(fs::path(blob).parent_path());
+    write_file(blob, model_);
+    const std::string dest = dir.path().toStdString();
+    QCOMPARE(download_file(options_for(hub), "kiln/far", f, dest), DownloadResult::FromHfCache);
+    QVERIFY(fs::is_symlink(dest + "/model.gguf"));
+    QCOMPARE(fs::read_symlink(dest + "/model.gguf").string(), blob);
+    QCOMPARE(read_file_bytes(dest + "/model.gguf"), model_);
+    QCOMPARE(download_file(options_for(hub), "kiln/far", f, dest), DownloadResult::AlreadyPresent);
+    QVERIFY(hub.ranges().empty());
+    qunsetenv("HF_HUB_CACHE");
   }
 
   // With the shared layout chosen, downloads land where huggingface_hub would put them.
