@@ -1,4 +1,5 @@
-// The hub's API as Kiln uses it: the recursive tree listing and /resolve/ downloads.
+// The hub's API as Kiln uses it: the commit a revision names, the recursive tree listing of that
+// commit (paginated), and choosing files; /resolve/ downloads are in hub_download.cpp.
 #include "download/hub.h"
 
 #include <algorithm>
@@ -230,8 +231,10 @@ HttpResult get_api(const HubOptions& options, const std::string& url, const std:
 std::string resolve_commit(const HubOptions& options, const std::string& repo, std::stop_token cancel) {
   check_repo(repo);
   if (is_hex(options.revision, 40)) return lower(options.revision);  // already a commit
-  const HttpResult r = get_api(options, options.endpoint + "/api/models/" + repo + "/revision/" +
-                                            url_path(options.revision), repo, cancel);
+  // One path segment, so a branch like refs/pr/1 is sent as refs%2Fpr%2F1, as the hub expects.
+  std::string revision = url_path(options.revision);
+  for (size_t at; (at = revision.find('/')) != std::string::npos;) revision.replace(at, 1, "%2F");
+  const HttpResult r = get_api(options, options.endpoint + "/api/models/" + repo + "/revision/" + revision, repo, cancel);
   std::string sha;
   try {
     const nlohmann::json info = nlohmann::json::parse(r.body);
