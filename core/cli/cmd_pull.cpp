@@ -1,5 +1,7 @@
 // kiln pull OWNER/REPO[:FILE]: fetch a model from the Hugging Face hub into the folder the app's
-// Models page scans, with a progress line, resume and checksum verification.
+// Models page scans (or, with --hf-cache, into the Hugging Face cache's layout), pinned to one
+// commit, with a progress line, retries, resume and checksum verification; files the Hugging Face
+// cache already holds are verified and linked instead of fetched.
 #include <unistd.h>
 
 #include <cmath>
@@ -7,6 +9,7 @@
 #include <iostream>
 
 #include "cli/common.h"
+#include "download/hf_cache.h"
 #include "download/hub.h"
 
 namespace {
@@ -37,6 +40,8 @@ void add_pull_command(CLI::App& app) {
   auto token = std::make_shared<std::string>();
   auto dir = std::make_shared<std::string>();
   auto list_only = std::make_shared<bool>(false);
+  auto hf_cache = std::make_shared<bool>(false);
+  auto revision = std::make_shared<std::string>("main");
   auto retry_wait = std::make_shared<double>(kiln::HubOptions{}.backoff_base_s);
   cmd->add_option("model", *reference, "OWNER/REPO, or OWNER/REPO:FILE for one file (a GGUF name or quant tag)")->required();
   cmd->add_option("--token", *token,
@@ -44,18 +49,28 @@ void add_pull_command(CLI::App& app) {
                   "`hf auth login`)");
   cmd->add_option("--dir", *dir, "Destination folder (default: the user models folder/OWNER/REPO)");
   cmd->add_flag("--list", *list_only, "Only list the repository's files with their sizes");
+  cmd->add_flag("--hf-cache", *hf_cache,
+                "Download into the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub), "
+                "shared with Python tools and llama.cpp, instead of Kiln's models folder");
+  cmd->add_option("--revision", *revision, "Branch, tag or commit to download")->capture_default_str();
   cmd->add_option("--retry-wait", *retry_wait, "Seconds before the first retry of a failed request; doubles each time")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->callback([=] {
     kiln::HubOptions options = kiln::hub_options_from_env(*token, "--token");
     options.backoff_base_s = *retry_wait;
+    options.revision = *revision;
     const kiln::HubReference ref = kiln::parse_hub_reference(*reference);
     // Which token is used, never the token itself: a stale one in a forgotten file is a common surprise.
     std::fprintf(stderr, "%s\n", options.token.empty() ? "token: none (anonymous)"
                                                       : ("token: from " + options.token_source).c_str());
     kiln::cli::InterruptScope interrupt;
-    const auto listing = kiln::list_repo_files(options, ref.repo, interrupt.token());
+    const kiln::RepoListing pinned = kiln::list_repo(options, ref.repo, interrupt.token());
+    const std::vector<kiln::HubFile>& listing = pinned.files;
+    // Every file comes from this commit, even if the branch moves while the pull runs.
+    std::fprintf(stderr, "revision: %s = commit %s\n", options.revision.c_str(), pinned.commit.c_str());
+    const std::string branch = options.revision == pinned.commit ? "" : options.revision;
+    options.revision = pinned.commit;
     if (*list_only) {
       print_listing(listing);
       return;
@@ -63,8 +78,12 @@ void add_pull_command(CLI::App& app) {
     const std::vector<kiln::HubFile> files =
         ref.file.empty() ? kiln::files_to_pull(listing, ref.repo)
                          : std::vector<kiln::HubFile>{kiln::select_file(listing, ref.repo, ref.file)};
-    const std::string dest = dir->empty() ? kiln::local_repo_dir(ref.repo) : *dir;
-    kiln::check_free_space(files, dest);  // before the first byte, not when the disk is full
+    const std::string cache_dir = *hf_cache ? kiln::hf_download_cache_dir() : "";
+    const std::string dest = *hf_cache     ? kiln::hf_snapshot_dir(cache_dir, ref.repo, pinned.commit)
+                             : dir->empty() ? kiln::local_repo_dir(ref.repo)
+                                            : *dir;
+    if (*hf_cache && !dir->empty()) throw kiln::Error("--hf-cache and --dir name two destinations; pass one");
+    kiln::check_free_space(files, dest, ref.repo);  // before the first byte, not when the disk is full
     const bool tty = isatty(STDERR_FILENO);
     for (const kiln::HubFile& f : files) {
       auto show = [&](const kiln::DownloadProgress& p) {
@@ -75,14 +94,22 @@ void add_pull_command(CLI::App& app) {
           return;
         }
         if (!tty) return;
+        if (p.verifying) {  // hashing a copy already here or in the Hugging Face cache
+          std::fprintf(stderr, "\r\033[K%s  checking the copy on disk  %3d%%", p.file.c_str(),
+                       p.total ? int(100.0 * double(p.done) / double(p.total)) : 100);
+          return;
+        }
         const int percent = p.total ? int(100.0 * double(p.done) / double(p.total)) : 100;
         std::fprintf(stderr, "\r\033[K%s  %3d%%  %s / %s  %s/s", p.file.c_str(), percent, human_bytes(p.done).c_str(),
                      human_bytes(p.total).c_str(), human_bytes(uint64_t(p.bytes_per_s)).c_str());
         if (p.attempt > 1) std::fprintf(stderr, "  (attempt %d of %d)", p.attempt, p.max_attempts);
       };
-      const kiln::DownloadResult r = kiln::download_file(options, ref.repo, f, dest, show, interrupt.token());
+      const kiln::DownloadResult r =
+          *hf_cache ? kiln::download_into_hf_cache(options, ref.repo, f, cache_dir, branch, show, interrupt.token())
+                    : kiln::download_file(options, ref.repo, f, dest, show, interrupt.token());
       if (tty) std::fprintf(stderr, "\r\033[K");
-      const char* how = r == kiln::DownloadResult::AlreadyPresent ? "already here"
+      const char* how = r == kiln::DownloadResult::AlreadyPresent ? "already here, verified"
+                        : r == kiln::DownloadResult::FromHfCache ? "found in the Hugging Face cache, verified, linked"
                         : r == kiln::DownloadResult::Resumed     ? "resumed, verified"
                                                                  : "downloaded, verified";
       std::fprintf(stderr, "%s  %s  (%s)\n", f.path.c_str(), human_bytes(f.size).c_str(), how);

@@ -128,7 +128,8 @@ HttpResult perform(const HttpRequest& request, const HttpSink* sink, size_t max_
   if (!request.token.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + request.token).c_str());
   headers = curl_slist_append(headers, "User-Agent: kiln/" KILN_DOWNLOAD_VERSION);
   std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> header_list(headers, curl_slist_free_all);
-  const std::string range = std::to_string(request.range_start) + "-";
+  const std::string range = std::to_string(request.range_start) + "-" +
+                            (request.range_end > 0 ? std::to_string(request.range_end) : std::string());
 
   CURL* c = curl.get();
   curl_easy_setopt(c, CURLOPT_URL, request.url.c_str());
@@ -150,7 +151,7 @@ HttpResult perform(const HttpRequest& request, const HttpSink* sink, size_t max_
   curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
   curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
   curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-  if (request.range_start > 0) curl_easy_setopt(c, CURLOPT_RANGE, range.c_str());
+  if (request.range_start > 0 || request.range_end > 0) curl_easy_setopt(c, CURLOPT_RANGE, range.c_str());
 
   const CURLcode code = curl_easy_perform(c);
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &t.result.status);

@@ -13,6 +13,7 @@ struct HttpRequest {
   std::string url;
   std::string token;                 // "" = no Authorization header
   uint64_t range_start = 0;          // > 0: "Range: bytes=N-"
+  uint64_t range_end = 0;            // > 0: "Range: bytes=N-M", M inclusive (a chunk of a huge file)
   std::stop_token cancel;
 };
 

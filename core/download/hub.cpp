@@ -1,4 +1,5 @@
-// The hub's API as Kiln uses it: the recursive tree listing and /resolve/ downloads.
+// The hub's API as Kiln uses it: the commit a revision names, the recursive tree listing of that
+// commit (paginated), and choosing files; /resolve/ downloads are in hub_download.cpp.
 #include "download/hub.h"
 
 #include <algorithm>
@@ -116,6 +117,36 @@ bool ends_with(const std::string& s, const std::string& tail) {
   throw Error(what + ": cannot reach " + options.endpoint + " (" + r.curl_error + ")");
 }
 
+bool is_hex(const std::string& s, size_t n) {
+  return s.size() == n && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isxdigit(c); });
+}
+
+// "scheme://host[:port]" of an absolute URL, "" otherwise.
+std::string origin_of(const std::string& url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return "";
+  return url.substr(0, url.find('/', scheme + 3));
+}
+
+// The next page's URL: relative links resolved against `current`; one on another host is refused,
+// since the token must not travel there and a listing that silently ends would pull half a model.
+std::string next_page_url(const std::string& link, const std::string& current, const std::string& repo) {
+  if (link.empty()) return "";
+  const std::string here = origin_of(current);
+  if (link.find("://") != std::string::npos) {
+    if (origin_of(link) != here)
+      throw Error(repo + ": the hub's listing continues on another host (" + origin_of(link) +
+                  "); refusing to follow it, the listing would be incomplete");
+    return link;
+  }
+  if (link.rfind("//", 0) == 0)
+    throw Error(repo + ": the hub's listing continues on another host (" + link + "); refusing to follow it");
+  if (link[0] == '/') return here + link;
+  const std::string base = current.substr(0, current.find('?'));
+  if (link[0] == '?') return base + link;
+  return base.substr(0, base.rfind('/') + 1) + link;
+}
+
 std::vector<HubFile> parse_listing(const std::string& body, const std::string& repo) {
   nlohmann::json page;
   try {
@@ -142,6 +173,8 @@ std::vector<HubFile> parse_listing(const std::string& body, const std::string& r
         throw Error(repo + ": the hub lists '" + f.path + "' with a malformed SHA-256");
       f.sha256 = lower(oid);
       if (const auto lsize = lfs->find("size"); lsize != lfs->end() && lsize->is_number_unsigned()) f.size = lsize->get<uint64_t>();
+    } else if (std::string oid = entry.value("oid", ""); is_hex(oid, 40)) {
+      f.git_oid = lower(oid);  // a plain git file: its blob id checks the content
     }
     files.push_back(std::move(f));
   }
@@ -174,31 +207,62 @@ std::string local_repo_dir(const std::string& repo) {
   return (fs::path(user_models_dir()) / repo).string();
 }
 
-std::vector<HubFile> list_repo_files(const HubOptions& options, const std::string& repo, std::stop_token cancel) {
+namespace {
+
+// GET a small JSON answer, retrying transient failures like downloads; refusals become HubError.
+HttpResult get_api(const HubOptions& options, const std::string& url, const std::string& repo, std::stop_token cancel) {
+  HttpResult r;
+  for (int attempt = 1;; ++attempt) {
+    r = http_get_text({url, options.token, 0, 0, cancel}, kMaxListingBytes);
+    const bool again = r.curl_code != 0 ? r.transient : retryable_status(r.status);
+    if (!again || attempt >= options.max_attempts) break;
+    if (!detail::wait_unless_cancelled(detail::retry_delay(options, attempt + 1, r), cancel)) {
+      r.cancelled = true;
+      break;
+    }
+  }
+  if (r.curl_code != 0 || r.cancelled) throw_transfer_error(options, repo, r);
+  if (r.status != 200) throw hub_http_error(r, repo, "repository " + repo, options.endpoint, options.token_source, !options.token.empty());
+  return r;
+}
+
+}  // namespace
+
+std::string resolve_commit(const HubOptions& options, const std::string& repo, std::stop_token cancel) {
   check_repo(repo);
-  std::string url = options.endpoint + "/api/models/" + repo + "/tree/" + url_path(options.revision) + "?recursive=true";
-  std::vector<HubFile> files;
+  if (is_hex(options.revision, 40)) return lower(options.revision);  // already a commit
+  // One path segment, so a branch like refs/pr/1 is sent as refs%2Fpr%2F1, as the hub expects.
+  std::string revision = url_path(options.revision);
+  for (size_t at; (at = revision.find('/')) != std::string::npos;) revision.replace(at, 1, "%2F");
+  const HttpResult r = get_api(options, options.endpoint + "/api/models/" + repo + "/revision/" + revision, repo, cancel);
+  std::string sha;
+  try {
+    const nlohmann::json info = nlohmann::json::parse(r.body);
+    if (info.is_object()) sha = info.value("sha", "");
+  } catch (const nlohmann::json::exception&) {
+  }
+  if (!is_hex(sha, 40))
+    throw Error(repo + ": the hub did not name the commit of revision '" + options.revision + "'");
+  return lower(sha);
+}
+
+RepoListing list_repo(const HubOptions& options, const std::string& repo, std::stop_token cancel) {
+  RepoListing listing;
+  listing.commit = resolve_commit(options, repo, cancel);
+  std::string url = options.endpoint + "/api/models/" + repo + "/tree/" + listing.commit + "?recursive=true";
   for (int page = 0; !url.empty(); ++page) {
     if (page == kMaxListingPages) throw Error(repo + ": the file listing does not end");
-    HttpResult r;
-    for (int attempt = 1;; ++attempt) {
-      r = http_get_text({url, options.token, 0, cancel}, kMaxListingBytes);
-      const bool again = r.curl_code != 0 ? r.transient : retryable_status(r.status);
-      if (!again || attempt >= options.max_attempts) break;
-      if (!detail::wait_unless_cancelled(detail::retry_delay(options, attempt + 1, r), cancel)) {
-        r.cancelled = true;
-        break;
-      }
-    }
-    if (r.curl_code != 0 || r.cancelled) throw_transfer_error(options, repo, r);
-    if (r.status != 200) throw hub_http_error(r, repo, "repository " + repo, options.endpoint, options.token_source, !options.token.empty());
+    const HttpResult r = get_api(options, url, repo, cancel);
     std::vector<HubFile> more = parse_listing(r.body, repo);
-    files.insert(files.end(), more.begin(), more.end());
-    // Follow the next page only on the same server: the token must not travel elsewhere.
-    url = r.next_link.rfind(options.endpoint + "/", 0) == 0 ? r.next_link : "";
+    listing.files.insert(listing.files.end(), more.begin(), more.end());
+    url = next_page_url(r.next_link, url, repo);
   }
-  std::sort(files.begin(), files.end(), [](const HubFile& a, const HubFile& b) { return a.path < b.path; });
-  return files;
+  std::sort(listing.files.begin(), listing.files.end(), [](const HubFile& a, const HubFile& b) { return a.path < b.path; });
+  return listing;
+}
+
+std::vector<HubFile> list_repo_files(const HubOptions& options, const std::string& repo, std::stop_token cancel) {
+  return list_repo(options, repo, cancel).files;
 }
 
 std::vector<HubFile> files_to_pull(const std::vector<HubFile>& listing, const std::string& repo) {

@@ -67,6 +67,8 @@ HubError hub_http_error(const HttpResult& r, const std::string& repo, const std:
                              : repo + " was not found, or it is private or gated: check the name, or sign in (" + kSignIn +
                                    ")",
                   repo, src, s);
+    if (code == "RevisionNotFound")  // a --revision that names no branch, tag or commit
+      return make(HubErrorKind::Other, repo + " has no such revision (" + (msg.empty() ? "HTTP 404" : msg) + ")", repo, src, s);
     if (s == 404) return make(HubErrorKind::Other, what + " not found on " + endpoint + " (HTTP 404)", repo, src, s);
     return make(HubErrorKind::Other,
                 what + ": access refused (HTTP 403" + (msg.empty() ? "" : ": " + msg) + "); check your token's permissions",

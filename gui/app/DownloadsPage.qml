@@ -105,6 +105,14 @@ Item {
                     wrapMode: Text.Wrap
                     Layout.fillWidth: true
                 }
+                ToggleSwitch {
+                    objectName: "sharedCacheSwitch"
+                    visible: page.downloads.settings !== null
+                    enabled: !page.downloads.busy
+                    text: qsTr("Save into the Hugging Face cache (shared with Python tools and llama.cpp)")
+                    checked: page.downloads.settings ? page.downloads.settings.hubSharedCache : false
+                    onToggled: if (page.downloads.settings) page.downloads.settings.hubSharedCache = checked
+                }
                 Label {
                     text: qsTr("Gated models (Google's Gemma among them) need a Hugging Face token: Settings → Downloads.")
                     color: Theme.textMuted
@@ -134,7 +142,10 @@ Item {
                 Layout.rightMargin: Theme.pagePadding
                 kind: "info"
                 closable: true
-                text: page.finishedFolder.length > 0 ? qsTr("Downloaded into %1. The model is in the Models page's library.").arg(page.finishedFolder) : ""
+                text: page.finishedFolder.length === 0 ? ""
+                      : page.downloads.reusedFiles > 0
+                        ? qsTr("Downloaded into %1; %n file(s) were already in the Hugging Face cache and are used from there. The model is in the Models page's library.", "", page.downloads.reusedFiles).arg(page.finishedFolder)
+                        : qsTr("Downloaded into %1. The model is in the Models page's library.").arg(page.finishedFolder)
                 actionText: qsTr("Open Models")
                 onActionTriggered: page.openModels()
                 onClosed: page.finishedFolder = ""
@@ -173,12 +184,13 @@ Item {
                             font.pixelSize: Theme.fontSmall
                         }
                         Label {
-                            visible: modelData.lfs
-                            text: qsTr("SHA-256 checked")
+                            visible: modelData.lfs || modelData.gitOid.length > 0
+                            text: modelData.lfs ? qsTr("SHA-256 checked") : qsTr("SHA-1 checked")
                             color: Theme.textFaint
                             font.pixelSize: Theme.fontSmall
                             ToolTip.visible: lfsHover.hovered
-                            ToolTip.text: qsTr("The hub publishes this file's SHA-256; the download is verified against it.")
+                            ToolTip.text: modelData.lfs ? qsTr("The hub publishes this file's SHA-256; the download is verified against it.")
+                                                        : qsTr("The hub publishes this file's git SHA-1; the download is verified against it.")
                             HoverHandler { id: lfsHover }
                         }
                         Label {
@@ -221,6 +233,15 @@ Item {
                         visible: text.length > 0
                         text: page.downloads.downloading ? page.downloads.retryMessage : ""
                         color: Theme.warning
+                        wrapMode: Text.Wrap
+                        Layout.fillWidth: true
+                    }
+                    Label {
+                        // Hashing a copy already on disk or in the Hugging Face cache before trusting it.
+                        objectName: "downloadVerifying"
+                        visible: page.downloads.downloading && page.downloads.verifying
+                        text: qsTr("Checking the copy already on disk: %1 %").arg(Math.round(page.downloads.fileFraction * 100))
+                        color: Theme.textMuted
                         wrapMode: Text.Wrap
                         Layout.fillWidth: true
                     }

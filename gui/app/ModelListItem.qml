@@ -45,7 +45,8 @@ ItemDelegate {
                 Layout.fillWidth: true
             }
             Label {
-                text: (item.kind === "bundled" ? qsTr("Bundled") : item.kind === "downloaded" ? qsTr("Downloaded") : qsTr("Recent"))
+                text: (item.kind === "bundled" ? qsTr("Bundled") : item.kind === "downloaded" ? qsTr("Downloaded")
+                       : item.kind === "hf-cache" ? qsTr("Hugging Face cache") : qsTr("Recent"))
                       + (item.loaded ? " · " + qsTr("loaded") : "")
                       + (item.exists ? "" : " · " + qsTr("missing"))
                 font.pixelSize: Theme.fontSmall

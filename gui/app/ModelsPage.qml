@@ -73,7 +73,7 @@ Item {
                 // The library.
                 Card {
                     title: qsTr("Library")
-                    subtitle: qsTr("Bundled, downloaded with “kiln pull” into %1, and recently opened.").arg(page.library.userModelsDir)
+                    subtitle: qsTr("Bundled, downloaded with “kiln pull” into %1, found in the Hugging Face cache, and recently opened.").arg(page.library.userModelsDir)
                     Layout.preferredWidth: 360
                     Layout.alignment: Qt.AlignTop
 

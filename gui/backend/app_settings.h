@@ -35,6 +35,8 @@ class AppSettings : public QObject {
   Q_PROPERTY(int serverPort READ serverPort WRITE setServerPort NOTIFY changed)
   // Downloads: a Hugging Face token for gated repositories ("" = HF_TOKEN from the environment).
   Q_PROPERTY(QString hfToken READ hfToken WRITE setHfToken NOTIFY changed)
+  // Downloads go into the Hugging Face cache's layout (shared with Python tools and llama.cpp).
+  Q_PROPERTY(bool hubSharedCache READ hubSharedCache WRITE setHubSharedCache NOTIFY changed)
   // Appearance and the window.
   Q_PROPERTY(QString language READ language WRITE setLanguage NOTIFY changed)  // en / de
   Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)           // light / dark
@@ -93,6 +95,8 @@ class AppSettings : public QObject {
 
   QString hfToken() const { return value("hub/token", QString()).toString(); }
   void setHfToken(const QString& v) { store("hub/token", v.trimmed()); }
+  bool hubSharedCache() const { return value("hub/sharedCache", false).toBool(); }
+  void setHubSharedCache(bool v) { store("hub/sharedCache", v); }
 
   QString language() const;
   void setLanguage(const QString& v);

@@ -7,6 +7,7 @@
 #include <QLocale>
 
 #ifdef KILN_HAVE_DOWNLOAD
+#include "download/hf_cache.h"
 #include "download/hub.h"
 #include "download/hub_errors.h"
 #include "kiln/types.h"
@@ -138,31 +139,37 @@ void DownloadController::list(const QString& repoReference) {
   const QString endpoint = endpoint_, tokenText = token(), reference = repoReference.trimmed();
   const std::stop_token stop = cancel_.get_token();
   const double retryWait = retryWait_;
-  QMetaObject::invokeMethod(worker_, [this, endpoint, tokenText, reference, stop, retryWait] {
+  const bool shared = settings_ && settings_->hubSharedCache();
+  QMetaObject::invokeMethod(worker_, [this, endpoint, tokenText, reference, stop, retryWait, shared] {
 #ifdef KILN_HAVE_DOWNLOAD
     QString repo = reference;
     try {
       const kiln::HubOptions options = optionsFor(endpoint, tokenText, retryWait);
       repo = str(kiln::parse_hub_reference(reference.toStdString()).repo);
-      const std::vector<kiln::HubFile> listing = kiln::list_repo_files(options, repo.toStdString(), stop);
+      const kiln::RepoListing pinned = kiln::list_repo(options, repo.toStdString(), stop);
+      const std::vector<kiln::HubFile>& listing = pinned.files;
+      const QString commit = str(pinned.commit);
       QVariantList files;
       for (const kiln::HubFile& f : listing)
         files << QVariantMap{{"path", str(f.path)}, {"size", double(f.size)}, {"lfs", !f.sha256.empty()},
-                              {"sha256", str(f.sha256)}, {"local", false}};
+                              {"sha256", str(f.sha256)}, {"gitOid", str(f.git_oid)}, {"local", false}};
       QStringList suggested;
       try {
         for (const kiln::HubFile& f : kiln::files_to_pull(listing, repo.toStdString())) suggested << str(f.path);
       } catch (const std::exception&) {
         // Several GGUF files or nothing runnable: the user picks; nothing is preselected.
       }
-      const QString folder = str(kiln::local_repo_dir(repo.toStdString()));
-      QMetaObject::invokeMethod(this, [=, this] { onListed(repo, files, suggested, folder); }, Qt::QueuedConnection);
+      const QString folder = shared ? str(kiln::hf_snapshot_dir(kiln::hf_download_cache_dir(), repo.toStdString(),
+                                                                pinned.commit))
+                                    : str(kiln::local_repo_dir(repo.toStdString()));
+      QMetaObject::invokeMethod(this, [=, this] { onListed(repo, files, suggested, folder, commit, shared); },
+                                Qt::QueuedConnection);
     } catch (const std::exception& e) {
       const QString message = describe(e);
       QMetaObject::invokeMethod(this, [=, this] { onListFailed(repo, message); }, Qt::QueuedConnection);
     }
 #else
-    Q_UNUSED(endpoint) Q_UNUSED(tokenText) Q_UNUSED(stop)
+    Q_UNUSED(endpoint) Q_UNUSED(tokenText) Q_UNUSED(stop) Q_UNUSED(retryWait) Q_UNUSED(shared)
     const QString message = tr("This build has no downloader (libcurl was missing).");
     QMetaObject::invokeMethod(this, [=, this] { onListFailed(reference, message); }, Qt::QueuedConnection);
 #endif
@@ -170,8 +177,10 @@ void DownloadController::list(const QString& repoReference) {
 }
 
 void DownloadController::onListed(const QString& repo, const QVariantList& files, const QStringList& suggested,
-                                  const QString& folder) {
+                                  const QString& folder, const QString& commit, bool sharedCache) {
   listing_ = false;
+  commit_ = commit;
+  sharedCache_ = sharedCache;
   repo_ = repo;
   files_ = files;
   suggested_ = suggested;
@@ -219,25 +228,28 @@ void DownloadController::download(const QStringList& paths) {
   bytesTotal_ = total;
   bytesPerSecond_ = 0;
   attempt_ = maxAttempts_ = 1;
+  reusedFiles_ = 0;
   retryMessage_.clear();
   updateTokenSource();
   emit stateChanged();
   emit progressChanged();
-  const QString endpoint = endpoint_, tokenText = token(), repo = repo_, folder = destination_;
+  const QString endpoint = endpoint_, tokenText = token(), repo = repo_, folder = destination_, commit = commit_;
   const std::stop_token stop = cancel_.get_token();
   const double retryWait = retryWait_;
-  QMetaObject::invokeMethod(worker_, [this, endpoint, tokenText, repo, folder, chosen, stop, retryWait] {
+  const bool shared = sharedCache_;
+  QMetaObject::invokeMethod(worker_, [this, endpoint, tokenText, repo, folder, commit, shared, chosen, stop, retryWait] {
 #ifdef KILN_HAVE_DOWNLOAD
     QString error;
     try {
-      const kiln::HubOptions options = optionsFor(endpoint, tokenText, retryWait);
+      kiln::HubOptions options = optionsFor(endpoint, tokenText, retryWait);
+      options.revision = commit.toStdString();  // the listed commit, even if main moved since
       std::vector<kiln::HubFile> files;
       for (const QVariant& v : chosen) {
         const QVariantMap f = v.toMap();
         files.push_back({f.value("path").toString().toStdString(), uint64_t(f.value("size").toDouble()),
-                         f.value("sha256").toString().toStdString()});
+                         f.value("sha256").toString().toStdString(), f.value("gitOid").toString().toStdString()});
       }
-      kiln::check_free_space(files, folder.toStdString());  // before the first byte, not when the disk is full
+      kiln::check_free_space(files, folder.toStdString(), repo.toStdString());  // before the first byte, not when the disk is full
       double finished = 0;  // bytes of the files already done in this request
       for (const QVariant& v : chosen) {
         const QVariantMap f = v.toMap();
@@ -245,6 +257,7 @@ void DownloadController::download(const QStringList& paths) {
         file.path = f.value("path").toString().toStdString();
         file.size = uint64_t(f.value("size").toDouble());
         file.sha256 = f.value("sha256").toString().toStdString();
+        file.git_oid = f.value("gitOid").toString().toStdString();
         const auto report = [this, finished](const kiln::DownloadProgress& p) {
           const QString name = str(p.file);
           const double done = double(p.done), total = double(p.total), speed = p.bytes_per_s;
@@ -253,10 +266,18 @@ void DownloadController::download(const QStringList& paths) {
                                                        .arg(str(p.retry_reason)).arg(std::max(1, int(p.retry_in_s + 0.5)))
                                                        .arg(attempt).arg(attempts)
                                                  : QString();
-          QMetaObject::invokeMethod(this, [=, this] { onProgress(name, done, total, speed, finished + done, attempt, attempts, retry); },
-                                    Qt::QueuedConnection);
+          const bool verifying = p.verifying;  // hashing a copy: the request's bytes stay where they are
+          QMetaObject::invokeMethod(this, [=, this] {
+            onProgress(name, done, total, speed, verifying ? finished : finished + done, attempt, attempts, retry, verifying);
+          }, Qt::QueuedConnection);
         };
-        kiln::download_file(options, repo.toStdString(), file, folder.toStdString(), report, stop);
+        // The shared layout keeps blobs under the cache folder, three levels above the snapshot.
+        const kiln::DownloadResult result =
+            shared ? kiln::download_into_hf_cache(options, repo.toStdString(), file, kiln::hf_download_cache_dir(),
+                                                  "main", report, stop)
+                   : kiln::download_file(options, repo.toStdString(), file, folder.toStdString(), report, stop);
+        if (result == kiln::DownloadResult::FromHfCache)
+          QMetaObject::invokeMethod(this, [this] { ++reusedFiles_; }, Qt::QueuedConnection);
         finished += double(file.size);
         const QString name = str(file.path);
         const double size = double(file.size);
@@ -266,7 +287,8 @@ void DownloadController::download(const QStringList& paths) {
       error = describe(e);
     }
 #else
-    Q_UNUSED(endpoint) Q_UNUSED(tokenText) Q_UNUSED(chosen) Q_UNUSED(stop)
+    Q_UNUSED(endpoint) Q_UNUSED(tokenText) Q_UNUSED(chosen) Q_UNUSED(stop) Q_UNUSED(commit) Q_UNUSED(shared)
+    Q_UNUSED(retryWait)
     const QString error = tr("This build has no downloader (libcurl was missing).");
 #endif
     QMetaObject::invokeMethod(this, [=, this] { onFinished(repo, folder, error); }, Qt::QueuedConnection);
@@ -274,8 +296,10 @@ void DownloadController::download(const QStringList& paths) {
 }
 
 void DownloadController::onProgress(const QString& file, double done, double total, double bytesPerSecond,
-                                    double requestDone, int attempt, int maxAttempts, const QString& retryMessage) {
+                                    double requestDone, int attempt, int maxAttempts, const QString& retryMessage,
+                                    bool verifying) {
   currentFile_ = file;
+  verifying_ = verifying;
   attempt_ = attempt;
   maxAttempts_ = maxAttempts;
   retryMessage_ = retryMessage;
@@ -287,6 +311,7 @@ void DownloadController::onProgress(const QString& file, double done, double tot
 
 void DownloadController::onFinished(const QString& repo, const QString& folder, const QString& error) {
   downloading_ = false;
+  verifying_ = false;
   bytesPerSecond_ = 0;
   retryMessage_.clear();
   markLocalFiles();

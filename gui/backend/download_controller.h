@@ -50,6 +50,16 @@ class DownloadController : public QObject {
   // Errors in the interface language: the hub's refusals and a full disk are translated here.
   Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
   Q_PROPERTY(QString destination READ destination NOTIFY filesChanged)  // local folder of `repo`
+  // The commit the listing was taken at (40 hex); downloads come from it, never a newer one.
+  Q_PROPERTY(QString commit READ commit NOTIFY filesChanged)
+  // Settings' hubSharedCache when the listing was made: files go into the Hugging Face cache layout
+  // (destination is then the snapshot folder <cache>/models--OWNER--REPO/snapshots/<commit>).
+  Q_PROPERTY(bool sharedCache READ sharedCache NOTIFY filesChanged)
+  // Files of the last download found (and verified) in the Hugging Face cache: linked, not fetched.
+  Q_PROPERTY(int reusedFiles READ reusedFiles NOTIFY progressChanged)
+  // A copy already on disk or in the Hugging Face cache is being hashed (fileFraction counts it);
+  // no bytes are fetched meanwhile.
+  Q_PROPERTY(bool verifying READ verifying NOTIFY progressChanged)
 
  public:
   explicit DownloadController(QObject* parent = nullptr);
@@ -80,6 +90,10 @@ class DownloadController : public QObject {
   QString retryMessage() const { return retryMessage_; }
   QString tokenSource() const { return tokenSource_; }
   QString destination() const { return destination_; }
+  QString commit() const { return commit_; }
+  bool sharedCache() const { return sharedCache_; }
+  int reusedFiles() const { return reusedFiles_; }
+  bool verifying() const { return verifying_; }
 
   // "OWNER/REPO" (a hub URL works too). Replaces the listing; refused while busy.
   Q_INVOKABLE void list(const QString& repoReference);
@@ -102,10 +116,11 @@ class DownloadController : public QObject {
   void downloadFailed(const QString& repo, const QString& message);  // cancel included
 
  private:
-  void onListed(const QString& repo, const QVariantList& files, const QStringList& suggested, const QString& folder);
+  void onListed(const QString& repo, const QVariantList& files, const QStringList& suggested, const QString& folder,
+                const QString& commit, bool sharedCache);
   void onListFailed(const QString& repo, const QString& message);
   void onProgress(const QString& file, double done, double total, double bytesPerSecond, double requestDone,
-                  int attempt = 1, int maxAttempts = 1, const QString& retryMessage = {});
+                  int attempt = 1, int maxAttempts = 1, const QString& retryMessage = {}, bool verifying = false);
   void onFinished(const QString& repo, const QString& folder, const QString& error);
   void setError(const QString& message);
   QString token() const;
@@ -127,6 +142,10 @@ class DownloadController : public QObject {
   QString lastError_;
   int attempt_ = 1, maxAttempts_ = 1;
   QString retryMessage_, tokenSource_;
+  QString commit_;
+  bool sharedCache_ = false;
+  int reusedFiles_ = 0;
+  bool verifying_ = false;
 };
 
 }  // namespace kiln::gui

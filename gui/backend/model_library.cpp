@@ -6,7 +6,13 @@
 #include <QRegularExpression>
 #include <QUrl>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "kiln/engine.h"
+#ifdef KILN_HAVE_DOWNLOAD
+#include "download/hf_cache.h"
+#endif
 
 namespace kiln::gui {
 
@@ -27,6 +33,37 @@ QStringList ggufModelsUnder(const QString& folder) {
   }
   found.sort();
   return found;
+}
+
+// The snapshot folders of the Hugging Face cache worth listing: for each models--OWNER--REPO, the
+// commit refs/main names when it is there, else every snapshot. Pairs of (OWNER/REPO, folder).
+QList<QPair<QString, QString>> hfCacheSnapshots() {
+  QList<QPair<QString, QString>> found;
+#ifdef KILN_HAVE_DOWNLOAD
+  for (const std::string& cache : kiln::hf_hub_cache_dirs()) {
+    const QDir root(QString::fromStdString(cache));
+    for (const QString& entry : root.entryList({QStringLiteral("models--*--*")}, QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+      const QString repo = entry.mid(8).replace(QLatin1String("--"), QLatin1String("/"));
+      const QDir repoDir(root.filePath(entry));
+      QFile ref(repoDir.filePath(QStringLiteral("refs/main")));
+      const QString main = ref.open(QIODevice::ReadOnly) ? QString::fromUtf8(ref.readAll()).trimmed() : QString();
+      const QDir snapshots(repoDir.filePath(QStringLiteral("snapshots")));
+      if (!main.isEmpty() && snapshots.exists(main)) {
+        found.append({repo, snapshots.filePath(main)});
+        continue;
+      }
+      for (const QString& commit : snapshots.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
+        found.append({repo, snapshots.filePath(commit)});
+    }
+  }
+#endif
+  return found;
+}
+
+// The same file under two names (a download hard-linked from the cache, or a symlink to it).
+bool sameFile(const QString& a, const QString& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(a.toStdString(), b.toStdString(), ec) && !ec;
 }
 
 QString nameOf(const QString& path) {
@@ -108,6 +145,22 @@ void ModelLibrary::refresh() {
         entries_.append({nameOf(path), path, QStringLiteral("downloaded"), true});
         seen << path;
       }
+  }
+  // Models other tools fetched into the Hugging Face cache: a model folder, or its GGUF files at
+  // any depth of the snapshot; a file already listed under another name is left out.
+  const QStringList downloaded = seen;
+  for (const auto& [repo, snapshot] : hfCacheSnapshots()) {
+    if (looksLikeModel(snapshot)) {
+      if (!seen.contains(snapshot)) entries_.append({repo, snapshot, QStringLiteral("hf-cache"), true});
+      seen << snapshot;
+      continue;
+    }
+    for (const QString& path : ggufModelsUnder(snapshot)) {
+      if (seen.contains(path) || std::any_of(downloaded.begin(), downloaded.end(), [&](const QString& d) { return sameFile(d, path); }))
+        continue;
+      entries_.append({nameOf(path), path, QStringLiteral("hf-cache"), true});
+      seen << path;
+    }
   }
   listedRecent_ = settings_ ? settings_->recentModels() : QStringList();
   for (const QString& path : listedRecent_)

@@ -1,5 +1,6 @@
 // The models the user can pick without browsing: the bundled default, the ones `kiln pull`
-// downloaded into the user's model folder, and recently opened ones.
+// downloaded into the user's model folder, the ones in the Hugging Face cache (other tools'
+// downloads, or Kiln's with the shared layout), and recently opened ones.
 #pragma once
 
 #include <QAbstractListModel>
@@ -23,7 +24,7 @@ class ModelLibrary : public QAbstractListModel {
 
   struct Entry {
     QString name, path;
-    QString kind;  // "bundled", "downloaded", "recent"
+    QString kind;  // "bundled", "downloaded", "hf-cache", "recent"
     bool exists = true;
   };
 

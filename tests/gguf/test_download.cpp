@@ -13,65 +13,13 @@
 #include "download/hub.h"
 #include "download/hub_errors.h"
 #include "download/sha256.h"
-#include "fake_hub.h"
+#include "download_test_support.h"
 #include "gguf_fixtures.h"
 #include "kiln/types.h"
 
 using namespace kiln;
 using namespace kiln::test;
 namespace fs = std::filesystem;
-
-namespace {
-
-std::string random_bytes(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::string s(n, '\0');
-  for (char& c : s) c = char(gen() & 0xff);
-  return s;
-}
-
-// Retries wait milliseconds here, so a test of five attempts still takes well under a second.
-HubOptions options_for(const FakeHub& hub, const std::string& token = "") {
-  HubOptions o;
-  o.endpoint = hub.base();
-  o.token = token;
-  o.token_source = "--token";
-  o.backoff_base_s = 0.01;
-  o.backoff_max_s = 0.05;
-  return o;
-}
-
-HubErrorKind kind_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const HubError& e) {
-    return e.kind;
-  } catch (const Error&) {
-  }
-  return HubErrorKind::Other;
-}
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
-
-HubFile listed(const FakeHub& hub, const std::string& repo, const std::string& path, const std::string& token = "") {
-  for (const HubFile& f : list_repo_files(options_for(hub, token), repo))
-    if (f.path == path) return f;
-  qFatal("%s not listed", path.c_str());
-  return {};
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
 
 class DownloadTest : public QObject {
   Q_OBJECT
@@ -81,9 +29,9 @@ class DownloadTest : public QObject {
 
  private slots:
   void initTestCase() {
-    qputenv("HOME", home_.path().toUtf8());
+    qputenv("HOME", home_.path().toUtf8());  // and so no real Hugging Face cache either
     for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HOME", "XDG_CACHE_HOME",
-                             "HF_ENDPOINT", "KILN_HF_ENDPOINT"})
+                             "HF_ENDPOINT", "KILN_HF_ENDPOINT", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"})
       qunsetenv(name);
     model_ = random_bytes(1 << 20, 1);
     big_ = random_bytes(2 << 20, 2);
@@ -154,7 +102,7 @@ class DownloadTest : public QObject {
   }
 
   void listingWithSizesAcrossPages() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/tiny"] = {{"config.json", "{}", false}, {"model.safetensors", model_}, {"sub/dir/notes.txt", "hello", false}};
     const auto files = list_repo_files(options_for(hub), "kiln/tiny");
     QCOMPARE(files.size(), size_t(3));  // the third came from the second page
@@ -170,7 +118,7 @@ class DownloadTest : public QObject {
   }
 
   void downloadVerifyAndSkipWhenPresent() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/tiny"] = {{"model.safetensors", model_}, {"sub/dir/notes.txt", "hello", false}};
     QTemporaryDir dir;
     const std::string dest = dir.path().toStdString();
@@ -193,7 +141,7 @@ class DownloadTest : public QObject {
   }
 
   void interruptedTransferResumes() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/tiny"] = {{"model.gguf", model_}};
     QTemporaryDir dir;
     const std::string dest = dir.path().toStdString();
@@ -209,14 +157,14 @@ class DownloadTest : public QObject {
     QVERIFY(!fs::exists(dest + "/model.gguf"));
 
     QCOMPARE(download_file(options_for(hub), "kiln/tiny", f, dest), DownloadResult::Resumed);
-    QCOMPARE(hub.ranges.back(), "bytes=" + std::to_string(kept) + "-");  // only the rest was asked for
+    QCOMPARE(hub.range_log.back(), "bytes=" + std::to_string(kept) + "-");  // only the rest was asked for
     QCOMPARE(read_file_bytes(dest + "/model.gguf"), model_);
     QVERIFY(!fs::exists(dest + "/model.gguf.part"));
   }
 
   void wrongChecksumIsRefusedAndRemoved() {
-    FakeHub hub;
-    FakeFile bad{"model.gguf", model_};
+    HubStandIn hub;
+    StandInFile bad{"model.gguf", model_};
     bad.listed_sha256 = std::string(64, 'a');
     hub.repos["kiln/tiny"] = {bad};
     QTemporaryDir dir;
@@ -236,7 +184,7 @@ class DownloadTest : public QObject {
     QCOMPARE(download_file(options_for(hub), "kiln/tiny", listed(hub, "kiln/tiny", "model.gguf"), dest),
              DownloadResult::Downloaded);  // the damaged part was removed, so it starts over
 
-    FakeFile longer{"extra.bin", "0123456789", false};
+    StandInFile longer{"extra.bin", "0123456789", false};
     longer.listed_size = 4;
     hub.repos["kiln/tiny"] = {longer};
     QVERIFY(error_of([&] { download_file(options_for(hub), "kiln/tiny", listed(hub, "kiln/tiny", "extra.bin"), dest); })
@@ -245,7 +193,7 @@ class DownloadTest : public QObject {
 
   // The five refusals, told apart as the real hub's answers allow.
   void refusalsSayWhatHappened() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos[hub.gated_repo] = {{"model.gguf", model_}};
     hub.repos["kiln/public"] = {{"model.gguf", model_}};
     QTemporaryDir dir;
@@ -280,7 +228,7 @@ class DownloadTest : public QObject {
     QVERIFY2(fine.find("this fine-grained token (from --token) lacks access to gated repositories") != std::string::npos,
              fine.c_str());
     QCOMPARE(kind_of([&] { fetch("hf_fine_grained"); }), HubErrorKind::FineGrainedToken);
-    QCOMPARE(hub.ranges.size(), size_t(0));  // no refusal was retried into a transfer
+    QCOMPARE(hub.range_log.size(), size_t(0));  // no refusal was retried into a transfer
 
     QCOMPARE(download_file(options_for(hub, hub.good_token), hub.gated_repo, f, dest), DownloadResult::Downloaded);
     QCOMPARE(hub.auths.back(), "Bearer " + hub.good_token);
@@ -329,7 +277,7 @@ class DownloadTest : public QObject {
   }
 
   void busyAndFailingServersAreRetried() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/tiny"] = {{"model.gguf", model_}};
     QTemporaryDir dir;
     const std::string dest = dir.path().toStdString();
@@ -379,7 +327,7 @@ class DownloadTest : public QObject {
   }
 
   void dropMidFileResumesWithinThePull() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/tiny"] = {{"model.gguf", model_}};
     QTemporaryDir dir;
     const std::string dest = dir.path().toStdString();
@@ -387,14 +335,14 @@ class DownloadTest : public QObject {
     QCOMPARE(download_file(options_for(hub), "kiln/tiny", listed(hub, "kiln/tiny", "model.gguf"), dest),
              DownloadResult::Downloaded);
     QCOMPARE(read_file_bytes(dest + "/model.gguf"), model_);
-    QCOMPARE(hub.ranges.size(), size_t(3));
-    QCOMPARE(hub.ranges[0], std::string());
+    QCOMPARE(hub.range_log.size(), size_t(3));
+    QCOMPARE(hub.range_log[0], std::string());
     for (size_t i = 1; i < 3; ++i)  // each retry asked only for the rest
-      QVERIFY2(hub.ranges[i].rfind("bytes=", 0) == 0 && hub.ranges[i] != "bytes=0-", hub.ranges[i].c_str());
+      QVERIFY2(hub.range_log[i].rfind("bytes=", 0) == 0 && hub.range_log[i] != "bytes=0-", hub.range_log[i].c_str());
   }
 
   void existingFilesAreVerifiedBeforeTheyAreTrusted() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/tiny"] = {{"model.gguf", model_}};
     QTemporaryDir dir;
     const std::string dest = dir.path().toStdString(), path = dest + "/model.gguf";
@@ -413,7 +361,7 @@ class DownloadTest : public QObject {
     write_file(path, changed);
     fs::last_write_time(path, mtime);
     QCOMPARE(download_file(options_for(hub), "kiln/tiny", f, dest), DownloadResult::AlreadyPresent);
-    QCOMPARE(hub.ranges.size(), size_t(1));
+    QCOMPARE(hub.range_log.size(), size_t(1));
     // ...and once the mtime moves, the hash is checked again and the damage replaced.
     fs::last_write_time(path, mtime + std::chrono::seconds(5));
     QCOMPARE(download_file(options_for(hub), "kiln/tiny", f, dest), DownloadResult::Downloaded);
@@ -422,8 +370,8 @@ class DownloadTest : public QObject {
   }
 
   void hugeListingIsRefusedBeforeAnyByte() {
-    FakeHub hub;
-    FakeFile huge{"model.gguf", model_};
+    HubStandIn hub;
+    StandInFile huge{"model.gguf", model_};
     huge.listed_size = int64_t(1e15);
     hub.repos["kiln/huge"] = {huge};
     QTemporaryDir dir;
@@ -432,7 +380,7 @@ class DownloadTest : public QObject {
     const std::string err = error_of([&] { check_free_space({f}, dest); });
     QVERIFY2(err.find("not enough free space in " + dest + ": the download needs 1.0 PB") != std::string::npos, err.c_str());
     QCOMPARE(kind_of([&] { download_file(options_for(hub), "kiln/huge", f, dest); }), HubErrorKind::NotEnoughSpace);
-    QVERIFY(hub.ranges.empty());
+    QVERIFY(hub.range_log.empty());
     QVERIFY(!fs::exists(dest + "/model.gguf.part"));
     // A folder not made yet is measured on its nearest parent; a part already there counts as had.
     const HubFile small{"a.gguf", 1000, ""};
@@ -442,8 +390,8 @@ class DownloadTest : public QObject {
   }
 
   void refusedRedirectLeavesNoEmptyPart() {
-    FakeHub hub;
-    FakeFile odd{"model.gguf", model_};
+    HubStandIn hub;
+    StandInFile odd{"model.gguf", model_};
     odd.redirect = "ftp://127.0.0.1:1/model.gguf";  // curl follows http(s) only
     hub.repos["kiln/odd"] = {odd};
     QTemporaryDir dir;
@@ -454,7 +402,7 @@ class DownloadTest : public QObject {
   }
 
   void cancelKeepsThePartThenResumes() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/big"] = {{"model.gguf", big_}};
     hub.chunk_delay_ms = 5;
     hub.stop_after_bytes = 256 * 1024;  // the server presses "cancel" for the client midway
@@ -481,7 +429,7 @@ class DownloadTest : public QObject {
   }
 
   void unsafePathsInAListingAreRefused() {
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/evil"] = {{"../../outside.txt", "x", false}};
     QVERIFY(error_of([&] { list_repo_files(options_for(hub), "kiln/evil"); }).find("unsafe") != std::string::npos);
   }
@@ -489,7 +437,7 @@ class DownloadTest : public QObject {
   void kilnPullEndToEnd() {
     const QString kiln = QString(KILN_BINARY_DIR) + "/core/cli/kiln";
     if (!QFile::exists(kiln)) QSKIP("the kiln CLI is not built in this tree");
-    FakeHub hub;
+    HubStandIn hub;
     hub.repos["kiln/tiny-GGUF"] = {{"tiny-Q8_0.gguf", model_}, {"tiny-Q4_0.gguf", big_}, {"README.md", "hi", false}};
     QTemporaryDir home;
     const std::string token_file = home.path().toStdString() + "/hf-token";
@@ -512,6 +460,13 @@ class DownloadTest : public QObject {
     QByteArray out, err;
     QCOMPARE(run({"pull", "kiln/tiny-GGUF", "--list"}, out, err), 0);
     QVERIFY2(out.contains("tiny-Q8_0.gguf") && out.contains("1.0 MB"), out.constData());
+    // A typo, with the token file's token: the hub's 404 said as such, naming where the token came from.
+    QCOMPARE(run({"pull", "kiln/tiny-GUFF"}, out, err), 1);
+    QVERIFY2(err.contains(("kiln/tiny-GUFF was not found, or it is private or gated for your token's account (from " +
+                           token_file + "): check the name").c_str()), err.constData());
+    QCOMPARE(run({"pull", "kiln/tiny-GGUF", "--token", "hf_stale"}, out, err), 1);  // --token wins over the file
+    QVERIFY2(err.contains("token: from --token") && err.contains("your token (from --token) is invalid or expired") &&
+                 !err.contains("hf_stale"), err.constData());
     QCOMPARE(run({"pull", "kiln/tiny-GGUF"}, out, err), 1);  // two GGUF files: the user must pick
     QVERIFY2(err.contains("name one") && err.contains("tiny-Q4_0.gguf"), err.constData());
     hub.fail_next = {{503}};
@@ -523,6 +478,20 @@ class DownloadTest : public QObject {
     const QString expected = home.path() + "/kiln/models/kiln/tiny-GGUF/tiny-Q8_0.gguf";
     QCOMPARE(QString::fromUtf8(out).trimmed(), expected);
     QCOMPARE(read_file_bytes(expected.toStdString()), model_);
+    QVERIFY2(err.contains(("revision: main = commit " + hub.head("kiln/tiny-GGUF")).c_str()), err.constData());
+
+    // --hf-cache: into the shared layout; then a plain pull finds it there and fetches nothing.
+    env.insert("HF_HUB_CACHE", home.path() + "/hf");
+    QCOMPARE(run({"pull", "kiln/tiny-GGUF:q4_0", "--hf-cache"}, out, err), 0);
+    const QString snapshot = home.path() + "/hf/models--kiln--tiny-GGUF/snapshots/" +
+                             QString::fromStdString(hub.head("kiln/tiny-GGUF"));
+    QCOMPARE(QString::fromUtf8(out).trimmed(), snapshot + "/tiny-Q4_0.gguf");
+    QCOMPARE(read_file_bytes((snapshot + "/tiny-Q4_0.gguf").toStdString()), big_);
+    const size_t fetched = hub.ranges().size();
+    QCOMPARE(run({"pull", "kiln/tiny-GGUF:q4_0"}, out, err), 0);
+    QVERIFY2(err.contains("tiny-Q4_0.gguf  2.1 MB  (found in the Hugging Face cache, verified, linked)"), err.constData());
+    QCOMPARE(hub.ranges().size(), fetched);
+    QCOMPARE(read_file_bytes(home.path().toStdString() + "/kiln/models/kiln/tiny-GGUF/tiny-Q4_0.gguf"), big_);
   }
 };
 
