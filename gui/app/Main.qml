@@ -12,7 +12,11 @@ ApplicationWindow {
     minimumWidth: 900
     minimumHeight: 580
     visible: true
-    title: engineController.modelLoaded ? "Kiln — " + engineController.modelInfo.name : "Kiln"
+    // "Conversation — model — Kiln", as other chat apps name their windows (task bars show the start).
+    title: [chatController.currentTitle, engineController.modelLoaded ? engineController.modelInfo.name : "", "Kiln"]
+           .filter(part => part && part.length > 0).join(" — ")
+    // Numbers in controls (spin boxes) follow the interface language, as Format's do.
+    locale: Qt.locale(translator.language)
     color: Theme.window
     font.pixelSize: Theme.fontBody
 
@@ -55,7 +59,7 @@ ApplicationWindow {
 
     AppSettings { id: appSettings }
     LaunchOptions { id: launchOptions }
-    Translator { language: launchOptions.language.length > 0 ? launchOptions.language : appSettings.language }
+    Translator { id: translator; language: launchOptions.language.length > 0 ? launchOptions.language : appSettings.language }
     Binding {
         target: Theme
         property: "dark"

@@ -34,10 +34,11 @@ Item {
         function onLoaded(info) { page.library.refresh() }
     }
 
-    FolderDialog {
-        id: folderDialog
-        title: qsTr("Open a Hugging Face model folder")
-        onAccepted: page.select(page.library.toLocalPath(selectedFolder.toString()))
+    ModelFolderPicker {
+        id: folderPicker
+        objectName: "folderPicker"
+        library: page.library
+        onChosen: path => page.select(path)
     }
     FileDialog {
         id: fileDialog
@@ -83,7 +84,7 @@ Item {
                             objectName: "openFolderButton"
                             text: qsTr("Open folder…")
                             iconName: "folder"
-                            onClicked: folderDialog.open()
+                            onClicked: folderPicker.open()
                         }
                         PlainButton {
                             text: qsTr("Open file…")

@@ -20,6 +20,10 @@ class Engine {
   static std::unique_ptr<Engine> load(const LoadOptions& options);
   // Facts about a model without loading its weights (reads config and headers only).
   static ModelInfo inspect(const std::string& path);
+  // What a load would refuse, found without reading a weight: config, tokenizer, and every tensor
+  // present with its shape and size (a truncated file included). Throws kiln::Error as load does;
+  // the app runs it before letting go of the model in use.
+  static ModelInfo check(const std::string& path);
 
   virtual ~Engine() = default;
 
