@@ -24,12 +24,12 @@ Popup {
     height: Math.min(520, parent ? parent.height - 80 : 520)
     padding: 20
 
-    function parentOf(path) {
+    function parentOf(path: string): string {
         const cut = path.replace(/\/+$/, "").lastIndexOf("/")
         return cut > 0 ? path.substring(0, cut) : "/"
     }
     // A typed path: a model (folder or .gguf) opens at once; another folder is shown.
-    function enter(typed) {
+    function openTyped(typed: string) {
         const path = FilePlaces.expand(typed)
         problem = ""
         if (path.length === 0)
@@ -42,7 +42,7 @@ Popup {
             problem = qsTr("%1: no such folder, and not a .gguf file").arg(path)
         }
     }
-    function choose(path) {
+    function choose(path: string) {
         chosen(path)
         close()
     }
@@ -102,11 +102,11 @@ Popup {
                 objectName: "pickerPath"
                 Layout.fillWidth: true
                 placeholderText: qsTr("A folder or .gguf file, e.g. ~/models/gemma-3-1b-it")
-                onAccepted: picker.enter(text)
+                onAccepted: picker.openTyped(text)
             }
             PlainButton {
                 text: qsTr("Go")
-                onClicked: picker.enter(pathField.text)
+                onClicked: picker.openTyped(pathField.text)
             }
         }
         Label {

@@ -177,11 +177,13 @@ class TestDesktopApp : public QObject {
     static const QRegularExpression englishWords(QString::fromUtf8("\\b(the|is|and|of|to|on|not|no|used|loaded|runs|with)\\b"));
     static const QRegularExpression englishThousands(QString::fromUtf8("\\b\\d{1,3},\\d{3}\\b"));
     QStringList english;
-    for (const char* page : {"hardware", "settings", "models"}) {
-      const Run en = runApp(home, {"--model", fixture, "--page", page, "--screenshot", home.filePath("en.png"), "--quit"},
-                            "[window]\nheight=1400\n");
-      const Run de = runApp(home, {"--model", fixture, "--page", page, "--language", "de", "--screenshot",
-                                   home.filePath("de.png"), "--quit"}, "[window]\nheight=1400\n");
+    for (const char* page : {"hardware", "settings", "models", "profiler"}) {
+      // The profiler shows its numbers after an answer.
+      const QStringList answer = QString(page) == "profiler" ? QStringList{"--prompt", "Hallo"} : QStringList{};
+      const Run en = runApp(home, QStringList{"--model", fixture, "--page", page, "--screenshot", home.filePath("en.png"),
+                                              "--quit"} + answer, "[window]\nheight=1400\n");
+      const Run de = runApp(home, QStringList{"--model", fixture, "--page", page, "--language", "de", "--screenshot",
+                                              home.filePath("de.png"), "--quit"} + answer, "[window]\nheight=1400\n");
       QVERIFY2(de.exitCode == 0 && en.exitCode == 0, qPrintable(de.lines.join('\n') + de.errors));
       const QStringList inEnglish = reported(en, "visible-text");
       for (const QString& text : reported(de, "visible-text")) {
