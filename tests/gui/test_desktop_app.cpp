@@ -168,6 +168,16 @@ class TestDesktopApp : public QObject {
     const QStringList title = reported(run, "window-title");
     QCOMPARE(title.size(), 1);
     QVERIFY2(title.first().endsWith(" — tiny-gemma3-a — Kiln"), qPrintable(title.first()));
+
+    // Vulkan chosen by hand where the only Vulkan device is the CPU (lavapipe): it runs, named so.
+    if (!visible.contains("software Vulkan (slow, for testing)")) return;  // a real GPU here
+    const Run chosen = runApp(home, {"--model", fixture, "--page", "hardware", "--screenshot", home.filePath("vk.png"), "--quit"},
+                              "[load]\nbackend=vulkan\n");
+    QVERIFY2(chosen.exitCode == 0, qPrintable(chosen.lines.join('\n') + chosen.errors));
+    const QStringList onVulkan = reported(chosen, "visible-text");
+    QVERIFY2(!onVulkan.filter(QRegularExpression("^tiny-gemma3-a runs on: software Vulkan \\(slow, for testing\\): .+")).isEmpty(),
+             qPrintable(onVulkan.join(" | ")));
+    QVERIFY(onVulkan.contains("runs the model"));
   }
 
   // In German, no page shows English sentences or English-style numbers ("1,024" beside "0,95").
@@ -188,7 +198,8 @@ class TestDesktopApp : public QObject {
       const QStringList inEnglish = reported(en, "visible-text");
       for (const QString& text : reported(de, "visible-text")) {
         // The same sentence in both languages, or an English number: not translated.
-        if ((inEnglish.contains(text) && text.contains(englishWords)) || text.contains(englishThousands))
+        if ((inEnglish.contains(text) && text.contains(englishWords)) || text.contains(englishThousands) ||
+            text.contains(QLatin1String(" --")))
           english << QStringLiteral("%1: %2").arg(page, text);
       }
     }
