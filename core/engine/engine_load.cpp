@@ -7,6 +7,7 @@
 #include "engine/local_engine.h"
 #include "kiln/hardware.h"
 #include "model/checkpoint.h"
+#include "model/presets.h"
 #include "model/weights.h"
 #include "runtime/cpu/cpu_backend.h"
 #ifdef KILN_HAVE_VULKAN
@@ -217,6 +218,18 @@ ModelInfo Engine::check(const std::string& given) {
   Checkpoint ck = open_checkpoint(path);
   check_vocabulary(ck, open_tokenizer(ck));
   check_weight_tensors(ck.config, *ck.tensors);
+  return describe(ck);
+}
+
+std::vector<std::string> released_models() { return preset_names(); }
+
+ModelInfo released_model_info(const std::string& name) {
+  const std::optional<Gemma3Config> config = preset_config(name);
+  if (!config) throw Error("no released model is called '" + name + "'");
+  Checkpoint ck;
+  ck.path = name;
+  ck.format = "preset";
+  ck.config = *config;
   return describe(ck);
 }
 

@@ -25,6 +25,7 @@ ApplicationWindow {
         { name: "chat", title: qsTr("Chat"), icon: "chat" },
         { name: "models", title: qsTr("Models"), icon: "models" },
         { name: "downloads", title: qsTr("Downloads"), icon: "download" },
+        { name: "catalogue", title: qsTr("Catalogue"), icon: "search" },
         { name: "hardware", title: qsTr("Hardware"), icon: "hardware" },
         { name: "profiler", title: qsTr("Profiler"), icon: "profiler" },
         { name: "settings", title: qsTr("Settings"), icon: "settings" }
@@ -93,6 +94,10 @@ ApplicationWindow {
         id: hardwareMonitor
         engine: engineController
     }
+    ModelCatalogue {
+        id: modelCatalogue
+        memoryBytes: hardwareMonitor.info.ramTotal || 0
+    }
     ProfileReport {
         id: profileReport
         engine: engineController
@@ -147,6 +152,11 @@ ApplicationWindow {
                 initialRepo: launchOptions.repo
                 downloadAtStart: launchOptions.downloadRepo
                 onOpenModels: window.showPage("models")
+            }
+            CataloguePage {
+                catalogue: modelCatalogue
+                downloads: downloadController
+                onOpenDownloads: window.showPage("downloads")
             }
             HardwarePage {
                 monitor: hardwareMonitor

@@ -37,6 +37,7 @@ Run runApp(const QTemporaryDir& home, const QStringList& arguments, const QByteA
   env.insert("QT_QPA_PLATFORM", "offscreen");
   env.insert("XDG_DATA_HOME", home.filePath("data"));      // conversations go here
   env.insert("XDG_CONFIG_HOME", home.filePath("config"));  // and settings here
+  env.insert("KILN_HF_ENDPOINT", "http://127.0.0.1:9");    // the hub: never the network in a test
   app.setProcessEnvironment(env);
   app.start(QStringLiteral(KILN_DESKTOP_BINARY), arguments);
   Run run;
@@ -187,7 +188,7 @@ class TestDesktopApp : public QObject {
     static const QRegularExpression englishWords(QString::fromUtf8("\\b(the|is|and|of|to|on|not|no|used|loaded|runs|with)\\b"));
     static const QRegularExpression englishThousands(QString::fromUtf8("\\b\\d{1,3},\\d{3}\\b"));
     QStringList english;
-    for (const char* page : {"hardware", "settings", "models", "profiler"}) {
+    for (const char* page : {"hardware", "settings", "models", "profiler", "catalogue"}) {
       // The profiler shows its numbers after an answer.
       const QStringList answer = QString(page) == "profiler" ? QStringList{"--prompt", "Hallo"} : QStringList{};
       const Run en = runApp(home, QStringList{"--model", fixture, "--page", page, "--screenshot", home.filePath("en.png"),

@@ -57,6 +57,11 @@ class Engine {
   virtual void reset() = 0;
 };
 
+// The released Gemma 3 text-model shapes ("gemma3-270m" ... "gemma3-27b") and what each takes:
+// its shape and bytes at each precision, as inspect gives them for files (no path; for catalogues).
+std::vector<std::string> released_models();
+ModelInfo released_model_info(const std::string& name);  // throws kiln::Error for an unknown name
+
 // The version string of this build ("0.1.0").
 std::string version();
 
