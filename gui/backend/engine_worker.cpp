@@ -4,6 +4,7 @@
 #include <exception>
 #include <string>
 
+#include "engine_wording.h"
 #include "kiln/hardware.h"
 #include "utf8.h"
 
@@ -17,9 +18,9 @@ double millisSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// Anything thrown by the engine becomes one line for the user; non-kiln exceptions are bugs,
-// but the window must survive them too.
-QString describe(const std::exception& e) { return QString::fromStdString(e.what()); }
+// Anything thrown by the engine becomes one line for the user, in the app's words (no CLI flags);
+// non-kiln exceptions are bugs, but the window must survive them too.
+QString describe(const std::exception& e) { return EngineWording::text(e.what()); }
 
 constexpr double kSampleIntervalMs = 100;  // live plot resolution: enough for a smooth line
 
