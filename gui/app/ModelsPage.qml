@@ -1,7 +1,6 @@
 // Choose a model, see its facts and what each precision would cost, load it, unload it.
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Dialogs
 import QtQuick.Layouts
 import Kiln
 import Kiln.Ui
@@ -39,12 +38,6 @@ Item {
         objectName: "folderPicker"
         library: page.library
         onChosen: path => page.select(path)
-    }
-    FileDialog {
-        id: fileDialog
-        title: qsTr("Open a GGUF model file")
-        nameFilters: [qsTr("GGUF models (*.gguf)"), qsTr("All files (*)")]
-        onAccepted: page.select(page.library.toLocalPath(selectedFile.toString()))
     }
 
     ScrollView {
@@ -89,7 +82,7 @@ Item {
                         PlainButton {
                             text: qsTr("Open file…")
                             iconName: "file"
-                            onClicked: fileDialog.open()
+                            onClicked: folderPicker.open()  // it lists .gguf files and takes a typed path
                         }
                     }
                     Repeater {

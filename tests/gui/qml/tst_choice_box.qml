@@ -1,4 +1,5 @@
 import QtQuick
+import QtQuick.Controls
 import QtTest
 import Kiln.Ui
 
@@ -6,12 +7,24 @@ Item {
     width: 400
     height: 500
 
-    ChoiceBox {
-        id: box
-        textRole: "label"
-        valueRole: "value"
-        model: [{ value: 0, label: "Model default" }, { value: 2048, label: "2048" }, { value: 4096, label: "4096" }]
-        currentIndex: 1
+    // A window with the app's palette (Main.qml): with it, the style's highlighted row was drawn
+    // in palette.highlightedText on palette.light, white on white.
+    ApplicationWindow {
+        width: 400
+        height: 400
+        visible: true
+        palette.light: Theme.surface
+        palette.highlightedText: Theme.accentText
+        palette.highlight: Theme.accent
+        palette.text: Theme.text
+
+        ChoiceBox {
+            id: box
+            textRole: "label"
+            valueRole: "value"
+            model: [{ value: 0, label: "Model default" }, { value: 2048, label: "2048" }, { value: 4096, label: "4096" }]
+            currentIndex: 1
+        }
     }
 
     TestCase {
