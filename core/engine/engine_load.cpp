@@ -7,6 +7,7 @@
 #include "engine/local_engine.h"
 #include "kiln/hardware.h"
 #include "model/checkpoint.h"
+#include "model/presets.h"
 #include "model/weights.h"
 #include "runtime/cpu/cpu_backend.h"
 #ifdef KILN_HAVE_VULKAN
@@ -202,6 +203,36 @@ std::unique_ptr<Backend> create_backend(std::shared_ptr<Gemma3Weights> weights, 
   return backend;
 }
 
+namespace {
+// The tokenizer's pieces must all be rows of the embedding.
+void check_vocabulary(const Checkpoint& ck, const Tokenizer& tokenizer) {
+  if (tokenizer.vocab_size() > ck.config.vocab_size)
+    throw Error(ck.path + ": the tokenizer has " + std::to_string(tokenizer.vocab_size()) +
+                " pieces but the model's vocabulary is " + std::to_string(ck.config.vocab_size));
+}
+}  // namespace
+
+ModelInfo Engine::check(const std::string& given) {
+  const std::string path = given.empty() ? default_model_path() : given;
+  if (path.empty()) throw Error("no model given and no bundled default model is installed");
+  Checkpoint ck = open_checkpoint(path);
+  check_vocabulary(ck, open_tokenizer(ck));
+  check_weight_tensors(ck.config, *ck.tensors);
+  return describe(ck);
+}
+
+std::vector<std::string> released_models() { return preset_names(); }
+
+ModelInfo released_model_info(const std::string& name) {
+  const std::optional<Gemma3Config> config = preset_config(name);
+  if (!config) throw Error("no released model is called '" + name + "'");
+  Checkpoint ck;
+  ck.path = name;
+  ck.format = "preset";
+  ck.config = *config;
+  return describe(ck);
+}
+
 ModelInfo Engine::inspect(const std::string& path) {
   Checkpoint ck = open_checkpoint_header(path.empty() ? default_model_path() : path);
   return describe(ck);
@@ -217,9 +248,7 @@ std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
   report("reading", 0.0);
   Checkpoint ck = open_checkpoint(path);
   Tokenizer tokenizer = open_tokenizer(ck);
-  if (tokenizer.vocab_size() > ck.config.vocab_size)
-    throw Error(ck.path + ": the tokenizer has " + std::to_string(tokenizer.vocab_size()) +
-                " pieces but the model's vocabulary is " + std::to_string(ck.config.vocab_size));
+  check_vocabulary(ck, tokenizer);
   const int context = context_for(options, ck.config);  // before any weight is read
   report("reading", 0.05);
 

@@ -12,6 +12,7 @@ struct Preset {
 
 // From the released checkpoints' configs (see docs on Gemma 3 in the shared notes).
 constexpr Preset kPresets[] = {
+    {"gemma3-270m", 18, 640, 4, 1, 256, 2048, 512, 262144, 256, 1.0f, 32768},
     {"gemma3-1b", 26, 1152, 4, 1, 256, 6912, 512, 262144, 256, 1.0f, 32768},
     {"gemma3-4b", 34, 2560, 8, 4, 256, 10240, 1024, 262208, 256, 8.0f, 131072},
     {"gemma3-12b", 48, 3840, 16, 8, 256, 15360, 1024, 262208, 256, 8.0f, 131072},

@@ -9,7 +9,7 @@
 
 namespace kiln {
 
-// "gemma3-1b", "gemma3-4b", "gemma3-12b", "gemma3-27b"
+// "gemma3-270m", "gemma3-1b", "gemma3-4b", "gemma3-12b", "gemma3-27b"
 std::optional<Gemma3Config> preset_config(const std::string& name);
 std::vector<std::string> preset_names();
 

@@ -96,6 +96,35 @@ struct Shapes {
 
 }  // namespace
 
+void check_weight_tensors(const Gemma3Config& config, const TensorSource& source) {
+  const Shapes s(config);
+  auto tensor = [&](const std::string& name, std::vector<int64_t> shape) {
+    const TensorView& t = require(source, name, shape);
+    const int64_t rows = shape.size() == 2 ? shape[0] : 1;
+    const size_t needed = size_t(rows) * row_bytes(t.dtype, shape.back());
+    if (t.bytes != needed)
+      throw Error(t.file + ": tensor '" + name + "' holds " + std::to_string(t.bytes) + " bytes, its shape needs " +
+                  std::to_string(needed));
+  };
+  tensor("embed_tokens.weight", {s.vocab, s.hidden});
+  tensor("norm.weight", {s.hidden});
+  for (int i = 0; i < config.num_layers; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    for (const char* norm : {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                             "post_feedforward_layernorm"})
+      tensor(p + norm + ".weight", {s.hidden});
+    tensor(p + "self_attn.q_norm.weight", {s.head_dim});
+    tensor(p + "self_attn.k_norm.weight", {s.head_dim});
+    tensor(p + "self_attn.q_proj.weight", {s.q_dim, s.hidden});
+    tensor(p + "self_attn.k_proj.weight", {s.kv_dim, s.hidden});
+    tensor(p + "self_attn.v_proj.weight", {s.kv_dim, s.hidden});
+    tensor(p + "self_attn.o_proj.weight", {s.hidden, s.q_dim});
+    tensor(p + "mlp.gate_proj.weight", {s.ffn, s.hidden});
+    tensor(p + "mlp.up_proj.weight", {s.ffn, s.hidden});
+    tensor(p + "mlp.down_proj.weight", {s.hidden, s.ffn});
+  }
+}
+
 DType embedding_type_for(DType precision) { return precision == DType::Q4_0 ? DType::Q8_0 : precision; }
 
 uint64_t Gemma3Weights::bytes() const {

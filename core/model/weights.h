@@ -71,6 +71,11 @@ Gemma3Weights load_weights_as_stored(const Gemma3Config& config, const TensorSou
 Gemma3Weights load_weights_held_as(const Gemma3Config& config, const TensorSource& source,
                                    const std::function<DType(DType stored)>& held_for, int threads);
 
+// Every tensor load_weights reads is there with the config's shape and the bytes that shape needs,
+// without reading any weight: a wrong or mismatched file is refused before a working model is let
+// go. Throws kiln::Error naming the file and tensor.
+void check_weight_tensors(const Gemma3Config& config, const TensorSource& source);
+
 // Random weights of the real shapes (for benchmarks of models whose weights are not here).
 Gemma3Weights synthetic_weights(const Gemma3Config& config, DType precision, uint64_t seed, int threads);
 

@@ -53,6 +53,7 @@ Item {
                 restart()
                 return
             }
+            automation.say("window-title " + automation.appWindow.title)
             for (const text of automation.launch.visibleTexts(automation.appWindow.contentItem))
                 automation.say("visible-text " + text.replace(/\n/g, "\\n"))
             if (automation.launch.screenshot.length > 0) {

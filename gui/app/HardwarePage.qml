@@ -37,6 +37,32 @@ Item {
                 }
             }
 
+            // Which device answers: the first thing people look for on this page.
+            Card {
+                Layout.fillWidth: true
+                Layout.leftMargin: Theme.pagePadding
+                Layout.rightMargin: Theme.pagePadding
+                title: qsTr("Running the model now")
+                Label {
+                    objectName: "runningOn"
+                    text: page.engine.modelLoaded
+                          ? qsTr("%1 runs on: %2").arg(page.engine.modelInfo.name).arg(page.engine.modelInfo.runsOn)
+                          : page.engine.loading ? qsTr("A model is being loaded…")
+                          : qsTr("No model is loaded.")
+                    color: page.engine.modelInfo.softwareVulkan === true ? Theme.warning : Theme.text
+                    font.weight: Font.DemiBold
+                    wrapMode: Text.Wrap
+                    Layout.fillWidth: true
+                }
+                Label {
+                    visible: page.engine.modelLoaded && page.engine.modelInfo.softwareVulkan === true
+                    text: qsTr("This Vulkan device is the CPU pretending to be a GPU: choose Automatic or CPU in Settings for answers many times faster.")
+                    color: Theme.textMuted
+                    wrapMode: Text.Wrap
+                    Layout.fillWidth: true
+                }
+            }
+
             // Live plots.
             Card {
                 Layout.fillWidth: true
@@ -141,6 +167,9 @@ Item {
                             required property var modelData
                             Layout.fillWidth: true
                             gpu: modelData
+                            // The backend's name carries the device's: "vulkan (NAME)".
+                            runsModel: page.engine.modelLoaded
+                                       && String(page.engine.modelInfo.backend).startsWith("vulkan (" + modelData.name)
                         }
                     }
                 }

@@ -23,6 +23,7 @@ Card {
         { value: "auto", label: qsTr("As stored"), bytes: gguf ? (info.bytesAsStored || 0) : (info.bytesInt8 || 0),
           note: gguf ? qsTr("The file's own quantization: %1").arg(info.storedTypes || "")
                      : qsTr("INT8: a Hugging Face folder stores no quantization") },
+        { value: "fp32", label: "FP32", bytes: info.bytesFp32 || 0, note: qsTr("The exact reference, twice the memory of FP16") },
         { value: "fp16", label: "FP16", bytes: info.bytesFp16 || 0, note: qsTr("Full quality, twice the memory of INT8") },
         { value: "int8", label: "INT8", bytes: info.bytesInt8 || 0, note: qsTr("Close to FP16, half its size") },
         { value: "int4", label: "INT4", bytes: info.bytesInt4 || 0, note: qsTr("Smallest and fastest; some quality lost") }
@@ -42,12 +43,19 @@ Card {
     title: path.length > 0 ? (info.name || path.split("/").pop()) : qsTr("No model chosen")
     subtitle: path.length > 0 ? path : qsTr("Pick one from the library, or open a folder or file.")
 
+    // A load error shows on the model that failed only; the model loaded before it stays.
+    // (With no model chosen and none loaded, the panel stands for the one that failed at start.)
+    readonly property bool loadFailedHere: !engine.loading && engine.lastError.length > 0
+                                           && (engine.failedPath === path || (path.length === 0 && !engine.modelLoaded))
     Banner {
+        objectName: "loadError"
         Layout.fillWidth: true
         kind: "error"
         closable: false
         text: panel.inspectError.length > 0 ? panel.inspectError
-              : (!panel.engine.loading && !panel.engine.modelLoaded && panel.engine.lastError.length > 0 ? panel.engine.lastError : "")
+              : !panel.loadFailedHere ? ""
+              : panel.engine.modelLoaded ? qsTr("%1 (%2 is still loaded and answers as before.)").arg(panel.engine.lastError).arg(panel.engine.modelInfo.name)
+              : panel.engine.lastError
     }
 
     // Precision, with what each one takes.
@@ -110,7 +118,7 @@ Card {
         }
         Label {
             text: qsTr("Weights only; the context cache comes on top. Backend: %1. Change it in Settings.")
-                  .arg(panel.settings.backend === "auto" ? qsTr("automatic") : panel.settings.backend.toUpperCase())
+                  .arg(panel.settings.backend === "auto" ? qsTr("automatic") : panel.settings.backend === "cpu" ? qsTr("CPU") : qsTr("Vulkan"))
             font.pixelSize: Theme.fontSmall
             color: Theme.textMuted
             wrapMode: Text.Wrap

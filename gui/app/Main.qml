@@ -12,7 +12,11 @@ ApplicationWindow {
     minimumWidth: 900
     minimumHeight: 580
     visible: true
-    title: engineController.modelLoaded ? "Kiln — " + engineController.modelInfo.name : "Kiln"
+    // "Conversation — model — Kiln", as other chat apps name their windows (task bars show the start).
+    title: [chatController.currentTitle, engineController.modelLoaded ? engineController.modelInfo.name : "", "Kiln"]
+           .filter(part => part && part.length > 0).join(" — ")
+    // Numbers in controls (spin boxes) follow the interface language, as Format's do.
+    locale: Qt.locale(translator.language)
     color: Theme.window
     font.pixelSize: Theme.fontBody
 
@@ -21,6 +25,7 @@ ApplicationWindow {
         { name: "chat", title: qsTr("Chat"), icon: "chat" },
         { name: "models", title: qsTr("Models"), icon: "models" },
         { name: "downloads", title: qsTr("Downloads"), icon: "download" },
+        { name: "catalogue", title: qsTr("Catalogue"), icon: "search" },
         { name: "hardware", title: qsTr("Hardware"), icon: "hardware" },
         { name: "profiler", title: qsTr("Profiler"), icon: "profiler" },
         { name: "settings", title: qsTr("Settings"), icon: "settings" }
@@ -55,7 +60,7 @@ ApplicationWindow {
 
     AppSettings { id: appSettings }
     LaunchOptions { id: launchOptions }
-    Translator { language: launchOptions.language.length > 0 ? launchOptions.language : appSettings.language }
+    Translator { id: translator; language: launchOptions.language.length > 0 ? launchOptions.language : appSettings.language }
     Binding {
         target: Theme
         property: "dark"
@@ -88,6 +93,10 @@ ApplicationWindow {
     HardwareMonitor {
         id: hardwareMonitor
         engine: engineController
+    }
+    ModelCatalogue {
+        id: modelCatalogue
+        memoryBytes: hardwareMonitor.info.ramTotal || 0
     }
     ProfileReport {
         id: profileReport
@@ -143,6 +152,11 @@ ApplicationWindow {
                 initialRepo: launchOptions.repo
                 downloadAtStart: launchOptions.downloadRepo
                 onOpenModels: window.showPage("models")
+            }
+            CataloguePage {
+                catalogue: modelCatalogue
+                downloads: downloadController
+                onOpenDownloads: window.showPage("downloads")
             }
             HardwarePage {
                 monitor: hardwareMonitor

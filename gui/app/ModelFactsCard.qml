@@ -30,7 +30,7 @@ Card {
             { label: qsTr("Sliding window"), value: card.info.slidingWindow ? qsTr("%1 tokens").arg(card.info.slidingWindow) : "" },
             { label: qsTr("Trained context"), value: card.info.maxContext ? qsTr("%1 tokens").arg(card.info.maxContext) : "" },
             { label: qsTr("Context allocated"), value: card.loaded ? qsTr("%1 tokens").arg(card.info.contextLength) : "" },
-            { label: qsTr("Runs on"), value: card.loaded ? card.info.backend : "" },
+            { label: qsTr("Runs on"), value: card.loaded ? (card.info.runsOn || card.info.backend) : "" },
             { label: qsTr("Weights in memory"), value: card.loaded ? Format.bytes(card.info.weightBytes) : "" },
             { label: qsTr("Context cache"), value: card.loaded ? Format.bytes(card.info.kvCacheBytes) : "" },
             { label: qsTr("Notes"), value: (card.info.notes || []).join("\n") }

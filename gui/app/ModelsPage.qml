@@ -1,7 +1,6 @@
 // Choose a model, see its facts and what each precision would cost, load it, unload it.
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Dialogs
 import QtQuick.Layouts
 import Kiln
 import Kiln.Ui
@@ -34,16 +33,11 @@ Item {
         function onLoaded(info) { page.library.refresh() }
     }
 
-    FolderDialog {
-        id: folderDialog
-        title: qsTr("Open a Hugging Face model folder")
-        onAccepted: page.select(page.library.toLocalPath(selectedFolder.toString()))
-    }
-    FileDialog {
-        id: fileDialog
-        title: qsTr("Open a GGUF model file")
-        nameFilters: [qsTr("GGUF models (*.gguf)"), qsTr("All files (*)")]
-        onAccepted: page.select(page.library.toLocalPath(selectedFile.toString()))
+    ModelFolderPicker {
+        id: folderPicker
+        objectName: "folderPicker"
+        library: page.library
+        onChosen: path => page.select(path)
     }
 
     ScrollView {
@@ -83,12 +77,12 @@ Item {
                             objectName: "openFolderButton"
                             text: qsTr("Open folder…")
                             iconName: "folder"
-                            onClicked: folderDialog.open()
+                            onClicked: folderPicker.open()
                         }
                         PlainButton {
                             text: qsTr("Open file…")
                             iconName: "file"
-                            onClicked: fileDialog.open()
+                            onClicked: folderPicker.open()  // it lists .gguf files and takes a typed path
                         }
                     }
                     Repeater {

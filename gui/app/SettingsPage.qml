@@ -15,6 +15,7 @@ Item {
     readonly property var npu: hardware.info.npu || ({})
     // Automatic skips CPU-emulated Vulkan devices; choosing Vulkan uses them anyway.
     readonly property bool hasGpu: (hardware.info.gpus || []).length > 0
+    readonly property bool onlySoftwareVulkan: hasGpu && (hardware.info.gpus || []).every(g => g.software === true)
     readonly property bool needsReload: engine.modelLoaded && engine.loadedSignature !== settings.loadSignature
 
     // Sampling settings the user has not set (undefined) take the loaded model's defaults.
@@ -71,10 +72,10 @@ Item {
 
                 SettingRow {
                     label: qsTr("Precision")
-                    description: qsTr("How the weights are held in memory. As stored keeps a GGUF file's own quantization (a folder: INT8). INT8 is close to FP16 at half the size; INT4 is smaller again.")
+                    description: qsTr("How the weights are held in memory. As stored keeps a GGUF file's own quantization (a folder: INT8). FP32 is the exact reference at twice the size of FP16; INT8 is close to FP16 at half the size; INT4 is smaller again.")
                     SegmentedChoice {
                         objectName: "settingsPrecision"
-                        options: [{ value: "auto", label: qsTr("As stored") }, { value: "fp16", label: "FP16" },
+                        options: [{ value: "auto", label: qsTr("As stored") }, { value: "fp32", label: "FP32" }, { value: "fp16", label: "FP16" },
                                   { value: "int8", label: "INT8" }, { value: "int4", label: "INT4" }]
                         value: page.settings.precision
                         onChosen: value => page.settings.precision = value
@@ -82,13 +83,17 @@ Item {
                 }
                 SettingRow {
                     label: qsTr("Backend")
-                    description: qsTr("Where the model runs. Automatic picks the best Vulkan GPU and falls back to the CPU.")
+                    description: page.onlySoftwareVulkan
+                                 ? qsTr("Where the model runs. This computer's only Vulkan device is software Vulkan (slow, for testing): Automatic runs on the CPU.")
+                                 : qsTr("Where the model runs. Automatic picks the best Vulkan GPU and falls back to the CPU.")
                     SegmentedChoice {
+                        objectName: "settingsBackend"
                         options: [
                             { value: "auto", label: qsTr("Automatic") },
-                            { value: "vulkan", label: "Vulkan", enabled: page.hasGpu,
-                              tip: page.hasGpu ? "" : qsTr("No Vulkan device: %1").arg(page.hardware.info.vulkanStatus || qsTr("see the Hardware page")) },
-                            { value: "cpu", label: "CPU" }
+                            { value: "vulkan", label: page.onlySoftwareVulkan ? qsTr("Software Vulkan") : qsTr("Vulkan"), enabled: page.hasGpu,
+                              tip: !page.hasGpu ? qsTr("No Vulkan device: %1").arg(page.hardware.info.vulkanStatus || qsTr("see the Hardware page"))
+                                   : page.onlySoftwareVulkan ? qsTr("software Vulkan (slow, for testing)") : "" },
+                            { value: "cpu", label: qsTr("CPU") }
                         ]
                         value: page.settings.backend
                         onChosen: value => page.settings.backend = value

@@ -85,7 +85,7 @@ void AppSettings::storeChoice(const char* key, const QString& v, std::initialize
   qWarning("AppSettings: ignoring %s = \"%s\"", key, qPrintable(v));  // a QML typo, not user input
 }
 
-void AppSettings::setPrecision(const QString& v) { storeChoice("load/precision", v, {"auto", "fp16", "int8", "int4"}); }
+void AppSettings::setPrecision(const QString& v) { storeChoice("load/precision", v, {"auto", "fp32", "fp16", "int8", "int4"}); }
 void AppSettings::setBackend(const QString& v) { storeChoice("load/backend", v, {"auto", "vulkan", "cpu"}); }
 void AppSettings::setNpuAttention(const QString& v) { storeChoice("load/npu_attention", v, {"auto", "on", "off"}); }
 void AppSettings::setTheme(const QString& v) { storeChoice("ui/theme", v, {"light", "dark"}); }

@@ -151,9 +151,10 @@ void EngineController::updateServer() {
   }
 }
 
-void EngineController::setError(const QString& message) {
-  if (lastError_ == message) return;
+void EngineController::setError(const QString& message, const QString& failedPath) {
+  if (lastError_ == message && failedPath_ == failedPath) return;
   lastError_ = message;
+  failedPath_ = failedPath;
   emit lastErrorChanged();
 }
 
@@ -162,7 +163,7 @@ void EngineController::onLoaded(const kiln::ModelInfo& info) {
   if (loadStop_ && loadStop_->stop_requested()) {  // cancelled just as it finished: drop it
     QMetaObject::invokeMethod(worker_, [worker = worker_] { worker->unload(); });
     ++pendingLoads_;  // onLoadFailed below counts it down again
-    onLoadFailed(tr("Loading was cancelled."));
+    onLoadFailed(tr("Loading was cancelled."), false);
     return;
   }
   loadStop_.reset();
@@ -174,19 +175,25 @@ void EngineController::onLoaded(const kiln::ModelInfo& info) {
   loadFraction_ = 1;
   emit loadProgressChanged();
   emit modelInfoChanged();
+  setError({});  // an error of an earlier model is not this one's
   setStatus(Ready);
   emit loaded(modelInfo_);
 }
 
-void EngineController::onLoadFailed(const QString& message) {
+void EngineController::onLoadFailed(const QString& message, bool previousKept) {
   if (--pendingLoads_ > 0) return;
   loadStop_.reset();
-  modelInfo_.clear();
-  loadedSignature_.clear();
+  const QString failed = loadingPath_;
   loadingPath_.clear();
-  emit modelInfoChanged();
-  setStatus(Empty);
-  setError(message);
+  setError(message, failed);
+  if (previousKept && !modelInfo_.isEmpty()) {
+    setStatus(Ready);  // the model that was loaded answers on
+  } else {
+    modelInfo_.clear();
+    loadedSignature_.clear();
+    emit modelInfoChanged();
+    setStatus(Empty);
+  }
   emit loadFailed(message);
 }
 

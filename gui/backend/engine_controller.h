@@ -29,6 +29,9 @@ class EngineController : public QObject {
   Q_PROPERTY(QVariantMap modelInfo READ modelInfo NOTIFY modelInfoChanged)
   Q_PROPERTY(QString loadedSignature READ loadedSignature NOTIFY modelInfoChanged)
   Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
+  // The model lastError is about ("" when it is not about a load): its page shows the error, the
+  // others do not. A failed load keeps the model that was loaded before it.
+  Q_PROPERTY(QString failedPath READ failedPath NOTIFY lastErrorChanged)
   Q_PROPERTY(bool profiling READ profiling WRITE setProfiling NOTIFY profilingChanged)
   // The local API server serves the loaded model while serverEnabled; it stops for a reload.
   Q_PROPERTY(bool serverAvailable READ serverAvailable CONSTANT)
@@ -56,6 +59,7 @@ class EngineController : public QObject {
   QVariantMap modelInfo() const { return modelInfo_; }
   QString loadedSignature() const { return loadedSignature_; }
   QString lastError() const { return lastError_; }
+  QString failedPath() const { return failedPath_; }
   bool profiling() const { return profiling_; }
   void setProfiling(bool enabled);
   static bool serverAvailable() { return LocalServerHost::available(); }
@@ -104,9 +108,9 @@ class EngineController : public QObject {
   void setStatus(Status status);
   // Starts or stops the API server to match serverEnabled and whether a model is ready.
   void updateServer();
-  void setError(const QString& message);
+  void setError(const QString& message, const QString& failedPath = {});
   void onLoaded(const kiln::ModelInfo& info);
-  void onLoadFailed(const QString& message);
+  void onLoadFailed(const QString& message, bool previousKept);
   void onFinished(quint64 id, const kiln::GenerationStats& stats);
   void onFailed(quint64 id, const QString& message);
 
@@ -118,7 +122,7 @@ class EngineController : public QObject {
   QString serverError_;
   EngineWorker* worker_ = nullptr;  // lives on thread_, deleted there when it finishes
   Status status_ = Empty;
-  QString loadingPath_, pendingSignature_, loadStage_, loadedSignature_, lastError_;
+  QString loadingPath_, pendingSignature_, loadStage_, loadedSignature_, lastError_, failedPath_;
   double loadFraction_ = 0;
   QVariantMap modelInfo_;
   bool profiling_ = false;

@@ -3,6 +3,8 @@
 #include <QFileInfo>
 #include <QVariantList>
 
+#include "engine_wording.h"
+
 namespace kiln::gui {
 
 namespace {
@@ -34,8 +36,8 @@ QString displayName(const std::string& path) {
 }  // namespace
 
 QVariantMap modelInfoToMap(const kiln::ModelInfo& info) {
-  QStringList notes;
-  for (const auto& note : info.notes) notes << str(note);
+  QStringList notes;  // as the app says them: translated, no command-line flags
+  for (const auto& note : info.notes) notes << EngineWording::text(note);
   const kiln::SamplingParams& d = info.sampling_defaults;
   const QVariantMap samplingDefaults{
       {"temperature", setting(d.temperature)}, {"topK", d.top_k},
@@ -66,7 +68,9 @@ QVariantMap modelInfoToMap(const kiln::ModelInfo& info) {
       {"maxContext", info.max_context},
       {"contextLength", info.context_length},
       {"precision", precisionName(info.precision)},
-      {"backend", str(info.backend)},
+      {"backend", str(info.backend)},                        // the engine's words: "cpu (2 threads)"
+      {"runsOn", EngineWording::device(info.backend)},        // the app's: "CPU, 2 threads"
+      {"softwareVulkan", EngineWording::softwareVulkan(info.backend)},
       {"weightBytes", num(info.weight_bytes)},
       {"kvCacheBytes", num(info.kv_cache_bytes)},
       {"bytesFp32", num(info.bytes_f32)},
@@ -88,12 +92,12 @@ QVariantMap hardwareInfoToMap(const kiln::HardwareInfo& info) {
     QStringList features;
     if (gpu.fp16) features << QStringLiteral("fp16");
     if (gpu.int8) features << QStringLiteral("int8");
-    if (gpu.storage16) features << QStringLiteral("16-bit storage");
-    if (gpu.storage8) features << QStringLiteral("8-bit storage");
+    if (gpu.storage16) features << EngineWording::tr("16-bit storage");
+    if (gpu.storage8) features << EngineWording::tr("8-bit storage");
     if (gpu.integer_dot)
-      features << (gpu.integer_dot_fast ? QStringLiteral("integer dot product (hardware)")
-                                        : QStringLiteral("integer dot product (emulated)"));
-    if (gpu.cooperative_matrix) features << QStringLiteral("cooperative matrix");
+      features << (gpu.integer_dot_fast ? EngineWording::tr("integer dot product (hardware)")
+                                        : EngineWording::tr("integer dot product (emulated)"));
+    if (gpu.cooperative_matrix) features << EngineWording::tr("cooperative matrix");
     gpus << QVariantMap{
         {"index", gpu.index},
         {"name", str(gpu.name)},
@@ -102,7 +106,8 @@ QVariantMap hardwareInfoToMap(const kiln::HardwareInfo& info) {
         {"apiVersion", str(gpu.api_version)},
         {"heaps", heaps},
         {"usable", gpu.usable},
-        {"refusal", str(gpu.refusal)},
+        {"refusal", gpu.usable ? QString() : EngineWording::refusal(gpu.type, gpu.refusal)},
+        {"software", gpu.type == "cpu"},  // lavapipe, SwiftShader: runs only when chosen by hand
         {"features", features},
         {"subgroupSize", gpu.subgroup_size},
         {"maxStorageBufferRange", num(gpu.max_storage_buffer_range)},
@@ -114,9 +119,9 @@ QVariantMap hardwareInfoToMap(const kiln::HardwareInfo& info) {
       {"ramTotal", num(info.ram_total)},
       {"ramAvailable", num(info.ram_available)},
       {"gpus", gpus},
-      {"vulkanStatus", str(info.vulkan_status)},
+      {"vulkanStatus", EngineWording::text(info.vulkan_status)},
       {"npu", QVariantMap{{"present", info.npu.present},
-                          {"reason", str(info.npu.reason)},
+                          {"reason", EngineWording::text(info.npu.reason)},
                           {"devicePath", str(info.npu.device_path)},
                           {"generation", str(info.npu.generation)},
                           {"xrtVersion", str(info.npu.xrt_version)}}},

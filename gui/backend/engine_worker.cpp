@@ -4,6 +4,7 @@
 #include <exception>
 #include <string>
 
+#include "engine_wording.h"
 #include "kiln/hardware.h"
 #include "utf8.h"
 
@@ -17,9 +18,9 @@ double millisSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// Anything thrown by the engine becomes one line for the user; non-kiln exceptions are bugs,
-// but the window must survive them too.
-QString describe(const std::exception& e) { return QString::fromStdString(e.what()); }
+// Anything thrown by the engine becomes one line for the user, in the app's words (no CLI flags);
+// non-kiln exceptions are bugs, but the window must survive them too.
+QString describe(const std::exception& e) { return EngineWording::text(e.what()); }
 
 constexpr double kSampleIntervalMs = 100;  // live plot resolution: enough for a smooth line
 
@@ -29,8 +30,7 @@ EngineWorker::EngineWorker(QObject* parent) : QObject(parent) { registerEngineMe
 
 EngineWorker::~EngineWorker() = default;
 
-void EngineWorker::load(const LoadRequest& request) {
-  engine_.reset();  // free the old model's memory before the new one is read
+std::unique_ptr<kiln::Engine> EngineWorker::open(const LoadRequest& request, bool quiet) {
   kiln::LoadOptions options;
   options.path = request.path.toStdString();
   options.precision = request.precision;
@@ -41,21 +41,64 @@ void EngineWorker::load(const LoadRequest& request) {
   options.context_beyond_training = kiln::LoadOptions::BeyondTraining::Clamp;
   options.threads = request.threads;
   options.cancel = request.cancel;
-  options.on_progress = [this](const kiln::LoadProgress& progress) {
-    emit loadProgress(QString::fromStdString(progress.stage), progress.fraction);
-  };
+  if (!quiet)
+    options.on_progress = [this](const kiln::LoadProgress& progress) {
+      emit loadProgress(QString::fromStdString(progress.stage), progress.fraction);
+    };
+  auto engine = kiln::Engine::load(options);
+  engine->set_profiling(profiling_);
+  return engine;
+}
+
+void EngineWorker::load(const LoadRequest& request) {
+  const auto cancelled = [&] { return request.cancel.stop_requested(); };
+  // The model in use stays until the new one passed every check that needs no weights read: a
+  // truncated file or a config that does not fit its tensors never costs the working model.
+  if (engine_) {
+    try {
+      if (!cancelled()) kiln::Engine::check(request.path.toStdString());
+    } catch (const std::exception& e) {
+      emit loadFailed(describe(e), true);
+      return;
+    }
+    if (cancelled()) {
+      emit loadFailed(tr("Loading was cancelled."), true);
+      return;
+    }
+  }
+  std::optional<LoadRequest> previous = std::move(loadedRequest_);
+  loadedRequest_.reset();
+  engine_.reset();  // free the old model's memory before the new one is read
   try {
-    engine_ = kiln::Engine::load(options);
-    engine_->set_profiling(profiling_);
+    engine_ = open(request, false);
+    loadedRequest_ = request;
     emit loaded(engine_->info());
+    return;
   } catch (const std::exception& e) {
     engine_.reset();
-    emit loadFailed(request.cancel.stop_requested() ? tr("Loading was cancelled.") : describe(e));
+    if (cancelled()) {  // the user let go of both: nothing is loaded again
+      emit loadFailed(tr("Loading was cancelled."), false);
+      return;
+    }
+    const QString message = describe(e);
+    // A failure the checks could not see (memory, the context asked for): the previous model
+    // comes back, loaded as it was.
+    if (previous) {
+      try {
+        previous->cancel = request.cancel;  // closing the window still stops it
+        engine_ = open(*previous, true);
+        loadedRequest_ = std::move(previous);
+      } catch (const std::exception&) {
+        engine_.reset();
+      }
+    }
+    emit loadFailed(message, engine_ != nullptr);
   }
 }
 
 void EngineWorker::unload() {
   engine_.reset();
+  loadedRequest_.reset();
 }
 
 void EngineWorker::inspect(const QString& path) {

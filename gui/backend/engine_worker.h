@@ -6,6 +6,7 @@
 #include <QObject>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "engine_messages.h"
 #include "kiln/engine.h"
@@ -33,7 +34,9 @@ class EngineWorker : public QObject {
  signals:
   void loadProgress(const QString& stage, double fraction);
   void loaded(const kiln::ModelInfo& info);
-  void loadFailed(const QString& message);
+  // previousKept: the model loaded before is still loaded (the new one was refused before it was
+  // let go, or it was loaded again after the new one failed).
+  void loadFailed(const QString& message, bool previousKept);
   void inspected(const QString& path, const kiln::ModelInfo& info);
   void inspectFailed(const QString& path, const QString& message);
   void textArrived(quint64 id, const QString& text);
@@ -43,7 +46,11 @@ class EngineWorker : public QObject {
   void hardwareProbed(const kiln::HardwareInfo& info);
 
  private:
+  // The engine for `request`; loading progress is reported unless `quiet`.
+  std::unique_ptr<kiln::Engine> open(const kiln::gui::LoadRequest& request, bool quiet);
+
   std::unique_ptr<kiln::Engine> engine_;
+  std::optional<kiln::gui::LoadRequest> loadedRequest_;  // what engine_ was loaded with
   bool profiling_ = false;
 };
 

@@ -6,6 +6,7 @@
 
 #include "fixture_reference.h"
 #include "kiln/engine.h"
+#include "kiln/hardware.h"
 
 using namespace kiln;
 using namespace kiln::test;
@@ -248,6 +249,70 @@ class EngineBehaviour : public QObject {
     QCOMPARE(i.vocab, 640);
     QVERIFY(i.bytes_q4_0 < i.bytes_q8_0 && i.bytes_q8_0 < i.bytes_f16 && i.bytes_f16 < i.bytes_f32);
   }
+
+  // What the app runs before it lets go of the model in use: everything a load would refuse,
+  // found without reading the weights.
+  void check_refuses_a_broken_copy_before_any_weight_is_read() {
+    QCOMPARE(Engine::check(fixture_dir("tiny-gemma3-a")).layers, 6);
+    QTemporaryDir dir;
+    auto copy = [&](const QString& name) {
+      const QString folder = dir.filePath(name);
+      QDir().mkpath(folder);
+      for (const char* file : {"config.json", "model.safetensors", "tokenizer.model"})
+        QFile::copy(QString::fromStdString(fixture_dir("tiny-gemma3-a")) + "/" + file, folder + "/" + file);
+      return folder;
+    };
+    auto error_of = [](const QString& folder) -> std::string {
+      try {
+        Engine::check(folder.toStdString());
+      } catch (const Error& e) {
+        return e.what();
+      }
+      return "";
+    };
+    const QString truncated = copy("truncated");
+    QFile weights(truncated + "/model.safetensors");
+    QVERIFY(weights.resize(weights.size() / 2));
+    const std::string cut = error_of(truncated);
+    QVERIFY2(cut.find("model.safetensors") != std::string::npos && cut.find("truncated") != std::string::npos, cut.c_str());
+
+    // A config that does not match the tensors: named by the first tensor whose shape it contradicts.
+    const QString reshaped = copy("reshaped");
+    QFile config(reshaped + "/config.json");
+    QVERIFY(config.open(QIODevice::ReadWrite));
+    QByteArray json = config.readAll();
+    const QByteArray ffn = "\"intermediate_size\": " + QByteArray::number(Engine::inspect(fixture_dir("tiny-gemma3-a")).ffn);
+    QVERIFY2(json.contains(ffn), json.constData());
+    json.replace(ffn, "\"intermediate_size\": 96");
+    config.resize(0);
+    config.write(json);
+    config.close();
+    const std::string shape = error_of(reshaped);
+    QVERIFY2(shape.find("mlp.gate_proj.weight' has shape") != std::string::npos, shape.c_str());
+  }
+
+#ifdef KILN_HAVE_VULKAN
+  // A CPU implementation of Vulkan (lavapipe here) is slower than the CPU backend: `auto` never
+  // picks it, and chosen by hand it runs under a name that says so.
+  void software_vulkan_only_when_chosen_and_named_so() {
+    const HardwareInfo hw = probe_hardware();
+    bool real_gpu = false, software = false;
+    for (const GpuDevice& g : hw.gpus) {
+      real_gpu |= g.usable && g.type != "cpu";
+      software |= g.type == "cpu";
+    }
+    if (real_gpu || !software) QSKIP("needs a machine whose only Vulkan device is a CPU implementation");
+    LoadOptions o;
+    o.path = fixture_dir("tiny-gemma3-a");
+    o.context_length = 64;
+    o.backend = BackendKind::Auto;
+    const std::string automatic = Engine::load(o)->info().backend;
+    QVERIFY2(automatic.starts_with("cpu ("), automatic.c_str());
+    o.backend = BackendKind::Vulkan;
+    const std::string chosen = Engine::load(o)->info().backend;
+    QVERIFY2(chosen.starts_with("vulkan (") && chosen.find(kSoftwareVulkan) != std::string::npos, chosen.c_str());
+  }
+#endif
 
   void load_reports_progress_and_can_be_cancelled() {
     LoadOptions o;

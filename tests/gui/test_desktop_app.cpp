@@ -37,6 +37,7 @@ Run runApp(const QTemporaryDir& home, const QStringList& arguments, const QByteA
   env.insert("QT_QPA_PLATFORM", "offscreen");
   env.insert("XDG_DATA_HOME", home.filePath("data"));      // conversations go here
   env.insert("XDG_CONFIG_HOME", home.filePath("config"));  // and settings here
+  env.insert("KILN_HF_ENDPOINT", "http://127.0.0.1:9");    // the hub: never the network in a test
   app.setProcessEnvironment(env);
   app.start(QStringLiteral(KILN_DESKTOP_BINARY), arguments);
   Run run;
@@ -151,6 +152,59 @@ class TestDesktopApp : public QObject {
     const QStringList onModels = reported(models, "visible-text");
     QVERIFY2(!onModels.filter(QRegularExpression("^Where these settings come from \\(\\d+\\)$")).isEmpty(),
              qPrintable(onModels.join(" | ")));
+  }
+
+  // The Hardware page says in plain words what runs the model, the window is named after the
+  // conversation and the model, and no command-line flag shows anywhere.
+  void theHardwarePageSaysWhatRunsTheModel() {
+    QTemporaryDir home;
+    const QString fixture = QStringLiteral(KILN_TEST_DATA "/fixtures/tiny-gemma3-a");
+    const Run run = runApp(home, {"--model", fixture, "--prompt", "Which device?", "--page", "hardware", "--screenshot",
+                                  home.filePath("hardware.png"), "--quit"});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.lines.join('\n') + run.errors));
+    const QStringList visible = reported(run, "visible-text");
+    QVERIFY2(!visible.filter(QRegularExpression("^tiny-gemma3-a runs on: CPU, \\d+ threads?$")).isEmpty(),
+             qPrintable(visible.join(" | ")));
+    QVERIFY2(visible.filter("--").isEmpty(), qPrintable(visible.filter("--").join(" | ")));
+    const QStringList title = reported(run, "window-title");
+    QCOMPARE(title.size(), 1);
+    QVERIFY2(title.first().endsWith(" — tiny-gemma3-a — Kiln"), qPrintable(title.first()));
+
+    // Vulkan chosen by hand where the only Vulkan device is the CPU (lavapipe): it runs, named so.
+    if (!visible.contains("software Vulkan (slow, for testing)")) return;  // a real GPU here
+    const Run chosen = runApp(home, {"--model", fixture, "--page", "hardware", "--screenshot", home.filePath("vk.png"), "--quit"},
+                              "[load]\nbackend=vulkan\n");
+    QVERIFY2(chosen.exitCode == 0, qPrintable(chosen.lines.join('\n') + chosen.errors));
+    const QStringList onVulkan = reported(chosen, "visible-text");
+    QVERIFY2(!onVulkan.filter(QRegularExpression("^tiny-gemma3-a runs on: software Vulkan \\(slow, for testing\\): .+")).isEmpty(),
+             qPrintable(onVulkan.join(" | ")));
+    QVERIFY(onVulkan.contains("runs the model"));
+  }
+
+  // In German, no page shows English sentences or English-style numbers ("1,024" beside "0,95").
+  void germanPagesShowNoEnglish() {
+    QTemporaryDir home;
+    const QString fixture = QStringLiteral(KILN_TEST_DATA "/fixtures/tiny-gemma3-a");
+    static const QRegularExpression englishWords(QString::fromUtf8("\\b(the|is|and|of|to|on|not|no|used|loaded|runs|with)\\b"));
+    static const QRegularExpression englishThousands(QString::fromUtf8("\\b\\d{1,3},\\d{3}\\b"));
+    QStringList english;
+    for (const char* page : {"hardware", "settings", "models", "profiler", "catalogue"}) {
+      // The profiler shows its numbers after an answer.
+      const QStringList answer = QString(page) == "profiler" ? QStringList{"--prompt", "Hallo"} : QStringList{};
+      const Run en = runApp(home, QStringList{"--model", fixture, "--page", page, "--screenshot", home.filePath("en.png"),
+                                              "--quit"} + answer, "[window]\nheight=1400\n");
+      const Run de = runApp(home, QStringList{"--model", fixture, "--page", page, "--language", "de", "--screenshot",
+                                              home.filePath("de.png"), "--quit"} + answer, "[window]\nheight=1400\n");
+      QVERIFY2(de.exitCode == 0 && en.exitCode == 0, qPrintable(de.lines.join('\n') + de.errors));
+      const QStringList inEnglish = reported(en, "visible-text");
+      for (const QString& text : reported(de, "visible-text")) {
+        // The same sentence in both languages, or an English number: not translated.
+        if ((inEnglish.contains(text) && text.contains(englishWords)) || text.contains(englishThousands) ||
+            text.contains(QLatin1String(" --")))
+          english << QStringLiteral("%1: %2").arg(page, text);
+      }
+    }
+    QVERIFY2(english.isEmpty(), qPrintable(english.join('\n')));
   }
 
   void aMissingModelOpensTheModelsPageWithTheReason() {

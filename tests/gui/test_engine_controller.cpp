@@ -1,6 +1,8 @@
 // EngineController and its worker thread on the real engine and the tiny fixture: loading with
 // progress, bad input, streaming, an immediate stop, profiling, and closing mid-answer.
+#include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -21,6 +23,29 @@ kiln::GenerateOptions greedy(int maxTokens) {
   options.sampling.temperature = 0;  // greedy: the same answer every time
   options.max_tokens = maxTokens;
   return options;
+}
+
+// The bundled demo model where this build has one, else the fixture.
+QString workingModel() {
+  const std::string bundled = kiln::default_model_path();
+  return bundled.empty() ? fixtureModel() : QString::fromStdString(bundled);
+}
+
+// A copy of `model` in `dir` whose model.safetensors lost its second half (a download cut short).
+QString truncatedCopy(const QString& model, const QTemporaryDir& dir) {
+  const QString copy = dir.filePath(QStringLiteral("cut-short"));
+  QDir().mkpath(copy);
+  for (const QString& file : QDir(model).entryList(QDir::Files)) QFile::copy(model + "/" + file, copy + "/" + file);
+  QFile weights(copy + "/model.safetensors");
+  weights.resize(weights.size() / 2);
+  return copy;
+}
+
+// Asks `engine` for a short answer; true when one came.
+bool answers(EngineController& engine) {
+  QSignalSpy finished(&engine, &EngineController::generationFinished);
+  if (engine.startChat({{kiln::Role::User, "Hello"}}, greedy(8)) == 0) return false;
+  return finished.wait(30000) && finished.first().at(1).value<kiln::GenerationStats>().generated_tokens > 0;
 }
 
 }  // namespace
@@ -106,11 +131,51 @@ class TestEngineController : public QObject {
     QVERIFY2(!message.contains('\n'), qPrintable(message));
     QCOMPARE(engine.status(), EngineController::Empty);
     QCOMPARE(engine.lastError(), message);
+    QCOMPARE(engine.failedPath(), dir.path());
 
     failed.clear();
     engine.load(dir.filePath("missing"), "int8", "cpu", "auto", 0, 1);
     QVERIFY(failed.wait(10000));
     QVERIFY2(failed.first().first().toString().contains("missing"), qPrintable(failed.first().first().toString()));
+  }
+
+  // Switching to a broken model never costs the working one: the copy is refused before the
+  // model in use is let go, the error names the copy, and chat goes on.
+  void aFailedLoadKeepsTheModelInUse() {
+    EngineController engine;
+    const QString working = workingModel();
+    QVERIFY(loadModel(engine, working));
+    QTemporaryDir dir;
+    const QString broken = truncatedCopy(working, dir);
+
+    QSignalSpy failed(&engine, &EngineController::loadFailed);
+    QSignalSpy loaded(&engine, &EngineController::loaded);
+    engine.load(broken, "fp16", "cpu", "auto", 256, 1);
+    QCOMPARE(engine.status(), EngineController::Loading);
+    QVERIFY(failed.wait(30000));
+    QVERIFY2(failed.first().first().toString().contains(broken + "/model.safetensors"), qPrintable(failed.first().first().toString()));
+    QCOMPARE(engine.status(), EngineController::Ready);
+    QCOMPARE(engine.modelInfo().value("path").toString(), working);
+    QCOMPARE(engine.failedPath(), broken);  // the error is the copy's, not the working model's
+    QVERIFY(loaded.isEmpty());
+    QVERIFY(answers(engine));
+
+    // A load that fails only once the old model is gone (a context no model takes): the
+    // previous model is loaded again as it was.
+    failed.clear();
+    engine.load(fixtureModel(), "fp16", "cpu", "auto", -1, 1);
+    QVERIFY(failed.wait(30000));
+    QVERIFY2(failed.first().first().toString().contains("context length"), qPrintable(failed.first().first().toString()));
+    QCOMPARE(engine.status(), EngineController::Ready);
+    QCOMPARE(engine.modelInfo().value("path").toString(), working);
+    QCOMPARE(engine.modelInfo().value("contextLength").toInt(), 256);
+    QCOMPARE(engine.failedPath(), fixtureModel());
+    QVERIFY(answers(engine));
+
+    // The next good load clears the error: it belonged to the model that failed.
+    QVERIFY(loadFixture(engine));
+    QVERIFY(engine.lastError().isEmpty());
+    QVERIFY(engine.failedPath().isEmpty());
   }
 
   void streamsTheEnginesAnswerPieceByPiece() {

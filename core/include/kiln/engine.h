@@ -20,6 +20,10 @@ class Engine {
   static std::unique_ptr<Engine> load(const LoadOptions& options);
   // Facts about a model without loading its weights (reads config and headers only).
   static ModelInfo inspect(const std::string& path);
+  // What a load would refuse, found without reading a weight: config, tokenizer, and every tensor
+  // present with its shape and size (a truncated file included). Throws kiln::Error as load does;
+  // the app runs it before letting go of the model in use.
+  static ModelInfo check(const std::string& path);
 
   virtual ~Engine() = default;
 
@@ -52,6 +56,11 @@ class Engine {
   // Forget the KV cache (the next call prefills from scratch).
   virtual void reset() = 0;
 };
+
+// The released Gemma 3 text-model shapes ("gemma3-270m" ... "gemma3-27b") and what each takes:
+// its shape and bytes at each precision, as inspect gives them for files (no path; for catalogues).
+std::vector<std::string> released_models();
+ModelInfo released_model_info(const std::string& name);  // throws kiln::Error for an unknown name
 
 // The version string of this build ("0.1.0").
 std::string version();

@@ -24,6 +24,10 @@ struct GpuPlan {
   int subgroup_size = 0;
 };
 
+// How a CPU implementation of Vulkan (lavapipe, SwiftShader: type "cpu") is named once it runs a
+// model: `auto` never picks one (Kiln's CPU path is faster); it runs only when chosen by hand.
+inline constexpr const char* kSoftwareVulkan = "software Vulkan (slow, for testing)";
+
 struct GpuDevice {
   int index = -1;                 // Vulkan physical-device index (what --device takes)
   std::string name;

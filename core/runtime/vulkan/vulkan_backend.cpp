@@ -52,7 +52,11 @@ class VulkanBackend final : public Backend {
     after_load_ = device_->counters();
   }
 
-  std::string name() const override { return "vulkan (" + device_->info().report.name + ")"; }
+  // A CPU implementation (lavapipe, SwiftShader) runs only when chosen by hand: say what it is.
+  std::string name() const override {
+    const auto& d = device_->info();
+    return "vulkan (" + d.report.name + (d.cpu_implementation ? ", " + std::string(kSoftwareVulkan) : "") + ")";
+  }
   int context_length() const override { return model_->context; }
   uint64_t kv_cache_bytes() const override { return model_->kv_bytes; }
   void set_profiling(bool enabled) override { profiling_ = enabled; }
