@@ -236,9 +236,17 @@ Item {
                 }
                 SettingRow {
                     label: qsTr("Longest answer")
-                    description: qsTr("Tokens after which an answer stops.")
+                    description: page.settings.maxTokens === 0
+                                 ? qsTr("Until the model ends its turn; the context (%1 tokens) is the cap.")
+                                   .arg(page.engine.modelInfo.contextLength || qsTr("the model's"))
+                                 : qsTr("Tokens after which an answer stops (0: until the model ends its turn).")
                     SpinBox {
-                        from: 16
+                        objectName: "maxTokensBox"
+                        from: 0
+                        textFromValue: (value, locale) => value === 0 ? qsTr("End of turn") : Number(value).toLocaleString(locale, "f", 0)
+                        valueFromText: (text, locale) => {
+                            try { return Number.fromLocaleString(locale, text) } catch (e) { return 0 }
+                        }
                         to: 32768
                         stepSize: 64
                         editable: true
@@ -323,6 +331,15 @@ Item {
                         model: [{ value: "en", label: "English" }, { value: "de", label: "Deutsch" }]
                         currentIndex: Math.max(0, indexOfValue(page.settings.language))
                         onActivated: page.settings.language = currentValue
+                    }
+                }
+                SettingRow {
+                    label: qsTr("Send with Ctrl+Enter")
+                    description: qsTr("Enter then starts a new line. Off: Enter sends and Shift+Enter starts a new line.")
+                    ToggleSwitch {
+                        objectName: "ctrlEnterSendsSwitch"
+                        checked: page.settings.ctrlEnterSends
+                        onToggled: page.settings.ctrlEnterSends = checked
                     }
                 }
                 SettingRow {
