@@ -13,11 +13,18 @@ Item {
 
     function focusComposer() { pane.focusComposer() }
 
+    // Ctrl+F: search the conversations (while this page is on screen).
+    Shortcut {
+        sequence: StandardKey.Find
+        onActivated: sidebar.focusSearch()
+    }
+
     RowLayout {
         anchors.fill: parent
         spacing: 0
 
         ConversationSidebar {
+            id: sidebar
             chat: page.chat
             Layout.preferredWidth: 272
             Layout.fillHeight: true

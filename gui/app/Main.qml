@@ -104,6 +104,11 @@ ApplicationWindow {
         }
     }
     Shortcut {
+        sequence: StandardKey.Quit  // Ctrl+Q: closes the window as its close button does (state is saved)
+        context: Qt.ApplicationShortcut
+        onActivated: window.close()
+    }
+    Shortcut {
         sequence: "Esc"
         context: Qt.ApplicationShortcut
         enabled: chatController.generating
