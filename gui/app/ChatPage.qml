@@ -36,6 +36,7 @@ Item {
         }
         ChatPane {
             id: pane
+            objectName: "chatPane"
             chat: page.chat
             engine: page.engine
             Layout.fillWidth: true

@@ -233,6 +233,7 @@ Rectangle {
 
         Composer {
             id: composer
+            objectName: "composer"
             Layout.preferredWidth: pane.contentWidth
             Layout.alignment: Qt.AlignHCenter
             Layout.bottomMargin: 20
