@@ -108,8 +108,13 @@ Item {
                     }
                 }
                 SettingRow {
+                    objectName: "contextLengthRow"
                     label: qsTr("Context length")
-                    description: qsTr("The most tokens a conversation can hold. Longer takes more memory.")
+                    // Past what the loaded model was trained for, the setting is cut to that: say so.
+                    readonly property int trained: page.engine.modelInfo.maxContext || 0
+                    description: trained > 0 && page.settings.contextLength > trained
+                                 ? qsTr("More than the %1 tokens this model was trained for: it is loaded with %1.").arg(trained)
+                                 : qsTr("The most tokens a conversation can hold. Longer takes more memory.")
                     ChoiceBox {
                         id: contextBox
                         textRole: "label"
@@ -235,6 +240,7 @@ Item {
                     }
                 }
                 SettingRow {
+                    objectName: "maxTokensRow"
                     label: qsTr("Longest answer")
                     description: page.settings.maxTokens === 0
                                  ? qsTr("Until the model ends its turn; the context (%1 tokens) is the cap.")

@@ -1,6 +1,8 @@
 // Qt Quick Test runner for the Chat page with the real controllers (tst_*.qml in qml_app/):
-// keyboard shortcuts and the export dialog. Conversations and settings go to a scratch folder.
+// keyboard shortcuts, the export dialog, and the Settings rows this part of the app reads
+// (the longest answer, a context past the model's training). Conversations and settings go to a scratch folder.
 #include <QDir>
+#include <QQmlContext>
 #include <QQmlEngine>
 #include <QQuickStyle>
 #include <QtQml/QQmlExtensionPlugin>
@@ -21,7 +23,10 @@ class Setup : public QObject {
     qputenv("XDG_CONFIG_HOME", (scratch_ + "/config").toUtf8());
   }
   void cleanupTestCase() { QDir(scratch_).removeRecursively(); }
-  void qmlEngineAvailable(QQmlEngine* engine) { engine->addImportPath(QStringLiteral("qrc:/")); }
+  void qmlEngineAvailable(QQmlEngine* engine) {
+    engine->addImportPath(QStringLiteral("qrc:/"));
+    engine->rootContext()->setContextProperty(QStringLiteral("fixtureModel"), QStringLiteral(KILN_TEST_DATA "/fixtures/tiny-gemma3-a"));
+  }
 
  private:
   QString scratch_;
