@@ -104,7 +104,9 @@ ApplicationWindow {
         }
     }
     Shortcut {
-        sequence: StandardKey.Quit  // Ctrl+Q: closes the window as its close button does (state is saved)
+        // Ctrl+Q (not StandardKey.Quit, which is empty on some platforms): closes the window as
+        // its close button does, so its state is saved.
+        sequence: "Ctrl+Q"
         context: Qt.ApplicationShortcut
         onActivated: window.close()
     }
