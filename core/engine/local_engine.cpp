@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 
+#include "generate/chat_roll_off.h"
 #include "generate/chat_template.h"
 #include "generate/constrained_pick.h"
 #include "generate/logprobs.h"
@@ -54,7 +55,12 @@ GenerationStats LocalEngine::generate(const std::string& prompt, const GenerateO
 
 GenerationStats LocalEngine::chat(const std::vector<ChatMessage>& messages, const GenerateOptions& options,
                                   const TokenCallback& on_text) {
-  return run(chat_tokens(messages), options, on_text);
+  if (!options.roll_off_old_turns) return run(chat_tokens(messages), options, on_text);
+  FittedChat fitted = fit_chat(tokenizer_, messages, backend_->context_length(), options.max_tokens,
+                               options.roll_off_at_least);
+  GenerationStats stats = run(fitted.tokens, options, on_text);
+  stats.rolled_off_messages = fitted.rolled_off;
+  return stats;
 }
 
 int LocalEngine::prefill(const std::vector<int32_t>& prompt) {

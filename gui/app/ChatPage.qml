@@ -13,11 +13,18 @@ Item {
 
     function focusComposer() { pane.focusComposer() }
 
+    // Ctrl+F: search the conversations (while this page is on screen).
+    Shortcut {
+        sequence: StandardKey.Find
+        onActivated: sidebar.focusSearch()
+    }
+
     RowLayout {
         anchors.fill: parent
         spacing: 0
 
         ConversationSidebar {
+            id: sidebar
             chat: page.chat
             Layout.preferredWidth: 272
             Layout.fillHeight: true
@@ -29,6 +36,7 @@ Item {
         }
         ChatPane {
             id: pane
+            objectName: "chatPane"
             chat: page.chat
             engine: page.engine
             Layout.fillWidth: true

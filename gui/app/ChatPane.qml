@@ -1,6 +1,7 @@
 // The open conversation: its title and system prompt, the messages, and the composer.
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Dialogs
 import QtQuick.Layouts
 import Kiln
 import Kiln.Ui
@@ -15,6 +16,35 @@ Rectangle {
     function focusComposer() { composer.focusInput() }
 
     color: Theme.window
+
+    // Export: a Save dialog with the conversation's title as the name and the format's extension.
+    FileDialog {
+        id: exportDialog
+        objectName: "exportDialog"
+        property string format: "markdown"
+        title: format === "json" ? qsTr("Export the conversation as JSON") : qsTr("Export the conversation as Markdown")
+        fileMode: FileDialog.SaveFile
+        acceptLabel: qsTr("Save")
+        defaultSuffix: format === "json" ? "json" : "md"
+        nameFilters: format === "json" ? [qsTr("Kiln conversation (*.json)")] : [qsTr("Markdown (*.md)")]
+        onAccepted: pane.chat.exportCurrent(selectedFile, format)
+    }
+    FileDialog {
+        id: importDialog
+        objectName: "importDialog"
+        title: qsTr("Import a conversation")
+        fileMode: FileDialog.OpenFile
+        acceptLabel: qsTr("Import")
+        nameFilters: [qsTr("Kiln conversation (*.json)")]
+        onAccepted: pane.chat.importFrom(selectedFile)
+    }
+    function exportAs(format) {
+        exportDialog.format = format
+        const suggested = pane.chat.suggestedExportFile(format)
+        exportDialog.currentFolder = pane.chat.folderOf(suggested)
+        exportDialog.selectedFile = suggested
+        exportDialog.open()
+    }
 
     ColumnLayout {
         anchors.fill: parent
@@ -42,6 +72,34 @@ Rectangle {
                 ModelBadge {
                     engine: pane.engine
                     onClicked: pane.openModels()
+                }
+                IconButton {
+                    id: moreButton
+                    objectName: "conversationMenuButton"
+                    iconName: "more"
+                    tip: qsTr("Export or import")
+                    onClicked: conversationMenu.popup(moreButton, 0, moreButton.height)
+                    Menu {
+                        id: conversationMenu
+                        MenuItem {
+                            objectName: "exportMarkdownItem"
+                            text: qsTr("Export as Markdown…")
+                            enabled: pane.chat.messages.count > 0
+                            onTriggered: pane.exportAs("markdown")
+                        }
+                        MenuItem {
+                            objectName: "exportJsonItem"
+                            text: qsTr("Export as JSON…")
+                            enabled: pane.chat.messages.count > 0
+                            onTriggered: pane.exportAs("json")
+                        }
+                        MenuSeparator {}
+                        MenuItem {
+                            objectName: "importItem"
+                            text: qsTr("Import a conversation…")
+                            onTriggered: importDialog.open()
+                        }
+                    }
                 }
                 PlainButton {
                     objectName: "systemPromptButton"
@@ -145,6 +203,11 @@ Rectangle {
                     stopReason: row.model.stopReason
                     notes: row.model.notes
                     error: row.model.error
+                    variant: row.model.variant
+                    variantCount: row.model.variantCount
+                    rolledOff: row.model.rolledOff
+                    canSwitchVariant: !pane.chat.generating
+                    onVariantRequested: v => pane.chat.switchVariant(row.index, v)
                     canEdit: !pane.chat.generating && pane.engine.modelLoaded
                     canRegenerate: !pane.chat.generating && pane.engine.modelLoaded && row.index === messages.count - 1
                     onEditSubmitted: text => pane.chat.editAndResend(row.index, text)
@@ -159,7 +222,9 @@ Rectangle {
                 title: pane.engine.modelLoaded ? qsTr("Ask Gemma anything")
                      : pane.engine.loading ? qsTr("Loading the model…") : qsTr("No model loaded")
                 text: pane.engine.modelLoaded
-                      ? qsTr("Everything runs on this computer. Ctrl+Enter sends, Esc stops the answer.")
+                      ? (composer.ctrlEnterSends
+                         ? qsTr("Everything runs on this computer. Ctrl+Enter sends, Esc stops the answer.")
+                         : qsTr("Everything runs on this computer. Enter sends, Shift+Enter starts a new line, Esc stops the answer."))
                       : pane.engine.loading ? "" : qsTr("Open a Gemma 3 model to start chatting.")
                 actionText: pane.engine.modelLoaded || pane.engine.loading ? "" : qsTr("Open Models")
                 onActionTriggered: pane.openModels()
@@ -168,11 +233,13 @@ Rectangle {
 
         Composer {
             id: composer
+            objectName: "composer"
             Layout.preferredWidth: pane.contentWidth
             Layout.alignment: Qt.AlignHCenter
             Layout.bottomMargin: 20
             generating: pane.chat.generating
             ready: pane.engine.modelLoaded
+            ctrlEnterSends: pane.chat.settings ? pane.chat.settings.ctrlEnterSends : false
             onSendRequested: text => { if (pane.chat.send(text)) composer.clear() }
             onStopRequested: pane.chat.stop()
         }

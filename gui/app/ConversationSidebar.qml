@@ -9,6 +9,10 @@ Rectangle {
     id: sidebar
     required property ChatController chat
     signal deleteRequested(string conversationId, string title)
+    function focusSearch() {
+        search.forceActiveFocus()
+        search.selectAll()
+    }
 
     color: Theme.sidebar
 
@@ -30,8 +34,13 @@ Rectangle {
             onClicked: sidebar.chat.newConversation()
         }
         SearchField {
+            id: search
             objectName: "conversationSearch"
             placeholderText: qsTr("Search conversations")
+            ToolTip.visible: hovered && text.length === 0
+            ToolTip.text: qsTr("Ctrl+F")
+            ToolTip.delay: 600
+            Keys.onEscapePressed: text = ""
             Layout.fillWidth: true
             Layout.leftMargin: 12
             Layout.rightMargin: 12

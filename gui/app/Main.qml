@@ -113,6 +113,13 @@ ApplicationWindow {
         }
     }
     Shortcut {
+        // Ctrl+Q (not StandardKey.Quit, which is empty on some platforms): closes the window as
+        // its close button does, so its state is saved.
+        sequence: "Ctrl+Q"
+        context: Qt.ApplicationShortcut
+        onActivated: window.close()
+    }
+    Shortcut {
         sequence: "Esc"
         context: Qt.ApplicationShortcut
         enabled: chatController.generating

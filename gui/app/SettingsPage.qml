@@ -113,8 +113,13 @@ Item {
                     }
                 }
                 SettingRow {
+                    objectName: "contextLengthRow"
                     label: qsTr("Context length")
-                    description: qsTr("The most tokens a conversation can hold. Longer takes more memory.")
+                    // Past what the loaded model was trained for, the setting is cut to that: say so.
+                    readonly property int trained: page.engine.modelInfo.maxContext || 0
+                    description: trained > 0 && page.settings.contextLength > trained
+                                 ? qsTr("More than the %1 tokens this model was trained for: it is loaded with %1.").arg(trained)
+                                 : qsTr("The most tokens a conversation can hold. Longer takes more memory.")
                     ChoiceBox {
                         id: contextBox
                         textRole: "label"
@@ -240,10 +245,19 @@ Item {
                     }
                 }
                 SettingRow {
+                    objectName: "maxTokensRow"
                     label: qsTr("Longest answer")
-                    description: qsTr("Tokens after which an answer stops.")
+                    description: page.settings.maxTokens === 0
+                                 ? qsTr("Until the model ends its turn; the context (%1 tokens) is the cap.")
+                                   .arg(page.engine.modelInfo.contextLength || qsTr("the model's"))
+                                 : qsTr("Tokens after which an answer stops (0: until the model ends its turn).")
                     SpinBox {
-                        from: 16
+                        objectName: "maxTokensBox"
+                        from: 0
+                        textFromValue: (value, locale) => value === 0 ? qsTr("End of turn") : Number(value).toLocaleString(locale, "f", 0)
+                        valueFromText: (text, locale) => {
+                            try { return Number.fromLocaleString(locale, text) } catch (e) { return 0 }
+                        }
                         to: 32768
                         stepSize: 64
                         editable: true
@@ -328,6 +342,15 @@ Item {
                         model: [{ value: "en", label: "English" }, { value: "de", label: "Deutsch" }]
                         currentIndex: Math.max(0, indexOfValue(page.settings.language))
                         onActivated: page.settings.language = currentValue
+                    }
+                }
+                SettingRow {
+                    label: qsTr("Send with Ctrl+Enter")
+                    description: qsTr("Enter then starts a new line. Off: Enter sends and Shift+Enter starts a new line.")
+                    ToggleSwitch {
+                        objectName: "ctrlEnterSendsSwitch"
+                        checked: page.settings.ctrlEnterSends
+                        onToggled: page.settings.ctrlEnterSends = checked
                     }
                 }
                 SettingRow {

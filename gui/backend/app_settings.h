@@ -41,6 +41,8 @@ class AppSettings : public QObject {
   Q_PROPERTY(QString language READ language WRITE setLanguage NOTIFY changed)  // en / de
   Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)           // light / dark
   Q_PROPERTY(bool profiling READ profiling WRITE setProfiling NOTIFY changed)
+  // The old way to send: Ctrl+Enter sends and Enter starts a new line (by default Enter sends).
+  Q_PROPERTY(bool ctrlEnterSends READ ctrlEnterSends WRITE setCtrlEnterSends NOTIFY changed)
   Q_PROPERTY(int windowWidth READ windowWidth WRITE setWindowWidth NOTIFY changed)
   Q_PROPERTY(int windowHeight READ windowHeight WRITE setWindowHeight NOTIFY changed)
   // Models.
@@ -85,8 +87,9 @@ class AppSettings : public QObject {
   Q_INVOKABLE void useModelDefaults();
   // What the user set, for GenerateOptions::sampling; the rest stays unset (the model's default).
   kiln::SamplingChoice samplingChoice() const;
-  int maxTokens() const { return value("sampling/max_tokens", 1024).toInt(); }
-  void setMaxTokens(int v) { store("sampling/max_tokens", qBound(1, v, 1 << 20)); }
+  // 0 (the default): until the model ends its turn, capped only by the context.
+  int maxTokens() const { return value("sampling/max_tokens", 0).toInt(); }
+  void setMaxTokens(int v) { store("sampling/max_tokens", qBound(0, v, 1 << 20)); }
 
   bool serverEnabled() const { return value("server/enabled", false).toBool(); }
   void setServerEnabled(bool v) { store("server/enabled", v); }
@@ -104,6 +107,8 @@ class AppSettings : public QObject {
   void setTheme(const QString& v);
   bool profiling() const { return value("ui/profiling", false).toBool(); }
   void setProfiling(bool v) { store("ui/profiling", v); }
+  bool ctrlEnterSends() const { return value("chat/ctrl_enter_sends", false).toBool(); }
+  void setCtrlEnterSends(bool v) { store("chat/ctrl_enter_sends", v); }
   int windowWidth() const { return value("window/width", 1180).toInt(); }
   void setWindowWidth(int v) { store("window/width", qMax(640, v)); }
   int windowHeight() const { return value("window/height", 760).toInt(); }

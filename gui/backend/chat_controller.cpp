@@ -1,7 +1,15 @@
 #include "chat_controller.h"
 
 #include <algorithm>
+#include <limits>
 
+#include <QDir>
+#include <QFileInfo>
+#include <QStandardPaths>
+#include <QUrl>
+
+#include "conversation_branches.h"
+#include "conversation_export.h"
 #include "engine_facts.h"
 
 namespace kiln::gui {
@@ -20,6 +28,16 @@ QString titleFrom(const QString& text) {
   return line + QStringLiteral("…");
 }
 
+QString localPath(const QVariant& file) {
+  const QUrl url = file.toUrl();
+  return url.isLocalFile() ? url.toLocalFile() : file.toString();
+}
+
+ConversationExport::Format exportFormat(const QString& name) {
+  return name.compare(QLatin1String("json"), Qt::CaseInsensitive) == 0 ? ConversationExport::Format::Json
+                                                                        : ConversationExport::Format::Markdown;
+}
+
 MessageStats toMessageStats(const kiln::GenerationStats& s) {
   MessageStats out;
   out.promptTokens = s.prompt_tokens;
@@ -28,6 +46,7 @@ MessageStats toMessageStats(const kiln::GenerationStats& s) {
   out.tokensPerSecond = s.decode_tokens_per_s;
   out.totalMs = s.total_ms;
   out.stopReason = QString::fromStdString(kiln::to_string(s.stop_reason));
+  out.rolledOff = s.rolled_off_messages;
   for (const std::string& note : s.notes) out.notes << QString::fromStdString(note);
   return out;
 }
@@ -181,19 +200,38 @@ bool ChatController::regenerate() {
   if (!readyToAnswer()) return false;
   Conversation& c = *current();
   if (c.messages.isEmpty()) return false;
-  if (c.messages.last().role == Message::Role::Assistant) messages_->truncate(static_cast<int>(c.messages.size()) - 1);
+  Message answer;
+  if (const int last = static_cast<int>(c.messages.size()) - 1; c.messages.last().role == Message::Role::Assistant) {
+    answer = asNewVersion(c.messages, last, Message{});
+    messages_->truncate(last);
+  }
   if (c.messages.isEmpty()) return false;
-  return startAnswer(c);
+  return startAnswer(c, std::move(answer));
 }
 
 bool ChatController::editAndResend(int row, const QString& text) {
   if (text.trimmed().isEmpty() || !readyToAnswer()) return false;
   Conversation& c = *current();
   if (row < 0 || row >= c.messages.size() || c.messages[row].role != Message::Role::User) return false;
-  messages_->truncate(row + 1);
-  c.messages[row].text = text;
-  messages_->changed(row);
+  Message question;
+  question.text = text;
+  question = asNewVersion(c.messages, row, std::move(question));
+  messages_->replaceFrom(row, {question});
+  c.rolledOff = 0;  // the history changed: where it may start is worked out afresh
   return startAnswer(c);
+}
+
+bool ChatController::switchVariant(int row, int variant) {
+  Conversation* c = current();
+  if (!c || (generating() && active_.conversationId == c->id)) return false;
+  if (row < 0 || row >= c->messages.size() || variant - 1 == c->messages[row].variant) return false;
+  QList<Message> tail = switchedTail(c->messages, row, variant - 1);
+  if (tail.isEmpty()) return false;
+  messages_->replaceFrom(row, tail);
+  c->rolledOff = 0;
+  addStorageError(store_.save(*c));  // looking at another version is no new activity: keep its place
+  conversations_->updated(c);
+  return true;
 }
 
 std::vector<kiln::ChatMessage> ChatController::historyFor(const Conversation& c) {
@@ -201,8 +239,8 @@ std::vector<kiln::ChatMessage> ChatController::historyFor(const Conversation& c)
   if (!c.systemPrompt.trimmed().isEmpty()) history.push_back({kiln::Role::System, c.systemPrompt.toStdString()});
   for (const Message& m : c.messages) {
     const kiln::Role role = m.role == Message::Role::User ? kiln::Role::User : kiln::Role::Assistant;
-    // An answer that failed before writing anything is no turn of the model's.
-    if (role == kiln::Role::Assistant && m.text.isEmpty() && !m.error.isEmpty()) continue;
+    // An answer that failed or was stopped before writing anything is no turn of the model's.
+    if (role == kiln::Role::Assistant && m.text.isEmpty()) continue;
     // Gemma's chat format needs user and model turns to alternate, but a conversation can hold two
     // questions in a row (the model was busy, or the answer between them failed): one turn.
     if (!history.empty() && history.back().role == role) history.back().content += "\n\n" + m.text.toStdString();
@@ -211,20 +249,32 @@ std::vector<kiln::ChatMessage> ChatController::historyFor(const Conversation& c)
   return history;
 }
 
-bool ChatController::startAnswer(Conversation& c) {
+bool ChatController::startAnswer(Conversation& c, Message answer) {
   kiln::GenerateOptions options;
   if (settings_) {
     options.sampling = settings_->samplingChoice();  // only what the user set; the rest: the model's
     options.max_tokens = settings_->maxTokens();
   }
+  // 0: until the model ends its turn; the context is then the only cap.
+  if (options.max_tokens <= 0) options.max_tokens = std::numeric_limits<int>::max();
+  // A long conversation loses its oldest turns rather than failing; it starts where the last
+  // answer's did, so the engine reuses its cache until more must go.
+  options.roll_off_old_turns = true;
+  options.roll_off_at_least = c.rolledOff;
   const quint64 id = engine_->startChat(historyFor(c), options);
   if (id == 0) {
+    if (!answer.others.empty()) {  // a regenerate: the answer it set aside comes back
+      std::vector<Message> back = std::move(answer.others.back());
+      answer.others.pop_back();
+      back.front().others = std::move(answer.others);
+      back.front().variant = static_cast<int>(back.front().others.size());
+      messages_->replaceFrom(static_cast<int>(c.messages.size()), QList<Message>(back.begin(), back.end()));
+    }
     setLastError(tr("The model is busy; try again in a moment."));
     touchAndSave(c);  // the question itself is kept
     return false;
   }
   touchAndSave(c);  // the question is on disk before the answer starts
-  Message answer;
   answer.role = Message::Role::Assistant;
   answer.streaming = true;
   messages_->append(answer);
@@ -263,6 +313,7 @@ void ChatController::finishAnswer(quint64 id, const kiln::GenerationStats* stats
     answer.streaming = false;
     answer.hasStats = stats != nullptr;
     if (stats) answer.stats = toMessageStats(*stats);
+    if (stats) c->rolledOff = stats->rolled_off_messages;
     answer.error = error;
     if (c == current()) messages_->changed(static_cast<int>(c->messages.size()) - 1);
     touchAndSave(*c);
@@ -274,6 +325,51 @@ void ChatController::finishAnswer(quint64 id, const kiln::GenerationStats* stats
 
 void ChatController::stop() {
   if (generating() && engine_) engine_->stop();
+}
+
+QString ChatController::exportCurrent(const QVariant& file, const QString& format) {
+  const Conversation* c = current();
+  const QString path = localPath(file);
+  if (!c || path.isEmpty()) return {};
+  QString error;
+  const QString written = ConversationExport::write(*c, path, exportFormat(format), error);
+  setLastError(error);
+  return written;
+}
+
+QString ChatController::suggestedFileName(const QString& format) const {
+  const Conversation* c = current();
+  return c ? ConversationExport::suggestedFileName(*c, exportFormat(format)) : QString();
+}
+
+QUrl ChatController::suggestedExportFile(const QString& format) const {
+  QString folder = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+  if (folder.isEmpty() || !QDir(folder).exists()) folder = QDir::homePath();
+  return QUrl::fromLocalFile(QDir(folder).filePath(suggestedFileName(format)));
+}
+
+QUrl ChatController::folderOf(const QUrl& file) {
+  return QUrl::fromLocalFile(QFileInfo(file.toLocalFile()).absolutePath());
+}
+
+QString ChatController::importFrom(const QVariant& file) {
+  auto conversation = std::make_unique<Conversation>();
+  const QString problem = ConversationExport::read(localPath(file), *conversation);
+  if (!problem.isEmpty()) {
+    setLastError(problem);
+    return {};
+  }
+  // Always a new conversation: importing the same file twice, or one exported from here, must
+  // not overwrite what is already on this computer.
+  conversation->id = ConversationStore::newId();
+  if (!conversation->created.isValid()) conversation->created = QDateTime::currentDateTimeUtc();
+  for (Message& m : conversation->messages) m.streaming = false;
+  Conversation& added = *all_.emplace_back(std::move(conversation));
+  touchAndSave(added);
+  conversations_->setSearchText({});
+  select(added.id);
+  setLastError({});
+  return added.id;
 }
 
 void ChatController::touchAndSave(Conversation& c) {

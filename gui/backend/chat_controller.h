@@ -7,6 +7,7 @@
 #include <QPointer>
 #include <QQmlEngine>
 #include <QTimer>
+#include <QUrl>
 #include <memory>
 #include <vector>
 
@@ -62,8 +63,22 @@ class ChatController : public QObject {
   // Each returns false (and sets lastError) when it cannot start an answer now.
   Q_INVOKABLE bool send(const QString& text);
   Q_INVOKABLE bool regenerate();
+  // Both keep what they replace as another version of that message (a branch).
   Q_INVOKABLE bool editAndResend(int row, const QString& text);
+  // Shows version `variant` (1-based, as on screen) of the message at `row`, with what followed it.
+  Q_INVOKABLE bool switchVariant(int row, int variant);
   Q_INVOKABLE void stop();
+  // Export of the conversation on screen; format "markdown" or "json". `file`: a path or a file
+  // URL (as a Save dialog gives it); the format's extension is added when the name has none.
+  // Returns the path written, or "" with lastError saying why not.
+  Q_INVOKABLE QString exportCurrent(const QVariant& file, const QString& format);
+  Q_INVOKABLE QString suggestedFileName(const QString& format) const;
+  // The suggested name in the user's documents folder, as a file URL for a Save dialog.
+  Q_INVOKABLE QUrl suggestedExportFile(const QString& format) const;
+  Q_INVOKABLE static QUrl folderOf(const QUrl& file);
+  // Reads a conversation Kiln exported as JSON, adds it as a new conversation and shows it.
+  // Returns its id, or "" with lastError saying why not.
+  Q_INVOKABLE QString importFrom(const QVariant& file);
   Q_INVOKABLE void dismissStorageErrors();
 
  signals:
@@ -84,7 +99,8 @@ class ChatController : public QObject {
 
   Conversation* find(const QString& id) const;
   Conversation* current() const { return messages_->conversation(); }
-  bool startAnswer(Conversation& conversation);
+  // `answer`: the message the answer streams into (it may carry earlier versions of itself).
+  bool startAnswer(Conversation& conversation, Message answer = {});
   // The conversation as the engine takes it: system prompt, then alternating user / model turns.
   static std::vector<kiln::ChatMessage> historyFor(const Conversation& conversation);
   void onText(const QString& text);

@@ -6,6 +6,7 @@
 #include <QList>
 #include <QString>
 #include <QStringList>
+#include <vector>
 
 namespace kiln::gui {
 
@@ -17,6 +18,7 @@ struct MessageStats {
   double totalMs = 0;
   QString stopReason;          // the engine's name ("end_of_turn", "cancelled", ...)
   QStringList notes;           // what changed during the answer (e.g. NPU attention fell back to the CPU)
+  int rolledOff = 0;           // earlier messages the model no longer saw: the conversation outgrew the context
 };
 
 struct Message {
@@ -27,6 +29,14 @@ struct Message {
   MessageStats stats;          // assistant messages, once the answer is complete
   QString error;               // why the answer stopped short, when it failed
   bool streaming = false;      // the answer is still arriving (never saved)
+  // Branches: the other versions of this message (the answers before a regenerate, the question
+  // before an edit), each with the messages that followed it then, in the order they were made.
+  // The version on screen is this message and what follows it in the conversation; `variant` is
+  // its place among all versions (0-based; the app shows variant + 1 of others.size() + 1).
+  std::vector<std::vector<Message>> others;
+  int variant = 0;
+
+  int variantCount() const { return static_cast<int>(others.size()) + 1; }
 };
 
 struct Conversation {
@@ -35,6 +45,10 @@ struct Conversation {
   QString systemPrompt;
   QDateTime created, updated;
   QList<Message> messages;
+  // Messages (as the engine counts them) that rolled off the front of the context at the last
+  // answer; the next answer starts there too, so the engine reuses its cache. Reset on an edit or
+  // a branch switch.
+  int rolledOff = 0;
 };
 
 }  // namespace kiln::gui

@@ -1,11 +1,34 @@
 #include "conversation_list_model.h"
 
+#include <QRegularExpression>
 #include <algorithm>
 
 namespace kiln::gui {
 
 namespace {
 constexpr int kPreviewChars = 80;
+}  // namespace
+
+QString plainTextOf(const QString& markdown) {
+  static const QRegularExpression fence(QStringLiteral("^[ \\t]*(```|~~~).*$"), QRegularExpression::MultilineOption);
+  static const QRegularExpression lineMarks(QStringLiteral("^[ \\t]{0,3}(#{1,6}\\s+|>\\s?|[-*+]\\s+(\\[[ xX]\\]\\s+)?|\\d+[.)]\\s+)"),
+                                            QRegularExpression::MultilineOption);
+  static const QRegularExpression rule(QStringLiteral("^[ \\t]*([-*_][ \\t]*){3,}$"), QRegularExpression::MultilineOption);
+  static const QRegularExpression image(QStringLiteral("!\\[([^\\]]*)\\]\\([^)]*\\)"));
+  static const QRegularExpression link(QStringLiteral("\\[([^\\]]*)\\]\\([^)]*\\)"));
+  static const QRegularExpression emphasis(QStringLiteral("(\\*\\*|__|\\*|_|~~|`)(?=\\S)(.+?)(?<=\\S)\\1"));
+  static const QRegularExpression tableBar(QStringLiteral("^[ \\t]*\\|?[ \\t]*:?-{3,}:?\\s*(\\|\\s*:?-{3,}:?\\s*)*\\|?\\s*$"),
+                                           QRegularExpression::MultilineOption);
+  QString text = markdown;
+  text.remove(fence);
+  text.remove(tableBar);
+  text.remove(rule);
+  text.remove(lineMarks);
+  text.replace(image, QStringLiteral("\\1"));
+  text.replace(link, QStringLiteral("\\1"));
+  for (int pass = 0; pass < 2; ++pass) text.replace(emphasis, QStringLiteral("\\2"));  // **_nested_**
+  text.replace(QLatin1Char('|'), QLatin1Char(' '));
+  return text;
 }
 
 ConversationListModel::ConversationListModel(const Source& source, QObject* parent)
@@ -22,8 +45,13 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
     case IdRole: return c.id;
     case TitleRole: return c.title;
     case PreviewRole: {
-      if (c.messages.isEmpty()) return QString();
-      return c.messages.last().text.simplified().left(kPreviewChars);
+      // The latest message with words in it, as plain text: an answer stopped before its first
+      // token has none, and Markdown's marks are no part of what was said.
+      for (auto m = c.messages.crbegin(); m != c.messages.crend(); ++m) {
+        const QString plain = plainTextOf(m->text).simplified();
+        if (!plain.isEmpty()) return plain.left(kPreviewChars);
+      }
+      return QString();
     }
     case UpdatedRole: return c.updated;
     case MessageCountRole: return static_cast<int>(c.messages.size());

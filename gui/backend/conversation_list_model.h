@@ -11,6 +11,10 @@
 
 namespace kiln::gui {
 
+// Markdown as the words a reader sees: no headings' #, list marks, quote marks, emphasis, code
+// fences, link targets or table rules. For previews, not for display.
+QString plainTextOf(const QString& markdown);
+
 class ConversationListModel : public QAbstractListModel {
   Q_OBJECT
   QML_ELEMENT

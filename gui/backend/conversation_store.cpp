@@ -10,6 +10,8 @@
 #include <QRegularExpression>
 #include <QUuid>
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -17,7 +19,9 @@ namespace kiln::gui {
 
 namespace {
 
-constexpr int kFormatVersion = 1;
+// 1: messages only. 2: a message may keep its other versions ("others", "variant"), and a
+// conversation how many messages rolled off the context ("rolled_off"). Version 1 files still load.
+constexpr int kFormatVersion = 2;
 
 QString roleName(Message::Role role) { return role == Message::Role::User ? QStringLiteral("user") : QStringLiteral("assistant"); }
 
@@ -26,6 +30,7 @@ QJsonObject statsToJson(const MessageStats& s) {
           {"ttft_ms", s.timeToFirstTokenMs},         {"tokens_per_s", s.tokensPerSecond},
           {"total_ms", s.totalMs},                   {"stop_reason", s.stopReason}};
   if (!s.notes.isEmpty()) o.insert("notes", QJsonArray::fromStringList(s.notes));
+  if (s.rolledOff > 0) o.insert("rolled_off", s.rolledOff);
   return o;
 }
 
@@ -38,7 +43,58 @@ MessageStats statsFromJson(const QJsonObject& o) {
   s.totalMs = o.value("total_ms").toDouble();
   s.stopReason = o.value("stop_reason").toString();
   for (const QJsonValue& note : o.value("notes").toArray()) s.notes << note.toString();
+  s.rolledOff = o.value("rolled_off").toInt();
   return s;
+}
+
+template <typename Messages>
+QJsonArray messagesToJson(const Messages& messages) {
+  QJsonArray out;
+  for (const Message& m : messages) {
+    QJsonObject o{{"role", roleName(m.role)}, {"text", m.text}};
+    if (m.hasStats) o.insert("stats", statsToJson(m.stats));
+    if (!m.error.isEmpty()) o.insert("error", m.error);
+    if (!m.others.empty()) {
+      QJsonArray others;
+      for (const std::vector<Message>& branch : m.others) others.append(messagesToJson(branch));
+      o.insert("others", others);
+      o.insert("variant", m.variant);
+    }
+    out.append(o);
+  }
+  return out;
+}
+
+// Fills `out` from a "messages" array (or a branch of one); `where` names it in errors.
+template <typename Messages>
+QString messagesFromJson(const QJsonArray& messages, Messages& out, const QString& where) {
+  for (qsizetype i = 0; i < messages.size(); ++i) {
+    const QJsonObject o = messages.at(i).toObject();
+    const QString name = where.isEmpty() ? QString::number(i + 1) : where + QLatin1Char('.') + QString::number(i + 1);
+    const QString role = o.value("role").toString();
+    if (role != QLatin1String("user") && role != QLatin1String("assistant"))
+      return ConversationStore::tr("message %1 has an unknown role \"%2\"").arg(name, role);
+    if (!o.value("text").isString()) return ConversationStore::tr("message %1 has no text").arg(name);
+    Message m;
+    m.role = role == QLatin1String("user") ? Message::Role::User : Message::Role::Assistant;
+    m.text = o.value("text").toString();
+    m.hasStats = o.value("stats").isObject();
+    if (m.hasStats) m.stats = statsFromJson(o.value("stats").toObject());
+    m.error = o.value("error").toString();
+    const QJsonArray others = o.value("others").toArray();
+    for (qsizetype b = 0; b < others.size(); ++b) {
+      std::vector<Message> branch;
+      const QString problem = messagesFromJson(others.at(b).toArray(), branch,
+                                               ConversationStore::tr("%1 (version %2)").arg(name).arg(b + 1));
+      if (!problem.isEmpty()) return problem;
+      if (branch.empty() || branch.front().role != m.role)
+        return ConversationStore::tr("message %1 has a version %2 that does not start with its role").arg(name).arg(b + 1);
+      m.others.push_back(std::move(branch));
+    }
+    m.variant = std::clamp(o.value("variant").toInt(), 0, static_cast<int>(m.others.size()));
+    out.push_back(std::move(m));
+  }
+  return {};
 }
 
 }  // namespace
@@ -54,14 +110,8 @@ QString ConversationStore::newId() { return QUuid::createUuid().toString(QUuid::
 QString ConversationStore::pathFor(const QString& id) const { return directory_ + QLatin1Char('/') + id + QStringLiteral(".json"); }
 
 QJsonObject conversationToJson(const Conversation& c) {
-  QJsonArray messages;
-  for (const Message& m : c.messages) {
-    QJsonObject o{{"role", roleName(m.role)}, {"text", m.text}};
-    if (m.hasStats) o.insert("stats", statsToJson(m.stats));
-    if (!m.error.isEmpty()) o.insert("error", m.error);
-    messages.append(o);
-  }
-  return {{"format", "kiln-conversation"},
+  const QJsonArray messages = messagesToJson(c.messages);
+  QJsonObject json{{"format", "kiln-conversation"},
           {"version", kFormatVersion},
           {"id", c.id},
           {"title", c.title},
@@ -69,6 +119,8 @@ QJsonObject conversationToJson(const Conversation& c) {
           {"created", c.created.toString(Qt::ISODateWithMs)},
           {"updated", c.updated.toString(Qt::ISODateWithMs)},
           {"messages", messages}};
+  if (c.rolledOff > 0) json.insert("rolled_off", c.rolledOff);
+  return json;
 }
 
 QString conversationFromJson(const QJsonObject& json, Conversation& out) {
@@ -83,22 +135,8 @@ QString conversationFromJson(const QJsonObject& json, Conversation& out) {
   out.updated = QDateTime::fromString(json.value("updated").toString(), Qt::ISODateWithMs);
   if (!out.updated.isValid()) out.updated = out.created;
   out.messages.clear();
-  const QJsonArray messages = json.value("messages").toArray();
-  for (qsizetype i = 0; i < messages.size(); ++i) {
-    const QJsonObject o = messages.at(i).toObject();
-    const QString role = o.value("role").toString();
-    if (role != QLatin1String("user") && role != QLatin1String("assistant"))
-      return ConversationStore::tr("message %1 has an unknown role \"%2\"").arg(i + 1).arg(role);
-    if (!o.value("text").isString()) return ConversationStore::tr("message %1 has no text").arg(i + 1);
-    Message m;
-    m.role = role == QLatin1String("user") ? Message::Role::User : Message::Role::Assistant;
-    m.text = o.value("text").toString();
-    m.hasStats = o.value("stats").isObject();
-    if (m.hasStats) m.stats = statsFromJson(o.value("stats").toObject());
-    m.error = o.value("error").toString();
-    out.messages.append(m);
-  }
-  return {};
+  out.rolledOff = qMax(0, json.value("rolled_off").toInt());
+  return messagesFromJson(json.value("messages").toArray(), out.messages, {});
 }
 
 namespace {

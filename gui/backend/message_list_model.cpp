@@ -22,6 +22,9 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case StopReasonRole: return m.stats.stopReason;
     case ErrorRole: return m.error;
     case NotesRole: return m.stats.notes;
+    case VariantRole: return m.variant + 1;
+    case VariantCountRole: return m.variantCount();
+    case RolledOffRole: return m.stats.rolledOff;
     default: return {};
   }
 }
@@ -36,7 +39,10 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
           {TokensPerSecondRole, "tokensPerSecond"},
           {StopReasonRole, "stopReason"},
           {ErrorRole, "error"},
-          {NotesRole, "notes"}};
+          {NotesRole, "notes"},
+          {VariantRole, "variant"},
+          {VariantCountRole, "variantCount"},
+          {RolledOffRole, "rolledOff"}};
 }
 
 void MessageListModel::setConversation(Conversation* conversation) {
@@ -75,6 +81,16 @@ void MessageListModel::truncate(int fromRow) {
   beginRemoveRows({}, fromRow, count - 1);
   conversation_->messages.remove(fromRow, count - fromRow);
   endRemoveRows();
+  emit countChanged();
+}
+
+void MessageListModel::replaceFrom(int fromRow, const QList<Message>& tail) {
+  if (!conversation_ || fromRow < 0 || fromRow > rowCount()) return;
+  truncate(fromRow);
+  if (tail.isEmpty()) return;
+  beginInsertRows({}, fromRow, fromRow + static_cast<int>(tail.size()) - 1);
+  conversation_->messages.append(tail);
+  endInsertRows();
   emit countChanged();
 }
 

@@ -27,6 +27,9 @@ class MessageListModel : public QAbstractListModel {
     StopReasonRole,
     ErrorRole,
     NotesRole,  // QStringList: the engine's notes on this answer
+    VariantRole,       // 1-based: which version of this message is on screen
+    VariantCountRole,  // how many versions it has (1: no branches)
+    RolledOffRole,     // earlier messages the model no longer saw for this answer
   };
 
   explicit MessageListModel(QObject* parent = nullptr);
@@ -42,6 +45,7 @@ class MessageListModel : public QAbstractListModel {
   void appendText(int row, const QString& text);  // the streaming path: only the text role changes
   void changed(int row);                          // anything else about the row changed
   void truncate(int fromRow);                     // drop rows fromRow..end
+  void replaceFrom(int fromRow, const QList<Message>& tail);  // rows fromRow..end become `tail`
 
   Q_INVOKABLE QString textAt(int row) const;
 

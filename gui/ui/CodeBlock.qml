@@ -1,4 +1,5 @@
-// A fenced code block from an answer: fixed font, its language, and a copy button.
+// A fenced code block from an answer: fixed font, keywords, strings, comments and numbers in
+// colour, its language, and a copy button (which copies the plain code).
 import QtQuick
 import QtQuick.Controls
 import Kiln.Ui
@@ -74,10 +75,12 @@ Rectangle {
             id: codeText
             objectName: "codeText"
             padding: 12
-            text: block.code
+            text: MarkdownBlocks.highlight(block.code, block.language, {
+                keyword: Theme.accent, string: Theme.success, comment: Theme.textFaint, number: Theme.seriesColor(1)
+            })
             readOnly: true
             selectByMouse: true
-            textFormat: TextEdit.PlainText
+            textFormat: TextEdit.RichText
             font.family: Theme.monoFamily
             font.pixelSize: 13
             color: Theme.text

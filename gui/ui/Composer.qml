@@ -1,4 +1,6 @@
-// Where the question is typed. Ctrl+Enter sends; while an answer streams the button stops it.
+// Where the question is typed. Enter sends and Shift+Enter starts a new line, as in most chat
+// apps; with ctrlEnterSends (a setting) Ctrl+Enter sends and Enter starts a new line. While an
+// answer streams the button stops it.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -9,7 +11,9 @@ Rectangle {
     property bool generating: false
     property bool ready: true            // a model is loaded
     property alias text: input.text
-    property string placeholder: qsTr("Message Gemma… (Ctrl+Enter to send)")
+    property bool ctrlEnterSends: false
+    property string placeholder: ctrlEnterSends ? qsTr("Message Gemma… (Ctrl+Enter to send)")
+                                                : qsTr("Message Gemma… (Enter to send, Shift+Enter for a new line)")
     signal sendRequested(string text)
     signal stopRequested()
 
@@ -48,7 +52,11 @@ Rectangle {
                 selectedTextColor: Theme.accentText
                 background: null
                 Keys.onPressed: event => {
-                    if ((event.key === Qt.Key_Return || event.key === Qt.Key_Enter) && (event.modifiers & Qt.ControlModifier)) {
+                    if (event.key !== Qt.Key_Return && event.key !== Qt.Key_Enter)
+                        return
+                    const ctrl = (event.modifiers & Qt.ControlModifier) !== 0
+                    const plain = (event.modifiers & (Qt.ShiftModifier | Qt.ControlModifier | Qt.AltModifier)) === 0
+                    if (ctrl || (plain && !composer.ctrlEnterSends)) {
                         event.accepted = true
                         composer.send()
                     }
@@ -65,7 +73,7 @@ Rectangle {
             enabled: composer.generating || (composer.ready && input.text.trim().length > 0)
             Accessible.name: composer.generating ? qsTr("Stop") : qsTr("Send")
             ToolTip.visible: hovered
-            ToolTip.text: composer.generating ? qsTr("Stop (Esc)") : qsTr("Send (Ctrl+Enter)")
+            ToolTip.text: composer.generating ? qsTr("Stop (Esc)") : (composer.ctrlEnterSends ? qsTr("Send (Ctrl+Enter)") : qsTr("Send (Enter)"))
             ToolTip.delay: 500
             onClicked: composer.generating ? composer.stopRequested() : composer.send()
             background: Rectangle {

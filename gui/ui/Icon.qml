@@ -28,6 +28,8 @@ Canvas {
         "file": "M6 3h8l4 4v14H6z M14 3v4h4",
         "close": "M6 6l12 12 M18 6L6 18",
         "chevron": "M6 9l6 6 6-6",
+        "previous": "M15 6l-6 6 6 6",
+        "next": "M9 6l6 6-6 6",
         "check": "M5 12.5l4.5 4.5L19 7.5",
         "warning": "M12 4l9 16H3z M12 10v4.5 M12 17.5h.01",
         "info": "M3 12a9 9 0 1 0 18 0a9 9 0 1 0 -18 0 M12 11v6 M12 7.5h.01",

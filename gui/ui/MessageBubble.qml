@@ -20,9 +20,14 @@ Item {
     property bool canRegenerate: false   // the last answer, and nothing running
     property bool canEdit: false
     property bool editing: false
+    property int variant: 1              // which version of this message is shown (1-based)
+    property int variantCount: 1         // how many there are: a regenerate or an edit adds one
+    property bool canSwitchVariant: true
+    property int rolledOff: 0            // earlier messages this answer's model no longer saw
 
     signal editSubmitted(string text)
     signal regenerateRequested()
+    signal variantRequested(int variant)
 
     readonly property bool isUser: role === "user"
     readonly property var blocks: isUser ? [] : MarkdownBlocks.split(text)
@@ -129,7 +134,9 @@ Item {
             delegate: Loader {
                 required property var modelData
                 Layout.fillWidth: true
-                sourceComponent: modelData.kind === "code" ? codeComponent : proseComponent
+                sourceComponent: modelData.kind === "code" ? codeComponent
+                               : modelData.kind === "quote" ? quoteComponent
+                               : modelData.kind === "table" ? tableComponent : proseComponent
                 property var block: modelData
             }
         }
@@ -147,6 +154,44 @@ Item {
                 selectionColor: Theme.accent
                 selectedTextColor: Theme.accentText
                 onLinkActivated: link => Qt.openUrlExternally(link)
+            }
+        }
+        Component {
+            id: quoteComponent
+            // A quote: a quiet bar beside it, the text a shade softer.
+            Item {
+                implicitHeight: quoteText.implicitHeight + 4
+                Rectangle {
+                    width: 3
+                    height: parent.height
+                    radius: 1.5
+                    color: Theme.accent
+                    opacity: 0.6
+                }
+                TextEdit {
+                    id: quoteText
+                    objectName: "quoteText"
+                    x: 14
+                    y: 2
+                    width: parent.width - x
+                    text: parent.parent ? parent.parent.block.text : ""
+                    readOnly: true
+                    selectByMouse: true
+                    wrapMode: TextEdit.Wrap
+                    textFormat: TextEdit.MarkdownText
+                    font.pixelSize: Theme.fontBody
+                    font.italic: true
+                    color: Theme.textMuted
+                    selectionColor: Theme.accent
+                    selectedTextColor: Theme.accentText
+                    onLinkActivated: link => Qt.openUrlExternally(link)
+                }
+            }
+        }
+        Component {
+            id: tableComponent
+            MarkdownTable {
+                rows: parent ? parent.block.rows : []
             }
         }
         Component {
@@ -196,9 +241,40 @@ Item {
             visible: !message.editing && !message.streaming
             Layout.alignment: message.isUser ? Qt.AlignRight : Qt.AlignLeft
             spacing: 2
+            // ‹ 2/3 ›: the other versions of this message, as a regenerate or an edit left them.
+            IconButton {
+                objectName: "previousVariantButton"
+                visible: message.variantCount > 1
+                enabled: message.canSwitchVariant && message.variant > 1
+                iconName: "previous"
+                iconSize: 14
+                width: 24
+                height: 28
+                tip: qsTr("Previous version")
+                onClicked: message.variantRequested(message.variant - 1)
+            }
+            Label {
+                objectName: "variantLabel"
+                visible: message.variantCount > 1
+                text: qsTr("%1/%2").arg(message.variant).arg(message.variantCount)
+                font.pixelSize: Theme.fontSmall
+                color: Theme.textMuted
+            }
+            IconButton {
+                objectName: "nextVariantButton"
+                visible: message.variantCount > 1
+                enabled: message.canSwitchVariant && message.variant < message.variantCount
+                iconName: "next"
+                iconSize: 14
+                width: 24
+                height: 28
+                tip: qsTr("Next version")
+                onClicked: message.variantRequested(message.variant + 1)
+            }
             StatsLine {
+                id: statsLine
                 objectName: "statsLine"
-                visible: message.hasStats && !message.isUser
+                visible: message.hasStats && !message.isUser && text.length > 0
                 tokens: message.generatedTokens
                 timeToFirstTokenMs: message.timeToFirstTokenMs
                 tokensPerSecond: message.tokensPerSecond
@@ -238,6 +314,16 @@ Item {
                 tip: qsTr("Regenerate")
                 onClicked: message.regenerateRequested()
             }
+        }
+        // A long conversation: the oldest turns rolled off the context for this answer.
+        Label {
+            objectName: "rolledOffNote"
+            visible: !message.isUser && !message.streaming && message.rolledOff > 0
+            text: qsTr("The conversation is longer than the model's context: it no longer saw the first %n message(s).", "", message.rolledOff)
+            color: Theme.textFaint
+            wrapMode: Text.Wrap
+            font.pixelSize: Theme.fontSmall
+            Layout.fillWidth: true
         }
         // What the engine changed on the way (a fallback, say), under the numbers.
         Label {

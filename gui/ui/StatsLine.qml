@@ -1,4 +1,5 @@
-// Under an answer: how long it was, how soon it started and how fast it came.
+// Under an answer: how long it was, how soon it started and how fast it came. An answer stopped
+// before its first token has no such numbers: it says so instead.
 import QtQuick
 import QtQuick.Controls
 import Kiln.Ui
@@ -9,7 +10,9 @@ Label {
     property real tokensPerSecond: 0
     property string stopReason
 
-    text: qsTr("%n token(s)", "", tokens) + "  ·  "
+    text: tokens === 0
+          ? (stopReason === "cancelled" ? qsTr("Stopped before the answer began") : "")
+          : qsTr("%n token(s)", "", tokens) + "  ·  "
           + qsTr("first token %1").arg(Format.milliseconds(timeToFirstTokenMs)) + "  ·  "
           + qsTr("%1 tokens/s").arg(Format.number(tokensPerSecond, 1))
           + (stopReason === "cancelled" ? "  ·  " + qsTr("stopped") : "")

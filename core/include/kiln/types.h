@@ -171,6 +171,13 @@ struct GenerateOptions {
   enum class Format { Text, JsonObject, JsonSchema };
   Format format = Format::Text;
   std::string json_schema;
+  // chat() only: a conversation that no longer fits the context with room for the answer
+  // (max_tokens, at most a quarter of the context) loses its oldest turns; the system prompt and
+  // the latest user turn stay. GenerationStats::rolled_off_messages says how many went. At least
+  // `roll_off_at_least` go: pass the previous answer's count, so the prompt starts where the cached
+  // one did and the KV cache is reused until more must go.
+  bool roll_off_old_turns = false;
+  int roll_off_at_least = 0;
 };
 
 enum class Role { System, User, Assistant };
@@ -191,6 +198,7 @@ struct OpTiming {
 struct GenerationStats {
   int prompt_tokens = 0;
   int cached_prompt_tokens = 0;        // prompt tokens reused from the KV cache
+  int rolled_off_messages = 0;         // chat messages left out to fit the context (roll_off_old_turns)
   int generated_tokens = 0;
   double time_to_first_token_ms = 0;
   double prefill_tokens_per_s = 0;

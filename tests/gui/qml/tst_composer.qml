@@ -34,12 +34,29 @@ Item {
             compare(sent.signalArguments[0][0], "hi")
         }
 
-        function test_enterAloneStartsANewLine() {
+        function test_enterSendsAndShiftEnterStartsANewLine() {
+            keyClick(Qt.Key_A)
+            keyClick(Qt.Key_Return, Qt.ShiftModifier)
+            keyClick(Qt.Key_B)
+            compare(sent.count, 0)
+            compare(composer.text, "a\nb")
+            keyClick(Qt.Key_Return)
+            compare(sent.count, 1)
+            compare(sent.signalArguments[0][0], "a\nb")
+        }
+
+        function test_theOldWayKeepsEnterForNewLines() {
+            composer.ctrlEnterSends = true
             keyClick(Qt.Key_A)
             keyClick(Qt.Key_Return)
             keyClick(Qt.Key_B)
             compare(sent.count, 0)
             compare(composer.text, "a\nb")
+            verify(composer.placeholder.indexOf("Ctrl+Enter") >= 0)
+            keyClick(Qt.Key_Return, Qt.ControlModifier)
+            compare(sent.count, 1)
+            compare(sent.signalArguments[0][0], "a\nb")
+            composer.ctrlEnterSends = false
         }
 
         function test_blankTextIsNotSent() {

@@ -4,7 +4,7 @@ import Kiln.Ui
 
 Item {
     width: 800
-    height: 600
+    height: 900
 
     MessageBubble {
         id: answer
@@ -26,6 +26,31 @@ Item {
         text: "```not code``` *not markdown*"
         canEdit: true
     }
+    MessageBubble {
+        id: branched
+        y: 420
+        width: 700
+        role: "assistant"
+        text: "A table:\n| a | b |\n|---|---|\n| 1 | 2 |\n> quoted"
+        hasStats: true
+        generatedTokens: 5
+        stopReason: "end_of_turn"
+        variant: 2
+        variantCount: 3
+        rolledOff: 4
+    }
+    MessageBubble {
+        id: stoppedEarly
+        y: 560
+        width: 700
+        role: "assistant"
+        text: ""
+        hasStats: true
+        generatedTokens: 0
+        tokensPerSecond: 0
+        stopReason: "cancelled"
+    }
+    SignalSpy { id: switched; target: branched; signalName: "variantRequested" }
     SignalSpy { id: edited; target: question; signalName: "editSubmitted" }
     SignalSpy { id: regenerated; target: answer; signalName: "regenerateRequested" }
 
@@ -37,7 +62,8 @@ Item {
             compare(answer.blocks.length, 3)
             const code = findChild(answer, "codeText")
             verify(code !== null)
-            compare(code.text, "print('hi')")
+            compare(code.getText(0, code.length), "print('hi')")
+            verify(code.text.indexOf("color:") >= 0, "the code is highlighted")
             compare(code.font.family, Theme.monoFamily)
             const prose = findChild(answer, "answerText")
             compare(prose.textFormat, TextEdit.MarkdownText)
@@ -113,6 +139,40 @@ Item {
             keyClick(Qt.Key_Escape)
             verify(!question.editing)
             compare(edited.count, 0)
+        }
+
+        function test_versionsShowAndMove() {
+            compare(findChild(branched, "variantLabel").text, "2/3")
+            verify(findChild(answer, "variantLabel").visible === false)
+            mouseClick(findChild(branched, "nextVariantButton"))
+            compare(switched.count, 1)
+            compare(switched.signalArguments[0][0], 3)
+            mouseClick(findChild(branched, "previousVariantButton"))
+            compare(switched.signalArguments[1][0], 1)
+            branched.variant = 1
+            verify(!findChild(branched, "previousVariantButton").enabled)
+            branched.variant = 2
+        }
+
+        function test_aStopBeforeTheFirstTokenHasNoZeroNumbers() {
+            const stats = findChild(stoppedEarly, "statsLine")
+            verify(stats.text.indexOf("0 tokens") < 0, stats.text)
+            verify(stats.text.indexOf("tokens/s") < 0, stats.text)
+            compare(stats.text, "Stopped before the answer began")
+        }
+
+        function test_rolledOffTurnsAreNoted() {
+            const note = findChild(branched, "rolledOffNote")
+            verify(note.visible)
+            verify(note.text.indexOf("4") >= 0, note.text)
+            verify(!findChild(answer, "rolledOffNote").visible)
+        }
+
+        function test_tablesAndQuotesGetTheirOwnBlocks() {
+            compare(branched.blocks.length, 3)
+            verify(findChild(branched, "tableHeaderCell") !== null)
+            const quote = findChild(branched, "quoteText")
+            compare(quote.getText(0, quote.length), "quoted")
         }
 
         function test_whileStreamingNoActionsOrStats() {
