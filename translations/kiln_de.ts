@@ -9,6 +9,49 @@
     </message>
 </context>
 <context>
+    <name>CataloguePage</name>
+    <message>
+        <source>As stored</source>
+        <translation>Wie gespeichert</translation>
+    </message>
+    <message>
+        <source>Catalogue</source>
+        <translation>Katalog</translation>
+    </message>
+    <message>
+        <source>The released Gemma 3 models, the memory their weights take, and whether they fit this computer&apos;s %1.</source>
+        <translation>Die veröffentlichten Gemma-3-Modelle, der Speicher ihrer Gewichte und ob sie in die %1 dieses Computers passen.</translation>
+    </message>
+    <message>
+        <source>The released Gemma 3 models and the memory their weights take.</source>
+        <translation>Die veröffentlichten Gemma-3-Modelle und der Speicher ihrer Gewichte.</translation>
+    </message>
+    <message>
+        <source>Try again</source>
+        <translation>Erneut versuchen</translation>
+    </message>
+    <message>
+        <source>%1: %2, fits</source>
+        <translation>%1: %2, passt</translation>
+    </message>
+    <message>
+        <source>%1: %2, too big</source>
+        <translation>%1: %2, zu groß</translation>
+    </message>
+    <message>
+        <source>Download: %1</source>
+        <translation>Download: %1</translation>
+    </message>
+    <message>
+        <source>Download: about %1</source>
+        <translation>Download: etwa %1</translation>
+    </message>
+    <message>
+        <source>Show files…</source>
+        <translation>Dateien zeigen …</translation>
+    </message>
+</context>
+<context>
     <name>ChatPage</name>
     <message>
         <source>Delete this conversation?</source>
@@ -65,6 +108,54 @@
         <source>Open a Gemma 3 model to start chatting.</source>
         <translation>Öffnen Sie ein Gemma-3-Modell, um zu chatten.</translation>
     </message>
+    <message>
+        <source>Export the conversation as JSON</source>
+        <translation>Unterhaltung als JSON exportieren</translation>
+    </message>
+    <message>
+        <source>Export the conversation as Markdown</source>
+        <translation>Unterhaltung als Markdown exportieren</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>Speichern</translation>
+    </message>
+    <message>
+        <source>Kiln conversation (*.json)</source>
+        <translation>Kiln-Unterhaltung (*.json)</translation>
+    </message>
+    <message>
+        <source>Markdown (*.md)</source>
+        <translation>Markdown (*.md)</translation>
+    </message>
+    <message>
+        <source>Import a conversation</source>
+        <translation>Unterhaltung importieren</translation>
+    </message>
+    <message>
+        <source>Import</source>
+        <translation>Importieren</translation>
+    </message>
+    <message>
+        <source>Export or import</source>
+        <translation>Exportieren oder importieren</translation>
+    </message>
+    <message>
+        <source>Export as Markdown…</source>
+        <translation>Als Markdown exportieren …</translation>
+    </message>
+    <message>
+        <source>Export as JSON…</source>
+        <translation>Als JSON exportieren …</translation>
+    </message>
+    <message>
+        <source>Import a conversation…</source>
+        <translation>Unterhaltung importieren …</translation>
+    </message>
+    <message>
+        <source>Everything runs on this computer. Enter sends, Shift+Enter starts a new line, Esc stops the answer.</source>
+        <translation>Alles läuft auf diesem Computer. Eingabe sendet, Umschalt+Eingabe beginnt eine neue Zeile, Esc hält die Antwort an.</translation>
+    </message>
 </context>
 <context>
     <name>CodeBlock</name>
@@ -107,6 +198,57 @@
         <source>Send (Ctrl+Enter)</source>
         <translation>Senden (Strg+Eingabe)</translation>
     </message>
+    <message>
+        <source>Message Gemma… (Enter to send, Shift+Enter for a new line)</source>
+        <translation>Nachricht an Gemma … (Eingabe sendet, Umschalt+Eingabe für eine neue Zeile)</translation>
+    </message>
+    <message>
+        <source>Send (Enter)</source>
+        <translation>Senden (Eingabe)</translation>
+    </message>
+</context>
+<context>
+    <name>ConversationExport</name>
+    <message>
+        <source>New chat</source>
+        <translation>Neuer Chat</translation>
+    </message>
+    <message>
+        <source>System prompt</source>
+        <translation>Systemprompt</translation>
+    </message>
+    <message>
+        <source>You</source>
+        <translation>Du</translation>
+    </message>
+    <message>
+        <source>Gemma</source>
+        <translation>Gemma</translation>
+    </message>
+    <message>
+        <source>The answer failed: %1</source>
+        <translation>Die Antwort ist fehlgeschlagen: %1</translation>
+    </message>
+    <message>
+        <source>Conversation</source>
+        <translation>Unterhaltung</translation>
+    </message>
+    <message>
+        <source>%1: cannot be written (%2)</source>
+        <translation>%1: kann nicht geschrieben werden (%2)</translation>
+    </message>
+    <message>
+        <source>%1: larger than %2 MiB, not read</source>
+        <translation>%1: größer als %2 MiB, nicht gelesen</translation>
+    </message>
+    <message>
+        <source>%1: cannot be read (%2)</source>
+        <translation>%1: kann nicht gelesen werden (%2)</translation>
+    </message>
+    <message>
+        <source>%1: not a conversation Kiln exported (not JSON)</source>
+        <translation>%1: keine von Kiln exportierte Unterhaltung (kein JSON)</translation>
+    </message>
 </context>
 <context>
     <name>ConversationItem</name>
@@ -148,6 +290,10 @@
     <message>
         <source>No conversation matches</source>
         <translation>Keine passende Unterhaltung</translation>
+    </message>
+    <message>
+        <source>Ctrl+F</source>
+        <translation>Strg+F</translation>
     </message>
 </context>
 <context>
@@ -207,6 +353,14 @@
     <message>
         <source>%1: %2; moved aside to %3</source>
         <translation>%1: %2; beiseitegelegt als %3</translation>
+    </message>
+    <message>
+        <source>%1 (version %2)</source>
+        <translation>%1 (Version %2)</translation>
+    </message>
+    <message>
+        <source>message %1 has a version %2 that does not start with its role</source>
+        <translation>Nachricht %1 hat eine Version %2, die nicht mit ihrer Rolle beginnt</translation>
     </message>
 </context>
 <context>
@@ -313,6 +467,188 @@
         <source>attempt %1 of %2</source>
         <translation>Versuch %1 von %2</translation>
     </message>
+    <message>
+        <source>Save into the Hugging Face cache (shared with Python tools and llama.cpp)</source>
+        <translation>Im Hugging-Face-Cache speichern (gemeinsam mit Python-Werkzeugen und llama.cpp)</translation>
+    </message>
+    <message numerus="yes">
+        <source>Downloaded into %1; %n file(s) were already in the Hugging Face cache and are used from there. The model is in the Models page&apos;s library.</source>
+        <translation>
+            <numerusform>Heruntergeladen nach %1; %n Datei lag schon im Hugging-Face-Cache und wird von dort verwendet. Das Modell steht in der Bibliothek der Seite „Modelle“.</numerusform>
+            <numerusform>Heruntergeladen nach %1; %n Dateien lagen schon im Hugging-Face-Cache und werden von dort verwendet. Das Modell steht in der Bibliothek der Seite „Modelle“.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>SHA-1 checked</source>
+        <translation>SHA-1 geprüft</translation>
+    </message>
+    <message>
+        <source>The hub publishes this file&apos;s git SHA-1; the download is verified against it.</source>
+        <translation>Der Hub veröffentlicht den Git-SHA-1 dieser Datei; der Download wird damit geprüft.</translation>
+    </message>
+    <message>
+        <source>Checking the copy already on disk: %1 %</source>
+        <translation>Die schon vorhandene Kopie wird geprüft: %1 %</translation>
+    </message>
+</context>
+<context>
+    <name>EngineWording</name>
+    <message>
+        <source>16-bit storage</source>
+        <translation>16-Bit-Speicher</translation>
+    </message>
+    <message>
+        <source>8-bit storage</source>
+        <translation>8-Bit-Speicher</translation>
+    </message>
+    <message>
+        <source>integer dot product (hardware)</source>
+        <translation>Ganzzahl-Skalarprodukt (Hardware)</translation>
+    </message>
+    <message>
+        <source>integer dot product (emulated)</source>
+        <translation>Ganzzahl-Skalarprodukt (emuliert)</translation>
+    </message>
+    <message>
+        <source>cooperative matrix</source>
+        <translation>Cooperative Matrix</translation>
+    </message>
+    <message>
+        <source>no %1 device: no NPU driver is loaded (Ryzen AI NPUs need the amdxdna driver, Linux 6.14 or later)</source>
+        <translation>kein Gerät %1: Es ist kein NPU-Treiber geladen (Ryzen-AI-NPUs brauchen den Treiber amdxdna, ab Linux 6.14)</translation>
+    </message>
+    <message>
+        <source>the attention kernel is built for the Phoenix NPU (npu1), not %1</source>
+        <translation>der Attention-Kernel ist für die Phoenix-NPU (npu1) gebaut, nicht für %1</translation>
+    </message>
+    <message>
+        <source>cannot open %1 (add your user to the group that owns it, usually “render”)</source>
+        <translation>%1 lässt sich nicht öffnen (fügen Sie Ihren Benutzer der Gruppe hinzu, der es gehört, meist „render“)</translation>
+    </message>
+    <message>
+        <source>Kiln was built without XRT (the NPU needs the XRT built with AMD’s xdna-driver)</source>
+        <translation>Kiln wurde ohne XRT gebaut (die NPU braucht das mit AMDs xdna-driver gebaute XRT)</translation>
+    </message>
+    <message>
+        <source>Kiln was built with XRT %1, which has no xrt::hw_context (the NPU needs the XRT built with AMD’s xdna-driver)</source>
+        <translation>Kiln wurde mit XRT %1 gebaut, das kein xrt::hw_context hat (die NPU braucht das mit AMDs xdna-driver gebaute XRT)</translation>
+    </message>
+    <message>
+        <source>the NPU kernels are not installed (%1 is missing)</source>
+        <translation>die NPU-Kernel sind nicht installiert (%1 fehlt)</translation>
+    </message>
+    <message>
+        <source>%1 is driven by “%2”, not amdxdna: no Ryzen AI NPU</source>
+        <translation>%1 wird von „%2“ betrieben, nicht von amdxdna: keine Ryzen-AI-NPU</translation>
+    </message>
+    <message>
+        <source>Kiln was built without NPU support</source>
+        <translation>Kiln wurde ohne NPU-Unterstützung gebaut</translation>
+    </message>
+    <message>
+        <source>no NPU was found</source>
+        <translation>es wurde keine NPU gefunden</translation>
+    </message>
+    <message>
+        <source>NPU attention was asked for, but %1; attention runs on the %2</source>
+        <translation>NPU-Attention war gewünscht, aber %1; die Attention läuft auf der %2</translation>
+    </message>
+    <message>
+        <source>attention on the GPU needs the Vulkan backend; attention runs on the CPU</source>
+        <translation>Attention auf der GPU braucht das Vulkan-Backend; die Attention läuft auf der CPU</translation>
+    </message>
+    <message>
+        <source>Vulkan works but found no device (no GPU driver installed?)</source>
+        <translation>Vulkan funktioniert, hat aber kein Gerät gefunden (kein GPU-Treiber installiert?)</translation>
+    </message>
+    <message>
+        <source>no Vulkan device found (no GPU driver installed?)</source>
+        <translation>kein Vulkan-Gerät gefunden (kein GPU-Treiber installiert?)</translation>
+    </message>
+    <message>
+        <source>the only Vulkan device is software Vulkan, which runs only when Vulkan is chosen in Settings</source>
+        <translation>das einzige Vulkan-Gerät ist Software-Vulkan, das nur läuft, wenn Vulkan in den Einstellungen gewählt ist</translation>
+    </message>
+    <message>
+        <source>no Vulkan device Kiln can use (the Hardware page says why)</source>
+        <translation>kein Vulkan-Gerät, das Kiln nutzen kann (die Seite Hardware sagt, warum)</translation>
+    </message>
+    <message>
+        <source>Vulkan not used: %1; running on the CPU</source>
+        <translation>Vulkan nicht genutzt: %1; das Modell läuft auf der CPU</translation>
+    </message>
+    <message>
+        <source>the Vulkan backend keeps attention on the GPU; the NPU attention setting applies to the CPU backend</source>
+        <translation>das Vulkan-Backend rechnet die Attention auf der GPU; die Einstellung NPU-Attention gilt für das CPU-Backend</translation>
+    </message>
+    <message>
+        <source>Kiln was built without Vulkan; running on the CPU</source>
+        <translation>Kiln wurde ohne Vulkan gebaut; das Modell läuft auf der CPU</translation>
+    </message>
+    <message>
+        <source>embedding (also the output projection) held in %1</source>
+        <translation>Embedding (zugleich die Ausgabeprojektion) als %1 gehalten</translation>
+    </message>
+    <message>
+        <source>Vulkan %1 (Kiln needs 1.1 or newer)</source>
+        <translation>Vulkan %1 (Kiln braucht 1.1 oder neuer)</translation>
+    </message>
+    <message>
+        <source>no buffer device addresses (Vulkan 1.2 bufferDeviceAddress)</source>
+        <translation>keine Buffer-Geräteadressen (Vulkan 1.2 bufferDeviceAddress)</translation>
+    </message>
+    <message>
+        <source>no compute queue</source>
+        <translation>keine Compute-Queue</translation>
+    </message>
+    <message>
+        <source>no subgroup arithmetic in compute shaders</source>
+        <translation>keine Subgroup-Arithmetik in Compute-Shadern</translation>
+    </message>
+    <message>
+        <source>subgroup size %1 (Kiln needs at least 4)</source>
+        <translation>Subgroup-Größe %1 (Kiln braucht mindestens 4)</translation>
+    </message>
+    <message>
+        <source>workgroups of 256 invocations not supported</source>
+        <translation>Workgroups mit 256 Aufrufen werden nicht unterstützt</translation>
+    </message>
+    <message>
+        <source>only %1 bytes of shared memory</source>
+        <translation>nur %1 Byte Shared Memory</translation>
+    </message>
+    <message>
+        <source>push constants under 128 bytes</source>
+        <translation>Push-Konstanten unter 128 Byte</translation>
+    </message>
+    <message>
+        <source>fewer than 10 storage buffers a shader</source>
+        <translation>weniger als 10 Storage-Buffer je Shader</translation>
+    </message>
+    <message>
+        <source>CPU, one thread</source>
+        <translation>CPU, ein Thread</translation>
+    </message>
+    <message>
+        <source>CPU, %1 threads</source>
+        <translation>CPU, %1 Threads</translation>
+    </message>
+    <message>
+        <source>%1, attention on the %2</source>
+        <translation>%1, Attention auf der %2</translation>
+    </message>
+    <message>
+        <source>software Vulkan (slow, for testing): %1</source>
+        <translation>Software-Vulkan (langsam, zum Testen): %1</translation>
+    </message>
+    <message>
+        <source>GPU (Vulkan): %1</source>
+        <translation>GPU (Vulkan): %1</translation>
+    </message>
+    <message>
+        <source>software Vulkan (slow, for testing): Kiln’s own CPU path is faster, so Automatic never uses it; it runs only when Vulkan is chosen in Settings</source>
+        <translation>Software-Vulkan (langsam, zum Testen): Kilns eigener CPU-Pfad ist schneller, deshalb nutzt „Automatisch“ es nie; es läuft nur, wenn Vulkan in den Einstellungen gewählt ist</translation>
+    </message>
 </context>
 <context>
     <name>GpuFacts</name>
@@ -363,6 +699,38 @@
     <message>
         <source>Why not used</source>
         <translation>Warum nicht genutzt</translation>
+    </message>
+    <message>
+        <source>integrated GPU</source>
+        <translation>integrierte GPU</translation>
+    </message>
+    <message>
+        <source>discrete GPU</source>
+        <translation>dedizierte GPU</translation>
+    </message>
+    <message>
+        <source>virtual GPU</source>
+        <translation>virtuelle GPU</translation>
+    </message>
+    <message>
+        <source>software Vulkan (slow, for testing)</source>
+        <translation>Software-Vulkan (langsam, zum Testen)</translation>
+    </message>
+    <message>
+        <source>other</source>
+        <translation>andere</translation>
+    </message>
+    <message>
+        <source>runs the model</source>
+        <translation>führt das Modell aus</translation>
+    </message>
+    <message>
+        <source>only when chosen</source>
+        <translation>nur wenn gewählt</translation>
+    </message>
+    <message>
+        <source>Note</source>
+        <translation>Hinweis</translation>
     </message>
 </context>
 <context>
@@ -495,6 +863,26 @@
         <source>No Vulkan device: the engine runs on the CPU.</source>
         <translation>Kein Vulkan-Gerät: Die Engine läuft auf der CPU.</translation>
     </message>
+    <message>
+        <source>Running the model now</source>
+        <translation>Wo das Modell gerade läuft</translation>
+    </message>
+    <message>
+        <source>%1 runs on: %2</source>
+        <translation>%1 läuft auf: %2</translation>
+    </message>
+    <message>
+        <source>A model is being loaded…</source>
+        <translation>Ein Modell wird geladen …</translation>
+    </message>
+    <message>
+        <source>No model is loaded.</source>
+        <translation>Es ist kein Modell geladen.</translation>
+    </message>
+    <message>
+        <source>This Vulkan device is the CPU pretending to be a GPU: choose Automatic or CPU in Settings for answers many times faster.</source>
+        <translation>Dieses Vulkan-Gerät ist die CPU, die eine GPU nachahmt: Wählen Sie in den Einstellungen „Automatisch“ oder „CPU“, und die Antworten kommen um ein Vielfaches schneller.</translation>
+    </message>
 </context>
 <context>
     <name>LineChart</name>
@@ -589,6 +977,22 @@
         <source>INT8: a Hugging Face folder stores no quantization</source>
         <translation>INT8: ein Hugging-Face-Ordner speichert keine Quantisierung</translation>
     </message>
+    <message>
+        <source>The exact reference, twice the memory of FP16</source>
+        <translation>Die exakte Referenz, doppelt so viel Speicher wie FP16</translation>
+    </message>
+    <message>
+        <source>%1 (%2 is still loaded and answers as before.)</source>
+        <translation>%1 (%2 bleibt geladen und antwortet wie bisher.)</translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation>CPU</translation>
+    </message>
+    <message>
+        <source>Vulkan</source>
+        <translation>Vulkan</translation>
+    </message>
 </context>
 <context>
     <name>Main</name>
@@ -616,6 +1020,10 @@
         <source>Downloads</source>
         <translation>Downloads</translation>
     </message>
+    <message>
+        <source>Catalogue</source>
+        <translation>Katalog</translation>
+    </message>
 </context>
 <context>
     <name>MessageBubble</name>
@@ -638,6 +1046,25 @@
     <message>
         <source>Regenerate</source>
         <translation>Neu generieren</translation>
+    </message>
+    <message>
+        <source>Previous version</source>
+        <translation>Vorherige Version</translation>
+    </message>
+    <message>
+        <source>%1/%2</source>
+        <translation>%1/%2</translation>
+    </message>
+    <message>
+        <source>Next version</source>
+        <translation>Nächste Version</translation>
+    </message>
+    <message numerus="yes">
+        <source>The conversation is longer than the model&apos;s context: it no longer saw the first %n message(s).</source>
+        <translation>
+            <numerusform>Die Unterhaltung ist länger als der Kontext des Modells: Die erste Nachricht hat es nicht mehr gesehen.</numerusform>
+            <numerusform>Die Unterhaltung ist länger als der Kontext des Modells: Die ersten %n Nachrichten hat es nicht mehr gesehen.</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -751,6 +1178,57 @@
     </message>
 </context>
 <context>
+    <name>ModelFolderPicker</name>
+    <message>
+        <source>%1: no such folder, and not a .gguf file</source>
+        <translation>%1: kein solcher Ordner und keine .gguf-Datei</translation>
+    </message>
+    <message>
+        <source>Open a model</source>
+        <translation>Modell öffnen</translation>
+    </message>
+    <message>
+        <source>Type or paste a path, or browse. A Hugging Face model is a folder with config.json: open it, then choose “Open this folder”. A .gguf file opens with a click.</source>
+        <translation>Geben Sie einen Pfad ein, fügen Sie ihn ein oder blättern Sie. Ein Hugging-Face-Modell ist ein Ordner mit config.json: Öffnen Sie ihn und wählen Sie dann „Diesen Ordner öffnen“. Eine .gguf-Datei öffnet sich mit einem Klick.</translation>
+    </message>
+    <message>
+        <source>Up one folder</source>
+        <translation>Einen Ordner nach oben</translation>
+    </message>
+    <message>
+        <source>A folder or .gguf file, e.g. ~/models/gemma-3-1b-it</source>
+        <translation>Ein Ordner oder eine .gguf-Datei, z. B. ~/models/gemma-3-1b-it</translation>
+    </message>
+    <message>
+        <source>Go</source>
+        <translation>Los</translation>
+    </message>
+    <message>
+        <source>model</source>
+        <translation>Modell</translation>
+    </message>
+    <message>
+        <source>No folders or .gguf files here.</source>
+        <translation>Hier gibt es keine Ordner oder .gguf-Dateien.</translation>
+    </message>
+    <message>
+        <source>This folder holds a model.</source>
+        <translation>Dieser Ordner enthält ein Modell.</translation>
+    </message>
+    <message>
+        <source>No model in this folder (no config.json).</source>
+        <translation>Kein Modell in diesem Ordner (keine config.json).</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Abbrechen</translation>
+    </message>
+    <message>
+        <source>Open this folder</source>
+        <translation>Diesen Ordner öffnen</translation>
+    </message>
+</context>
+<context>
     <name>ModelListItem</name>
     <message>
         <source>Bundled</source>
@@ -776,25 +1254,13 @@
         <source>Remove from the list</source>
         <translation>Aus der Liste entfernen</translation>
     </message>
+    <message>
+        <source>Hugging Face cache</source>
+        <translation>Hugging-Face-Cache</translation>
+    </message>
 </context>
 <context>
     <name>ModelsPage</name>
-    <message>
-        <source>Open a Hugging Face model folder</source>
-        <translation>Einen Hugging-Face-Modellordner öffnen</translation>
-    </message>
-    <message>
-        <source>Open a GGUF model file</source>
-        <translation>Eine GGUF-Modelldatei öffnen</translation>
-    </message>
-    <message>
-        <source>GGUF models (*.gguf)</source>
-        <translation>GGUF-Modelle (*.gguf)</translation>
-    </message>
-    <message>
-        <source>All files (*)</source>
-        <translation>Alle Dateien (*)</translation>
-    </message>
     <message>
         <source>Models</source>
         <translation>Modelle</translation>
@@ -808,10 +1274,6 @@
         <translation>Bibliothek</translation>
     </message>
     <message>
-        <source>Bundled, downloaded with “kiln pull” into %1, and recently opened.</source>
-        <translation>Mitgeliefert, mit „kiln pull“ nach %1 heruntergeladen und zuletzt geöffnet.</translation>
-    </message>
-    <message>
         <source>Open folder…</source>
         <translation>Ordner öffnen …</translation>
     </message>
@@ -822,6 +1284,10 @@
     <message>
         <source>No models yet. Open a folder or a file, or download one with “kiln pull”.</source>
         <translation>Noch keine Modelle. Öffnen Sie einen Ordner oder eine Datei oder laden Sie eines mit „kiln pull“ herunter.</translation>
+    </message>
+    <message>
+        <source>Bundled, downloaded with “kiln pull” into %1, found in the Hugging Face cache, and recently opened.</source>
+        <translation>Mitgeliefert, mit „kiln pull“ nach %1 heruntergeladen, im Hugging-Face-Cache gefunden und zuletzt geöffnet.</translation>
     </message>
 </context>
 <context>
@@ -1075,10 +1541,6 @@
         <translation>Längste Antwort</translation>
     </message>
     <message>
-        <source>Tokens after which an answer stops.</source>
-        <translation>Tokens, nach denen eine Antwort endet.</translation>
-    </message>
-    <message>
         <source>Local API server</source>
         <translation>Lokaler API-Server</translation>
     </message>
@@ -1199,12 +1661,60 @@
         <translation>Standardwert des Modells verwenden</translation>
     </message>
     <message>
-        <source>How the weights are held in memory. As stored keeps a GGUF file&apos;s own quantization (a folder: INT8). INT8 is close to FP16 at half the size; INT4 is smaller again.</source>
-        <translation>Wie die Gewichte im Speicher liegen. „Wie gespeichert“ behält die Quantisierung einer GGUF-Datei (ein Ordner: INT8). INT8 kommt FP16 nahe, bei halber Größe; INT4 ist noch kleiner.</translation>
-    </message>
-    <message>
         <source>As stored</source>
         <translation>Wie gespeichert</translation>
+    </message>
+    <message>
+        <source>How the weights are held in memory. As stored keeps a GGUF file&apos;s own quantization (a folder: INT8). FP32 is the exact reference at twice the size of FP16; INT8 is close to FP16 at half the size; INT4 is smaller again.</source>
+        <translation>Wie die Gewichte im Speicher gehalten werden. „Wie gespeichert“ behält die Quantisierung einer GGUF-Datei bei (ein Ordner: INT8). FP32 ist die exakte Referenz mit doppelter Größe von FP16; INT8 kommt FP16 bei halber Größe nahe; INT4 ist noch kleiner.</translation>
+    </message>
+    <message>
+        <source>Where the model runs. This computer&apos;s only Vulkan device is software Vulkan (slow, for testing): Automatic runs on the CPU.</source>
+        <translation>Wo das Modell läuft. Das einzige Vulkan-Gerät dieses Computers ist Software-Vulkan (langsam, zum Testen): „Automatisch“ läuft auf der CPU.</translation>
+    </message>
+    <message>
+        <source>Software Vulkan</source>
+        <translation>Software-Vulkan</translation>
+    </message>
+    <message>
+        <source>Vulkan</source>
+        <translation>Vulkan</translation>
+    </message>
+    <message>
+        <source>software Vulkan (slow, for testing)</source>
+        <translation>Software-Vulkan (langsam, zum Testen)</translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation>CPU</translation>
+    </message>
+    <message>
+        <source>More than the %1 tokens this model was trained for: it is loaded with %1.</source>
+        <translation>Mehr als die %1 Tokens, für die dieses Modell trainiert wurde: Es wird mit %1 geladen.</translation>
+    </message>
+    <message>
+        <source>Until the model ends its turn; the context (%1 tokens) is the cap.</source>
+        <translation>Bis das Modell seinen Zug beendet; der Kontext (%1 Tokens) ist die Grenze.</translation>
+    </message>
+    <message>
+        <source>the model&apos;s</source>
+        <translation>des Modells</translation>
+    </message>
+    <message>
+        <source>Tokens after which an answer stops (0: until the model ends its turn).</source>
+        <translation>Tokens, nach denen eine Antwort endet (0: bis das Modell seinen Zug beendet).</translation>
+    </message>
+    <message>
+        <source>End of turn</source>
+        <translation>Ende des Zugs</translation>
+    </message>
+    <message>
+        <source>Send with Ctrl+Enter</source>
+        <translation>Mit Strg+Eingabe senden</translation>
+    </message>
+    <message>
+        <source>Enter then starts a new line. Off: Enter sends and Shift+Enter starts a new line.</source>
+        <translation>Die Eingabetaste beginnt dann eine neue Zeile. Aus: Die Eingabetaste sendet, Umschalt+Eingabe beginnt eine neue Zeile.</translation>
     </message>
 </context>
 <context>
@@ -1242,6 +1752,10 @@
     <message>
         <source>context full</source>
         <translation>Kontext voll</translation>
+    </message>
+    <message>
+        <source>Stopped before the answer began</source>
+        <translation>Angehalten, bevor die Antwort begann</translation>
     </message>
 </context>
 <context>
@@ -1408,6 +1922,29 @@
     <message>
         <source>Download what the Downloads page suggests for --repo.</source>
         <translation>Herunterladen, was die Seite „Downloads“ für --repo vorschlägt.</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::gui::ModelCatalogue</name>
+    <message>
+        <source>Quantization-aware trained: INT4 weights close to full quality.</source>
+        <translation>Quantisierungsbewusst trainiert: INT4-Gewichte nahe an voller Qualität.</translation>
+    </message>
+    <message>
+        <source>llama.cpp&apos;s GGUF files; the size shown is the Q8_0 file.</source>
+        <translation>GGUF-Dateien von llama.cpp; die angezeigte Größe ist die der Q8_0-Datei.</translation>
+    </message>
+    <message>
+        <source>Google&apos;s release; loads at any precision. Gated: accept the licence on Hugging Face first.</source>
+        <translation>Googles Veröffentlichung; lädt in jeder Genauigkeit. Zugangsbeschränkt: Akzeptieren Sie zuerst die Lizenz auf Hugging Face.</translation>
+    </message>
+    <message>
+        <source>this build has no downloads</source>
+        <translation>dieser Build kann nichts herunterladen</translation>
+    </message>
+    <message>
+        <source>The hub cannot be reached (%1). The list shows what Kiln knows; sizes are estimates.</source>
+        <translation>Der Hub ist nicht erreichbar (%1). Die Liste zeigt, was Kiln weiß; die Größen sind geschätzt.</translation>
     </message>
 </context>
 <context>

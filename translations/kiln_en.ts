@@ -9,6 +9,49 @@
     </message>
 </context>
 <context>
+    <name>CataloguePage</name>
+    <message>
+        <source>As stored</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Catalogue</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The released Gemma 3 models, the memory their weights take, and whether they fit this computer&apos;s %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The released Gemma 3 models and the memory their weights take.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Try again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: %2, fits</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: %2, too big</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Download: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Download: about %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show files…</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>ChatPage</name>
     <message>
         <source>Delete this conversation?</source>
@@ -65,6 +108,54 @@
         <source>Open a Gemma 3 model to start chatting.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Export the conversation as JSON</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export the conversation as Markdown</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln conversation (*.json)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Markdown (*.md)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Import a conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Import</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export or import</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export as Markdown…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export as JSON…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Import a conversation…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Everything runs on this computer. Enter sends, Shift+Enter starts a new line, Esc stops the answer.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>CodeBlock</name>
@@ -107,6 +198,57 @@
         <source>Send (Ctrl+Enter)</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Message Gemma… (Enter to send, Shift+Enter for a new line)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send (Enter)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ConversationExport</name>
+    <message>
+        <source>New chat</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>System prompt</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>You</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gemma</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The answer failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: cannot be written (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: larger than %2 MiB, not read</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: cannot be read (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: not a conversation Kiln exported (not JSON)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>ConversationItem</name>
@@ -147,6 +289,10 @@
     </message>
     <message>
         <source>No conversation matches</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+F</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -206,6 +352,14 @@
     </message>
     <message>
         <source>%1: %2; moved aside to %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (version %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>message %1 has a version %2 that does not start with its role</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -313,6 +467,188 @@
         <source>attempt %1 of %2</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Save into the Hugging Face cache (shared with Python tools and llama.cpp)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Downloaded into %1; %n file(s) were already in the Hugging Face cache and are used from there. The model is in the Models page&apos;s library.</source>
+        <translation>
+            <numerusform>Downloaded into %1; %n file was already in the Hugging Face cache and is used from there. The model is in the Models page&apos;s library.</numerusform>
+            <numerusform>Downloaded into %1; %n files were already in the Hugging Face cache and are used from there. The model is in the Models page&apos;s library.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>SHA-1 checked</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The hub publishes this file&apos;s git SHA-1; the download is verified against it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Checking the copy already on disk: %1 %</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>EngineWording</name>
+    <message>
+        <source>16-bit storage</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>8-bit storage</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>integer dot product (hardware)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>integer dot product (emulated)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cooperative matrix</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no %1 device: no NPU driver is loaded (Ryzen AI NPUs need the amdxdna driver, Linux 6.14 or later)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the attention kernel is built for the Phoenix NPU (npu1), not %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot open %1 (add your user to the group that owns it, usually “render”)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln was built without XRT (the NPU needs the XRT built with AMD’s xdna-driver)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln was built with XRT %1, which has no xrt::hw_context (the NPU needs the XRT built with AMD’s xdna-driver)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the NPU kernels are not installed (%1 is missing)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is driven by “%2”, not amdxdna: no Ryzen AI NPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln was built without NPU support</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no NPU was found</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>NPU attention was asked for, but %1; attention runs on the %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>attention on the GPU needs the Vulkan backend; attention runs on the CPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Vulkan works but found no device (no GPU driver installed?)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no Vulkan device found (no GPU driver installed?)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the only Vulkan device is software Vulkan, which runs only when Vulkan is chosen in Settings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no Vulkan device Kiln can use (the Hardware page says why)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Vulkan not used: %1; running on the CPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the Vulkan backend keeps attention on the GPU; the NPU attention setting applies to the CPU backend</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln was built without Vulkan; running on the CPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>embedding (also the output projection) held in %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Vulkan %1 (Kiln needs 1.1 or newer)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no buffer device addresses (Vulkan 1.2 bufferDeviceAddress)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no compute queue</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no subgroup arithmetic in compute shaders</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>subgroup size %1 (Kiln needs at least 4)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>workgroups of 256 invocations not supported</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>only %1 bytes of shared memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>push constants under 128 bytes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>fewer than 10 storage buffers a shader</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CPU, one thread</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CPU, %1 threads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1, attention on the %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>software Vulkan (slow, for testing): %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GPU (Vulkan): %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>software Vulkan (slow, for testing): Kiln’s own CPU path is faster, so Automatic never uses it; it runs only when Vulkan is chosen in Settings</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>GpuFacts</name>
@@ -362,6 +698,38 @@
     </message>
     <message>
         <source>Why not used</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>integrated GPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>discrete GPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>virtual GPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>software Vulkan (slow, for testing)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>other</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>runs the model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>only when chosen</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Note</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -495,6 +863,26 @@
         <source>No Vulkan device: the engine runs on the CPU.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Running the model now</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 runs on: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A model is being loaded…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model is loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This Vulkan device is the CPU pretending to be a GPU: choose Automatic or CPU in Settings for answers many times faster.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>LineChart</name>
@@ -589,6 +977,22 @@
         <source>INT8: a Hugging Face folder stores no quantization</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>The exact reference, twice the memory of FP16</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (%2 is still loaded and answers as before.)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Vulkan</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Main</name>
@@ -616,6 +1020,10 @@
         <source>Downloads</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Catalogue</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>MessageBubble</name>
@@ -638,6 +1046,25 @@
     <message>
         <source>Regenerate</source>
         <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous version</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1/%2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next version</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>The conversation is longer than the model&apos;s context: it no longer saw the first %n message(s).</source>
+        <translation>
+            <numerusform>The conversation is longer than the model&apos;s context: it no longer saw the first message.</numerusform>
+            <numerusform>The conversation is longer than the model&apos;s context: it no longer saw the first %n messages.</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -751,6 +1178,57 @@
     </message>
 </context>
 <context>
+    <name>ModelFolderPicker</name>
+    <message>
+        <source>%1: no such folder, and not a .gguf file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Type or paste a path, or browse. A Hugging Face model is a folder with config.json: open it, then choose “Open this folder”. A .gguf file opens with a click.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Up one folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A folder or .gguf file, e.g. ~/models/gemma-3-1b-it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Go</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No folders or .gguf files here.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This folder holds a model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model in this folder (no config.json).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open this folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>ModelListItem</name>
     <message>
         <source>Bundled</source>
@@ -776,25 +1254,13 @@
         <source>Remove from the list</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Hugging Face cache</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>ModelsPage</name>
-    <message>
-        <source>Open a Hugging Face model folder</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Open a GGUF model file</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>GGUF models (*.gguf)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>All files (*)</source>
-        <translation type="unfinished"></translation>
-    </message>
     <message>
         <source>Models</source>
         <translation type="unfinished"></translation>
@@ -808,10 +1274,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Bundled, downloaded with “kiln pull” into %1, and recently opened.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Open folder…</source>
         <translation type="unfinished"></translation>
     </message>
@@ -821,6 +1283,10 @@
     </message>
     <message>
         <source>No models yet. Open a folder or a file, or download one with “kiln pull”.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Bundled, downloaded with “kiln pull” into %1, found in the Hugging Face cache, and recently opened.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1075,10 +1541,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Tokens after which an answer stops.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Local API server</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1199,11 +1661,59 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>How the weights are held in memory. As stored keeps a GGUF file&apos;s own quantization (a folder: INT8). INT8 is close to FP16 at half the size; INT4 is smaller again.</source>
+        <source>As stored</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>As stored</source>
+        <source>How the weights are held in memory. As stored keeps a GGUF file&apos;s own quantization (a folder: INT8). FP32 is the exact reference at twice the size of FP16; INT8 is close to FP16 at half the size; INT4 is smaller again.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Where the model runs. This computer&apos;s only Vulkan device is software Vulkan (slow, for testing): Automatic runs on the CPU.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Software Vulkan</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Vulkan</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>software Vulkan (slow, for testing)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>More than the %1 tokens this model was trained for: it is loaded with %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Until the model ends its turn; the context (%1 tokens) is the cap.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the model&apos;s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tokens after which an answer stops (0: until the model ends its turn).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>End of turn</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send with Ctrl+Enter</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Enter then starts a new line. Off: Enter sends and Shift+Enter starts a new line.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1241,6 +1751,10 @@
     </message>
     <message>
         <source>context full</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stopped before the answer began</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1407,6 +1921,29 @@
     </message>
     <message>
         <source>Download what the Downloads page suggests for --repo.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::gui::ModelCatalogue</name>
+    <message>
+        <source>Quantization-aware trained: INT4 weights close to full quality.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>llama.cpp&apos;s GGUF files; the size shown is the Q8_0 file.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Google&apos;s release; loads at any precision. Gated: accept the licence on Hugging Face first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>this build has no downloads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The hub cannot be reached (%1). The list shows what Kiln knows; sizes are estimates.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
