@@ -12,6 +12,8 @@
 // partial sums z n_tokens y_stride floats further on; split_sum.comp adds them up. Needs a
 // subgroup size of 32. The build uses 4 x 2 subgroups (128 x 128); 4 x 1 and 2 x 2 measured
 // slower on an H100 (PERFORMANCE.md).
+// HALF_X: the activations arrive in fp16, converted once per matrix input (convert_f16.comp,
+// dense: x_offset 0, x_stride the row length), so the tiles read half the bytes and convert none.
 // COOPMAT_KHR: the same kernel on GL_KHR_cooperative_matrix (VK_KHR_cooperative_matrix: AMD RDNA3,
 // Intel, NVIDIA), compiled by Debian 13's glslc (kernels/vulkan/CMakeLists.txt); the pipeline then
 // asks for subgroups of 32 where the device's default differs (RDNA3's wave64).
@@ -38,7 +40,15 @@ layout(local_size_x = WARPS_M * WARPS_N * 32) in;
 #include "common.glsl"
 #include "weights.glsl"
 
+#ifdef HALF_X
+layout(std430, binding = 2) readonly buffer Activations { uvec2 xh2[]; };  // 4 fp16 at each vec4's index
+#define XV uvec2
+#define X_AT(i) xh2[i]
+#else
 layout(std430, binding = 2) readonly buffer Activations { vec4 x4[]; };
+#define XV vec4
+#define X_AT(i) x4[i]
+#endif
 layout(std430, binding = 3) writeonly buffer Outputs { float y[]; };
 
 layout(push_constant) uniform Push {
@@ -172,6 +182,17 @@ void store_a(AHalf a, uint at) {
 #endif
 }
 
+#ifdef HALF_X
+// Already fp16 (saturated by convert_f16.comp), in pairs (x, y), (z, w); SWIZZLE wants (x, z), (y, w).
+uvec2 swizzled(uvec2 p) {
+#ifdef SWIZZLE
+  return uvec2((p.x & 0xFFFFu) | (p.y << 16), (p.x >> 16) | (p.y & 0xFFFF0000u));
+#else
+  return p;
+#endif
+}
+uvec4 b_chunk(uvec2 lo, uvec2 hi) { return uvec4(swizzled(lo), swizzled(hi)); }
+#else
 // Activations past fp16's range would become infinities; they saturate instead.
 const float F16_MAX = 65504.0;
 uvec4 b_chunk(vec4 lo, vec4 hi) {
@@ -183,6 +204,7 @@ uvec4 b_chunk(vec4 lo, vec4 hi) {
   return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
 #endif
 }
+#endif  // HALF_X
 
 // One subgroup's 16 x 16 accumulator (rows m0 .., tokens tok0 ..) to y: staged column-major in
 // this subgroup's 1 KiB of a_tile (free once the products are done; room for WARPS_N <= 5);
@@ -242,7 +264,7 @@ void main() {
   [[unroll]] for (uint i = 0; i < 8u; ++i) acc[i] = MAT32(0.0);
 
   AHalf a_next[A_UNITS];
-  vec4 x_next[4 * B_UNITS];
+  XV x_next[4 * B_UNITS];
   // The loads of step s into registers, then from registers into buffer `buf` (fp16).
 #define LOAD_STEP(s)                                                                \
   {                                                                                 \
@@ -251,8 +273,8 @@ void main() {
     [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {                                 \
       const uint xb = x_base[i] + blk * 8u;                                         \
       [[unroll]] for (uint c = 0; c < 2u; ++c) {                                    \
-        x_next[4u * i + 2u * c] = x4[xb + x_lo(2u * h + c)];                        \
-        x_next[4u * i + 2u * c + 1u] = x4[xb + x_hi(2u * h + c)];                   \
+        x_next[4u * i + 2u * c] = X_AT(xb + x_lo(2u * h + c));                      \
+        x_next[4u * i + 2u * c + 1u] = X_AT(xb + x_hi(2u * h + c));                 \
       }                                                                             \
     }                                                                               \
   }

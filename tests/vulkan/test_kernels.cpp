@@ -3,6 +3,7 @@
 // outputs poisoned with NaN beforehand so an element a kernel forgets to write fails the test.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -71,23 +72,29 @@ class VulkanKernels : public QObject {
     QTest::addColumn<bool>("coop");            // matmul_coop_*: tensor cores, 128 x 128 tiles
     QTest::addColumn<bool>("staged");          // matvec_staged_*: int8 activations staged in shared memory
     QTest::addColumn<bool>("khr");             // with coop: matmul_coop_khr_* (VK_KHR_cooperative_matrix)
+    QTest::addColumn<bool>("half_x");          // with coop: fp16 input from convert_f16 (matmul_coop_*xh_*)
     for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0})
       for (bool glu : {false, true}) {
         const std::string s = std::string(suffix(t)) + (glu ? " glu" : "");
         auto row = [&](const std::string& what, int rows, int cols, int tokens, bool batched, int chunk, const char* shape) {
           QTest::newRow((s + " " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu << chunk
-                                                  << QString(shape) << false << false << false << false;
+                                                  << QString(shape) << false << false << false << false << false;
           if (!batched && (t == DType::Q8_0 || t == DType::Q4_0))
             QTest::newRow((s + " int8 dot " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
-                                                              << chunk << QString(shape) << true << false << false << false;
+                                                              << chunk << QString(shape) << true << false << false << false
+                                                              << false;
           if (!batched && tokens == 1 && (t == DType::Q8_0 || t == DType::Q4_0))
             QTest::newRow((s + " staged " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
-                                                            << chunk << QString(shape) << true << false << true << false;
+                                                            << chunk << QString(shape) << true << false << true << false
+                                                            << false;
         };
         auto coop = [&](const std::string& what, int rows, int cols, int tokens, int chunk) {
           for (bool khr : {false, true})
-            QTest::newRow((s + (khr ? " khr coop " : " coop ") + what).c_str())
-                << int(t) << rows << cols << tokens << true << glu << chunk << QString() << false << true << false << khr;
+            for (bool half : {false, true})
+              if (!half || t != DType::F32)  // F32 weights never take the tensor cores in a model
+                QTest::newRow((s + (khr ? " khr coop " : " coop ") + (half ? "fp16 input " : "") + what).c_str())
+                    << int(t) << rows << cols << tokens << true << glu << chunk << QString() << false << true << false
+                    << khr << half;
         };
         // Partial tiles in rows and tokens, several tiles each way, chunks of one tile and less.
         coop("37 tokens", 200, 96, 37, 0);
@@ -121,6 +128,7 @@ class VulkanKernels : public QObject {
     QFETCH(bool, coop);
     QFETCH(bool, staged);
     QFETCH(bool, khr);
+    QFETCH(bool, half_x);
     if (int8_dot && !h.device->info().int8_dot) QSKIP("the device has no integer dot products");
     if (coop && !khr && !h.device->info().coop_matrix_f16) QSKIP("the device has no fp16 cooperative matrices");
     // lavapipe has no cooperative matrices: this runs on a GPU (the H100 through `device`; PERFORMANCE.md).
@@ -149,10 +157,19 @@ class VulkanKernels : public QObject {
     h.uploader->finish();
     if (chunk_rows) QVERIFY(dm.chunks.size() >= 3);
 
-    const vk::BufferSlice xs = h.upload(x), ys = h.poisoned(expected.size());
+    vk::BufferSlice xs = h.upload(x);
+    const vk::BufferSlice ys = h.poisoned(expected.size());
+    if (half_x) {  // the model's way: x converted to fp16 once, dense (x_stride = cols, as here)
+      const vk::BufferSlice xh = h.poisoned(x.size() / 2);
+      h.run(h.pipelines->get("convert_f16", 2), {xs, xh},
+            vk::QuantizePush{uint32_t(tokens), uint32_t(cols / 32), 0, uint32_t(cols)}, uint32_t(cols / 32 + 63) / 64,
+            uint32_t(tokens));
+      xs = xh;
+    }
     const vk::MatmulTile tile = coop ? vk::kCoopTile : vk::kMatmulTile;
     const char* matvec = staged ? "matvec_staged_" : int8_dot ? "matvec_i8_" : "matvec_";
-    const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile, false, khr) : matvec + std::string(glu ? "glu_" : "") + suffix(t);
+    const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile, false, khr, half_x)
+                                     : matvec + std::string(glu ? "glu_" : "") + suffix(t);
     std::vector<uint32_t> spec{shape.wg, shape.rows, shape.tpr};
     if (staged) spec.push_back(uint32_t(cols / 32));  // shared memory for exactly this row length
     const vk::Kernel& k = batched ? h.pipelines->get(name, 4) : h.pipelines->get(name, 4, spec);
@@ -190,6 +207,26 @@ class VulkanKernels : public QObject {
       const double err_big = relative_error(h.read(yb2, expected.size()), expected_big);
       QVERIFY2(err_big < bound, qPrintable(QString("relative error with large activations %1").arg(err_big)));
     }
+  }
+
+  // convert_f16: the tensor-core tiles' input, each token's elements in fp16 at t * cols + k (from a
+  // strided fp32 input), values past fp16's range saturated, as the fp32 tiles convert them.
+  void convert_f16() {
+    const int tokens = 3, cols = 96, stride = 104, offset = 8;
+    std::vector<float> x = random_floats(size_t(offset + tokens * stride), 21, -4, 4);
+    x[offset + 5] = 1e6f;
+    x[offset + stride + 7] = -7e4f;
+    const vk::BufferSlice xs = h.upload(x), xh = h.poisoned(size_t(tokens * cols / 2));
+    h.run(h.pipelines->get("convert_f16", 2), {xs, xh},
+          vk::QuantizePush{uint32_t(tokens), uint32_t(cols / 32), uint32_t(offset), uint32_t(stride)}, 1, tokens);
+    const std::vector<uint32_t> words = h.read<uint32_t>(xh, size_t(tokens * cols / 2));
+    for (int t = 0; t < tokens; ++t)
+      for (int k = 0; k < cols; ++k) {
+        const uint32_t w = words[size_t(t * cols + k) / 2];
+        const float got = fp16_to_float(uint16_t(k % 2 ? w >> 16 : w & 0xFFFF));
+        const float want = std::clamp(x[size_t(offset + t * stride + k)], -65504.0f, 65504.0f);
+        QVERIFY2(std::abs(got - want) <= std::abs(want) * 1e-3f, qPrintable(QString("token %1, element %2: %3 for %4").arg(t).arg(k).arg(got).arg(want)));
+      }
   }
 
   void quantized_activations_data() {

@@ -88,18 +88,22 @@ class VulkanKquantKernels : public QObject {
     QTest::addColumn<int>("coop");        // 0: fp32 kernels, 1: matmul_coop (NV), 2: matmul_coop_khr
     QTest::addColumn<bool>("int8_dot");   // matvec_i8_*: activations rounded to int8, integer dots
     QTest::addColumn<bool>("staged");     // matvec_staged_*: rounded once per workgroup, in shared memory
+    QTest::addColumn<bool>("half_x");     // coop: fp16 input from convert_f16 (matmul_coop_*xh_*)
     for (DType t : kTypes)
       for (bool glu : {false, true}) {
         const std::string s = std::string(suffix(t)) + (glu ? " glu" : "");
         auto row = [&](const std::string& what, int rows, int cols, int tokens, bool batched, int chunk, int coop = 0) {
           QTest::newRow((s + " " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu << chunk << coop
-                                                  << false << false;
+                                                  << false << false << false;
+          if (coop)
+            QTest::newRow((s + " fp16 input " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
+                                                               << chunk << coop << false << false << true;
           if (!batched)
             QTest::newRow((s + " int8 dot " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
-                                                              << chunk << coop << true << false;
+                                                              << chunk << coop << true << false << false;
           if (!batched && tokens == 1)
             QTest::newRow((s + " staged " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
-                                                            << chunk << coop << true << true;
+                                                            << chunk << coop << true << true << false;
         };
         row("matvec 1 token, odd rows", 203, 512, 1, false, 0);
         row("matvec 3 tokens, long rows", 130, 2304, 3, false, 0);
@@ -129,6 +133,7 @@ class VulkanKquantKernels : public QObject {
     QFETCH(int, coop);
     QFETCH(bool, int8_dot);
     QFETCH(bool, staged);
+    QFETCH(bool, half_x);
     if (int8_dot && !h.device->info().int8_dot) QSKIP("the device has no integer dot products");
     // lavapipe has no cooperative matrices: these run on a GPU (the H100 through `device`).
     if (coop == 1 && !h.device->info().coop_matrix_f16) QSKIP("the device has no fp16 cooperative matrices (NV)");
@@ -153,11 +158,19 @@ class VulkanKquantKernels : public QObject {
     h.uploader->finish();
     if (chunk_rows) QVERIFY(dm.chunks.size() >= 3);
 
-    const vk::BufferSlice xs = h.upload(x), ys = h.poisoned(expected.size());
+    vk::BufferSlice xs = h.upload(x);
+    const vk::BufferSlice ys = h.poisoned(expected.size());
+    if (half_x) {  // the model's way: x converted to fp16 once, dense (x_stride = cols, as here)
+      const vk::BufferSlice xh = h.poisoned(x.size() / 2);
+      h.run(h.pipelines->get("convert_f16", 2), {xs, xh},
+            vk::QuantizePush{uint32_t(tokens), uint32_t(cols / 32), 0, uint32_t(cols)}, uint32_t(cols / 32 + 63) / 64,
+            uint32_t(tokens));
+      xs = xh;
+    }
     const vk::MatmulTile tile = coop ? vk::kCoopTile : vk::kMatmulTile;
     const vk::MatvecShape shape{64, 2, 64};
     const char* matvec = staged ? "matvec_staged_" : int8_dot ? "matvec_i8_" : "matvec_";
-    const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile, false, coop == 2)
+    const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile, false, coop == 2, half_x)
                                      : matvec + std::string(glu ? "glu_" : "") + suffix(t);
     std::vector<uint32_t> spec{shape.wg, shape.rows, shape.tpr};
     if (staged) spec.push_back(uint32_t(cols / 32));  // shared memory for exactly this row length

@@ -27,10 +27,11 @@ class Recorder {
     const bool sums = one && norm_after && m_.wide_norm;
     const bool qin = one && bm.qact_in, staged = one && bm.staged && !qin;
     const bool early = qin && !glu && part.groups > 0;  // down, on gate_up's early part
+    const bool half = batched && tile == kCoopTile && m_.half_input(bm);  // tensor cores: fp16 input
     const Kernel& k = sums     ? m_.sums_kernel(bm, early)
                       : qin    ? m_.qin_kernel(bm, glu, early)
                       : staged ? m_.staged_kernel(bm, glu)
-                               : m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile);
+                               : m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile, true, half);
     MatrixCall call{glu, batched, n, x_offset, x_stride, y_stride, tile};
     if (sums) call.norm_post = *norm_after;
     if (qin) {
@@ -41,7 +42,13 @@ class Recorder {
     if (int_dot)
       record_quantize(seq_, *m_.quantize_kernel, bm.quantize_set, n, uint32_t(bm.m.cols / kBlockSize), x_offset,
                       x_stride, layer);
+    if (half) {
+      convert_input(bm, n, x_offset, x_stride, layer);
+      call.x_offset = 0;
+      call.x_stride = uint32_t(bm.m.cols);
+    }
     const std::vector<VkDescriptorSet>& sets = int_dot ? bm.int_dot_sets
+                                               : half  ? bm.half_sets
                                                : sums  ? bm.sums_sets
                                                : one   ? bm.token_sets
                                                        : bm.sets;
@@ -58,8 +65,14 @@ class Recorder {
   // producer rounds its input to int8 reads it so, part by part (matvec_qin_*).
   void mixed_matrix(BoundMatrix& bm, bool glu, int n, bool batched, uint32_t x_offset, uint32_t x_stride,
                     uint32_t y_stride, const char* op, int layer) {
-    const bool one = n == 1 && one_token_, qin = one && bm.qact_in;
-    const std::vector<VkDescriptorSet>& sets = one ? bm.token_sets : bm.sets;
+    const bool one = n == 1 && one_token_, qin = one && bm.qact_in, half = batched && m_.half_input(bm);
+    MatrixCall call{glu, batched, n, x_offset, x_stride, y_stride};
+    if (half) {  // every part on tensor cores: one conversion for all
+      convert_input(bm, n, x_offset, x_stride, layer);
+      call.x_offset = 0;
+      call.x_stride = uint32_t(bm.m.cols);
+    }
+    const std::vector<VkDescriptorSet>& sets = half ? bm.half_sets : one ? bm.token_sets : bm.sets;
     const MatvecShape& shape = qin ? bm.qin_shape : bm.shape;
     for (size_t begin = 0; begin < bm.m.chunks.size();) {
       DeviceMatrix part = bm.m;
@@ -69,12 +82,21 @@ class Recorder {
       part.chunks.assign(bm.m.chunks.begin() + begin, bm.m.chunks.begin() + end);
       const MatmulTile tile = batched ? m_.plan.matmul_tile(part.type) : kMatmulTile;
       const Kernel& k = qin ? m_.qin_kernel(bm, glu, false, part.type)
-                            : m_.matrix_kernel(part.type, glu, batched, bm.shape, tile, /*int_dot=*/false);
-      record_matrix(seq_, k, part, std::span(sets).subspan(begin, end - begin),
-                    MatrixCall{glu, batched, n, x_offset, x_stride, y_stride, tile}, shape,
+                            : m_.matrix_kernel(part.type, glu, batched, bm.shape, tile, /*int_dot=*/false, half);
+      call.tile = tile;
+      record_matrix(seq_, k, part, std::span(sets).subspan(begin, end - begin), call, shape,
                     m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
       begin = end;
     }
+  }
+
+  // bm's input (n tokens from x_offset, x_stride floats apart) into ModelGpu::xh in fp16.
+  void convert_input(const BoundMatrix& bm, int n, uint32_t x_offset, uint32_t x_stride, int layer) {
+    const uint32_t nb = uint32_t(bm.m.cols / kBlockSize);
+    const QuantizePush p{uint32_t(n), nb, x_offset, x_stride};
+    seq_.dispatch(*m_.convert_kernel, bm.convert_set, &p, sizeof p, (nb + 63) / 64, uint32_t(n), 1, "convert_f16",
+                  layer);  // 64 blocks a workgroup
+    seq_.barrier();
   }
 
   // which: 0 after attention, 1 after the MLP (one token: each has its own buffers).
@@ -255,7 +277,8 @@ uint32_t max_dispatches_per_forward(const ModelGpu& model) {
   // + qk_norm_rope and attention (batches; decode has only the fused attention) + add_norm x2
   // + split_sum after o and down (or, with int8 tiles, quantize_i8 before each of the four matrices
   // and the logits); after the layers, argmax's two passes.
-  const uint32_t quantize = model.quantize_kernel ? 4 : 0;
+  // (With fp16 tensor-core input, convert_f16 likewise.)
+  const uint32_t quantize = model.quantize_kernel || model.convert_kernel ? 4 : 0;
   return uint32_t(model.layers.size()) * (per_layer + 6 + quantize) + 2 * uint32_t(model.embed_logits.m.chunks.size()) +
          6 + quantize / 4;
 }

@@ -152,6 +152,11 @@ const std::vector<Key>& keys() {
          bad_value(key, v, "khr_coopmat, nv_coopmat, int_dot or fp32");
        }},
       {"coop_split", "1..4", count(&TuningOverrides::coop_split, 1, 4, "1, 2, 3 or 4")},
+      {"coop_input", "f16|f32",
+       [](TuningOverrides& o, const std::string& key, const std::string& v) {
+         if (v != "f16" && v != "f32") bad_value(key, v, "f16 or f32");
+         o.coop_half_input = v == "f16";
+       }},
       {"coop_kernel", "default|k2",
        [](TuningOverrides& o, const std::string& key, const std::string& v) {
          if (v != "default" && v != "k2") bad_value(key, v, "default or k2");
@@ -263,6 +268,7 @@ KernelPlan plan_for(const PhysicalDeviceInfo& d, const TuningOverrides& o) {
   p.prefill = want;
   p.coop_matmul = want == Prefill::NvCoopmat || want == Prefill::KhrCoopmat;
   p.coop_k2 = o.coop_k2.value_or(false);
+  p.coop_half_input = p.coop_matmul && !p.coop_k2 && o.coop_half_input.value_or(true);
   p.forced_coop_splits = int(o.coop_split.value_or(0));
 
   p.prefill_attention_queries = o.prefill_queries.value_or(p.prefill_attention_queries);

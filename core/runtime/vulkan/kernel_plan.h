@@ -55,6 +55,7 @@ struct TuningOverrides {
   std::optional<DeviceFamily> family;  // take another family's row of the table
   std::optional<Prefill> prefill;  // prefill=khr_coopmat|nv_coopmat|int_dot|fp32 (fp32 where the device lacks it)
   std::optional<bool> int8_dot, staged, qact, coopmat, stage_flags, run_ahead, wide_norm, down_groups_of_96;
+  std::optional<bool> coop_half_input;  // coop_input=f16|f32
   std::optional<uint32_t> staged_max_blocks, prefill_queries, coop_split, attention_split, wide_norm_wg;
   std::optional<MatvecShape> matvec, matvec_down, matvec_glu, matvec_qin;
   std::optional<double> early_part;
@@ -115,6 +116,11 @@ struct KernelPlan {
   Prefill prefill = Prefill::Fp32;
   bool coop_matmul = false;      // prefill is NvCoopmat or KhrCoopmat: the 128 x 128 tensor-core tiles
   bool coop_k2 = false;          // coop_kernel=k2: the variant with two blocks a step (measurement)
+  // The tiles read their activations in fp16, converted once per matrix input (convert_f16.comp),
+  // instead of converting fp32 in every row tile: 128 tokens x 32 activations a step were 16 KiB
+  // of the 18 KiB a workgroup loads (PERFORMANCE.md, "Prefill on VK_KHR_cooperative_matrix").
+  // coop_input=f16|f32.
+  bool coop_half_input = false;
   // Tensor cores for batches of these weights: not F32, whose point is fp32-exact results.
   bool coop_for(DType type) const { return coop_matmul && type != DType::F32; }
   MatmulTile matmul_tile(DType type) const { return coop_for(type) ? kCoopTile : kMatmulTile; }

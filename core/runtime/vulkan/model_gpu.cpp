@@ -97,11 +97,11 @@ uint32_t staged_shared_bytes(const MatvecShape& s, int64_t cols) {  // matvec_st
   return uint32_t(cols / kBlockSize) * 48 + s.rows * s.wg * 4 + 64 * 4;
 }
 
-std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2, bool khr) {
+std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2, bool khr, bool half_x) {
   if (!(tile == kMatmulTile) && !(tile == kCoopTile)) throw Error("Vulkan: no matmul kernel for that tile");
   const bool coop = tile == kCoopTile;
   const char* kind = !coop ? "matmul_" : khr ? "matmul_coop_khr_" : k2 ? "matmul_coop_k2_" : "matmul_coop_";
-  return std::string(kind) + (glu ? "glu_" : "") + type_suffix(type);
+  return std::string(kind) + (coop && half_x ? "xh_" : "") + (glu ? "glu_" : "") + type_suffix(type);
 }
 
 std::string matmul_i8_kernel_name(DType type, bool glu) {
@@ -121,13 +121,19 @@ ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_
 ModelGpu::~ModelGpu() { device.wait_idle(); }
 
 const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape, MatmulTile tile,
-                                      bool int_dot) {
+                                      bool int_dot, bool half_x) {
   if (batched && int_dot && plan.int_dot_for(type)) return pipelines->get(matmul_i8_kernel_name(type, glu), 4);
   if (batched)
-    return pipelines->get(matmul_kernel_name(type, glu, tile, plan.coop_k2, plan.prefill == Prefill::KhrCoopmat), 4);
+    return pipelines->get(
+        matmul_kernel_name(type, glu, tile, plan.coop_k2, plan.prefill == Prefill::KhrCoopmat, half_x), 4);
   const bool i8 = plan.int8_dot && int8_decode_type(type);
   const std::string name = std::string(i8 ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + type_suffix(type);
   return pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
+}
+
+bool ModelGpu::half_input(const BoundMatrix& bm) const {
+  return plan.coop_half_input && std::all_of(bm.m.chunks.begin(), bm.m.chunks.end(),
+                                             [&](const DeviceMatrix::Chunk& c) { return plan.coop_for(c.type); });
 }
 
 const Kernel& ModelGpu::staged_kernel(const BoundMatrix& bm, bool glu) {
@@ -302,6 +308,8 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release
                plan.int_dot_for(l.gate_up.m.type) || plan.int_dot_for(l.down.m.type);
       }))
     xq = state(B * std::max({hidden, heads * hd, ffn}) / kBlockSize * kQuantizedBlockBytes, "int8 activations");
+  // Tensor-core tiles on fp16 input: the fp16 form of the widest matrix input.
+  if (plan.coop_half_input) xh = state(B * std::max({hidden, heads * hd, ffn}) * 2, "fp16 activations");
   partials = state(uint64_t(plan.max_attention_splits) * heads * (hd + 2) * 4, "attention partials");
   // The decode attention's last split of a head resets its counter; they start at zero.
   split_arrivals = state(uint64_t(heads) * 4, "attention split counters");
@@ -348,7 +356,7 @@ void ModelGpu::build_pipelines() {
     bm.shape = plan.matvec_shape(bm.m.type, bm.m.rows, bm.m.cols, glu);
     for (const DeviceMatrix::Chunk& c : bm.m.chunks) {  // a mixed stack's parts each take their type's
       matrix_kernel(c.type, glu, false, bm.shape);
-      matrix_kernel(c.type, glu, true, bm.shape, plan.matmul_tile(c.type), !bm.m.mixed());
+      matrix_kernel(c.type, glu, true, bm.shape, plan.matmul_tile(c.type), !bm.m.mixed(), half_input(bm));
     }
     bm.staged_shape = plan.staged_shape(bm.m.type, glu);
     bm.staged = !bm.m.mixed() && plan.staged_for(bm.m.type, bm.m.cols) &&
@@ -398,6 +406,7 @@ void ModelGpu::build_pipelines() {
   for (const LayerGpu& l : layers)
     if (early_part(l).groups) wide_norm ? sums_kernel(l.down, true) : qin_kernel(l.down, false, true);
   if (xq.buffer != VK_NULL_HANDLE) quantize_kernel = &pipelines->get("quantize_i8", 2);
+  if (xh.buffer != VK_NULL_HANDLE) convert_kernel = &pipelines->get("convert_f16", 2);
   if (plan.coop_matmul) {
     split_sum_kernel = &pipelines->get("split_sum", 4);
     for (LayerGpu& l : layers) l.o.split_output = l.down.split_output = coop_slices > 1;
@@ -544,6 +553,24 @@ void ModelGpu::build_sets() {
       bind_int_dot(l.o, att, proj);
       bind_int_dot(l.gate_up, xn, act);
       bind_int_dot(l.down, act, proj);
+    }
+  }
+  if (convert_kernel) {  // tensor cores on fp16 input: input -> xh, then xh -> output
+    auto bind_half = [&](BoundMatrix& bm, const BufferSlice& in, const BufferSlice& out) {
+      if (!half_input(bm)) return;
+      const BufferSlice h[] = {in, xh};
+      bm.convert_set = d.allocate(*convert_kernel, h);
+      for (const auto& c : bm.m.chunks) {
+        const BufferSlice b[] = {c.weights, c.scales, xh, out};
+        bm.half_sets.push_back(d.allocate(any4, b));
+      }
+    };
+    bind_half(embed_logits, xn, logits);
+    for (LayerGpu& l : layers) {
+      bind_half(l.qkv, xn, qkv);
+      bind_half(l.o, att, proj);
+      bind_half(l.gate_up, xn, act);
+      bind_half(l.down, act, proj);
     }
   }
   const BufferSlice am[] = {logits, argmax_partials, pick_host, tokens};

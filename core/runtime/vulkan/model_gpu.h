@@ -23,8 +23,10 @@ namespace kiln::vk {
 
 // The batched kernel of a tile for these weights, e.g. matmul_glu_q4_0, matmul_coop_q4_0; k2: the
 // tensor-core variant with two blocks a step (KernelPlan::coop_k2); khr: the tensor-core kernel on
-// VK_KHR_cooperative_matrix (matmul_coop_khr_*, KernelPlan::prefill khr_coopmat; no k2 variant).
-std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2 = false, bool khr = false);
+// VK_KHR_cooperative_matrix (matmul_coop_khr_*, KernelPlan::prefill khr_coopmat; no k2 variant);
+// half_x: the tensor-core kernel reading fp16 activations (..._xh_*, KernelPlan::coop_half_input).
+std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2 = false, bool khr = false,
+                               bool half_x = false);
 
 // The int8 batched kernel (KernelPlan::int_dot_for), e.g. matmul_i8_glu_q4_0.
 std::string matmul_i8_kernel_name(DType type, bool glu);
@@ -52,6 +54,10 @@ struct BoundMatrix {
   // ModelGpu::xq (quantize_set), and matmul_i8_* reads it (int_dot_sets, one a chunk).
   VkDescriptorSet quantize_set = VK_NULL_HANDLE;
   std::vector<VkDescriptorSet> int_dot_sets;
+  // Batches on tensor cores with fp16 input (ModelGpu::half_input): convert_f16 writes `sets`'
+  // input into ModelGpu::xh (convert_set), and matmul_coop_*xh_* reads it (half_sets, one a chunk).
+  VkDescriptorSet convert_set = VK_NULL_HANDLE;
+  std::vector<VkDescriptorSet> half_sets;
 };
 
 // One token with stage flags: gate_up's first `groups` workgroups wrote down's input blocks below
@@ -115,6 +121,10 @@ struct ModelGpu {
   // max_batch tokens of the widest input). Null otherwise, with quantize_kernel.
   BufferSlice xq;
   const Kernel* quantize_kernel = nullptr;
+  // Batches on tensor cores (KernelPlan::coop_half_input): a matrix input in fp16, dense, for
+  // max_batch tokens of the widest input. Null otherwise, with convert_kernel.
+  BufferSlice xh;
+  const Kernel* convert_kernel = nullptr;
   BufferSlice partials;         // decode attention: [heads][max splits][max, sum, out[head_dim]]
   BufferSlice split_arrivals;   // decode attention: uint [heads], zero between dispatches
   BufferSlice logits /*[logit_rows][vocab]*/, logits_host;
@@ -132,9 +142,12 @@ struct ModelGpu {
   std::vector<VkDescriptorSet> token_embed_gather;
 
   // Kernels for a weight type. int_dot: batches may take int8 tiles where the plan says so (a
-  // mixed stack's parts never do: they have no rounded input bound).
+  // mixed stack's parts never do: they have no rounded input bound). half_x: the tensor-core
+  // tiles on fp16 input (half_input).
   const Kernel& matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape,
-                              MatmulTile tile = kMatmulTile, bool int_dot = true);
+                              MatmulTile tile = kMatmulTile, bool int_dot = true, bool half_x = false);
+  // Batches of bm on tensor cores read their input converted to fp16 (every part on tensor cores).
+  bool half_input(const BoundMatrix& bm) const;
   const Kernel& staged_kernel(const BoundMatrix& bm, bool glu);
   // early: down's variant that starts on gate_up's early part (EarlyPart).
   // type: a mixed stack's part (ModelGpu::plan_int8_activations lets q|k|v stacks of int8 types read int8).

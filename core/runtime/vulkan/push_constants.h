@@ -11,7 +11,7 @@ struct MatrixPush {  // matvec.comp, matmul.comp, matvec_staged.comp
   uint32_t norm_post = 0;  // matvec_staged.comp with NORM_SUMS: offset of the add_norm's w_post
   uint32_t part_groups = 0, part_blocks = 0;  // matvec_staged.comp: gate_up's early part (MatrixCall)
 };
-struct QuantizePush {  // quantize_i8.comp
+struct QuantizePush {  // quantize_i8.comp, convert_f16.comp
   uint32_t n_tokens, nb, x_offset, x_stride;
 };
 // quantize_i8's output (kernels/vulkan/quantize_i8.glsl): a scale for each 32 / this many
