@@ -23,8 +23,10 @@ struct NpuTileCycles {
 NpuTileCycles npu_tile_cycles(const NpuTileShape& shape);
 
 // Cycles of launch `launch` of a plan: the slowest column's steps, each tiles_per_step times the
-// busy cycles if any of its compute rows has queries, else the stream cycles (idle rows still
-// consume their K/V objects).
+// busy cycles if any of its compute rows has queries, else the stream cycles (idle rows and padding
+// steps still consume their K/V objects). The split variant (kv_split 2) has half the tiles per
+// column step, so its steps and launches take half the cycles; DESIGN.md, "Two columns sharing a
+// kv head".
 double npu_launch_cycles(const NpuPlan& plan, int launch);
 
 }  // namespace kiln
