@@ -121,8 +121,9 @@ class AttentionScheduler : public QObject {
   }
 
   // DESIGN.md's "what bounds it": the D=128 variant is bound by its vector unit, the D=256 variant
-  // by its one K/V stream; neither beats the matrix unit's peak (4x8x4 MACs a cycle); a decode
-  // launch (one busy row of a column) costs as much per step as a full one.
+  // by its one K/V stream; neither beats the matrix unit's peak (4x8x4 MACs a cycle). A decode tile
+  // (2 query rows: the kernel skips the empty row blocks) is stream-bound at both sizes, and a
+  // decode launch (one busy row of a column) costs the stream's time per step.
   void cycle_model_bounds() {
     const NpuTileCycles d128 = npu_tile_cycles(npu_tile_shape(128)), d256 = npu_tile_cycles(npu_tile_shape(256));
     QVERIFY(d128.mmul + d128.softmax > d128.stream);
@@ -140,8 +141,16 @@ class AttentionScheduler : public QObject {
     decode.head_dim = 256;
     decode.pos = 4000;
     decode.n = 1;
+    for (int head_dim : {128, 256}) {
+      const NpuTileCycles two_rows = npu_tile_cycles(npu_tile_shape(head_dim), 2);
+      qInfo("D=%d, 2 query rows: stream %.0f, mmul %.0f (%d ops), softmax %.0f cycles per K/V tile", head_dim,
+            two_rows.stream, two_rows.mmul, two_rows.mmul_ops, two_rows.softmax);
+      QVERIFY(two_rows.stream > two_rows.mmul + two_rows.softmax);
+      QVERIFY(two_rows.mmul_ops * 4 <= npu_tile_cycles(npu_tile_shape(head_dim)).mmul_ops);  // one row block
+      QCOMPARE(npu_tile_cycles(npu_tile_shape(head_dim), 0).busy(), two_rows.stream);  // an idle row streams
+    }
     const NpuPlan plan = plan_npu_attention(decode, npu_tile_shape(256));
-    const NpuTileCycles t = npu_tile_cycles(plan.shape);
+    const NpuTileCycles t = npu_tile_cycles(plan.shape, 2);
     // 4 kv heads x 8 chunks of 512 keys: 8 steps per column, 2 launches, every step busy.
     QCOMPARE(plan.launches, 2);
     QCOMPARE(npu_launch_cycles(plan, 0), double(plan.shape.steps_per_launch) * plan.shape.tiles_per_step * t.busy());
