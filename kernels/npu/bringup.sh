@@ -23,7 +23,7 @@ SKIP_BUILD=0
 # The pins of README.md ("Toolchain"); the smoke test and the kernels were written against these.
 PIN_MLIR_AIE="1.4.2"
 # Buffers Kiln maps at head_dim 256: the unsplit variant's launch (Q 0.5, K/V 8, out 1 MiB) and the
-# split variant's (Q 0.5, K/V 4, out 1 MiB), plus the instruction streams: ~15.2 MiB.
+# split variant's (Q 0.5, K/V 4, out 1 MiB), plus the instruction streams: ~15 MiB.
 MEMLOCK_NEED_KIB=24576
 
 while [ $# -gt 0 ]; do
@@ -86,7 +86,7 @@ xrt-smi examine 2>&1 | grep -qi -e npu -e phoenix || fail "xrt-smi examine lists
   "the XRT plugin (xrt_plugin*-amdxdna) is missing or does not match the driver: reinstall both from one xdna-driver build"
 pass "XRT at $XILINX_XRT"
 
-step "memlock: room to map both variants' launch buffers (~15.2 MiB at head_dim 256)"
+step "memlock: room to map both variants' launch buffers (~15 MiB at head_dim 256)"
 limit="$(ulimit -l)"
 if [ "$limit" != "unlimited" ] && [ "$limit" -lt "$MEMLOCK_NEED_KIB" ]; then
   fail "ulimit -l is $limit KiB" \
