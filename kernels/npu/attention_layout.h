@@ -135,12 +135,14 @@ constexpr bool shape_is_valid(TileShape s) {
 }
 static_assert(shape_is_valid(kShapeD128) && shape_is_valid(kShapeD256));
 static_assert(shape_is_valid(kShapeD128Split) && shape_is_valid(kShapeD256Split));
-static_assert(chunk_keys(kShapeD128Split) == chunk_keys(kShapeD128) && chunk_keys(kShapeD256Split) == chunk_keys(kShapeD256),
+static_assert(chunk_keys(kShapeD128Split) == chunk_keys(kShapeD128) &&
+                  chunk_keys(kShapeD256Split) == chunk_keys(kShapeD256),
               "the split variants cut the same key chunks in two");
 static_assert(compute_tile_bytes(kShapeD128) <= kComputeTileBytes, "D=128 variant overflows a compute tile");
 static_assert(compute_tile_bytes(kShapeD256) <= kComputeTileBytes, "D=256 variant overflows a compute tile");
 static_assert(mem_tile_bytes(kShapeD128) <= kMemTileBytes && mem_tile_bytes(kShapeD256) <= kMemTileBytes);
-static_assert(compute_tile_bytes(kShapeD128Split) <= kComputeTileBytes && compute_tile_bytes(kShapeD256Split) <= kComputeTileBytes);
+static_assert(compute_tile_bytes(kShapeD128Split) <= kComputeTileBytes &&
+              compute_tile_bytes(kShapeD256Split) <= kComputeTileBytes);
 static_assert(mem_tile_bytes(kShapeD128Split) <= kMemTileBytes && mem_tile_bytes(kShapeD256Split) <= kMemTileBytes);
 
 }  // namespace kiln_npu

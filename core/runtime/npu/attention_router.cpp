@@ -38,7 +38,8 @@ AttentionRouter::AttentionRouter(const Gemma3Config& config, AttentionPlacement 
     in.npu_usable = npu_usable(info);
     in.npu_reason = info.reason.empty() ? "no NPU was found" : info.reason;
     // The split variant runs on hardware only where its kernel is installed; test devices run both.
-    if (!routing.npu_device) in.npu_kv_split = std::filesystem::exists(npu_xclbin_path(npu_kernel_dir(), config.head_dim, 2));
+    if (!routing.npu_device)
+      in.npu_kv_split = std::filesystem::exists(npu_xclbin_path(npu_kernel_dir(), config.head_dim, 2));
   }
   schedule_ = schedule_attention(in);
   for (const std::string& note : schedule_.notes) add_note(note);

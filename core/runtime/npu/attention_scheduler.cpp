@@ -123,7 +123,7 @@ AttentionSchedule schedule_attention(const ScheduleInputs& in) {
   set_all(base);
   // Which kernel variant the NPU or the emulator runs, wherever it runs.
   for (AttentionPhase phase : {AttentionPhase::Prefill, AttentionPhase::Decode})
-      for (LayerKind kind : {LayerKind::Local, LayerKind::Global})
+    for (LayerKind kind : {LayerKind::Local, LayerKind::Global})
       s.npu_kv_split[int(phase)][int(kind)] = npu_kv_split_for(phase, kind, in);
   switch (in.requested) {
     case AttentionPlacement::Cpu:
