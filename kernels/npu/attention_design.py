@@ -14,6 +14,17 @@
 #   O:  each compute row -> mem tile(c): join 4 out objects -> shim(c)
 # A compute tile loops forever over steps: acquire Q and out, attn_step_begin, then tiles_per_step
 # times acquire K/V, attn_tile, release; release Q and out.
+#
+# --kv-split 2 builds the variant where two columns share a kv head ("two columns sharing a kv
+# head", core/runtime/npu/DESIGN.md): the host deals one 512-key chunk of a Q group to columns 2p
+# and 2p + 1 of the same slot, the first half to 2p, the second to 2p + 1, each with its own copy
+# of the Q objects (descriptors differ only in the key range). Each column streams its half over its
+# own shim -> memory tile -> compute path and computes a partial softmax state (m, l, O not yet
+# divided); the host merges the pair exactly (npu_layout.cpp, NpuMerge). On the array this is the
+# same kernel and the same ObjectFifos with half the K/V tiles per step, so it needs no DMA channel
+# beyond the ones the unsplit design uses (every memory-tile MM2S channel is taken). Merging on a
+# designated tile would need a third S2MM channel into that tile (it has 2: Q and K/V), so the
+# merge stays on the host, where it costs one pass over the out objects.
 import argparse
 import os
 import re
@@ -31,18 +42,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DMA_DIM_LIMIT = 1023  # largest size of one dimension of a shim / mem tile buffer descriptor
 
 
-def read_layout(head_dim):
+SHAPE_FIELDS = ["head_dim", "q_rows", "kv_keys", "tiles_per_step", "steps_per_launch", "q_depth", "kv_split"]
+
+
+def read_layout(head_dim, kv_split):
     """The tile shape and constants from attention_layout.h: one source of truth with the C++."""
     text = open(os.path.join(HERE, "attention_layout.h")).read()
     consts = {name: int(value) for name, value in re.findall(r"constexpr int (k\w+) = (\d+);", text)}
-    shapes = {
-        int(m[0]): dict(zip(["head_dim", "q_rows", "kv_keys", "tiles_per_step", "steps_per_launch", "q_depth"],
-                            map(int, m[1:])))
-        for m in re.findall(r"kShapeD(\d+)\{(\d+), (\d+), (\d+), (\d+), (\d+), (\d+)\}", text)
-    }
-    if head_dim not in shapes:
-        sys.exit(f"no kernel variant for head_dim {head_dim} (have {sorted(shapes)})")
-    return shapes[head_dim], consts
+    shapes = {}
+    for m in re.findall(r"kShapeD(\d+)(Split)?\{(\d+), (\d+), (\d+), (\d+), (\d+), (\d+), (\d+)\}", text):
+        shape = dict(zip(SHAPE_FIELDS, map(int, m[2:])))
+        shapes[(shape["head_dim"], shape["kv_split"])] = shape
+    if (head_dim, kv_split) not in shapes:
+        sys.exit(f"no kernel variant for head_dim {head_dim}, kv_split {kv_split} (have {sorted(shapes)})")
+    return shapes[(head_dim, kv_split)], consts
 
 
 def contiguous(total, offset, objects, object_words):
@@ -53,12 +66,12 @@ def contiguous(total, offset, objects, object_words):
     return TensorAccessPattern((total,), offset, [1, objects, middle, inner], [0, object_words, inner, 1])
 
 
-def attention_design(head_dim):
-    shape, consts = read_layout(head_dim)
+def attention_design(head_dim, kv_split=1):
+    shape, consts = read_layout(head_dim, kv_split)
     cols, rows = consts["kColumns"], consts["kRowsPerColumn"]
     desc_words = consts["kDescriptorWords"]
     D, BQ, BK = shape["head_dim"], shape["q_rows"], shape["kv_keys"]
-    T, S = shape["tiles_per_step"], shape["steps_per_launch"]
+    T, S = shape["tiles_per_step"], shape["steps_per_launch"]  # T: K/V tiles per column and step
     q_words = desc_words + BQ * D // 2
     kv_words = BK * D
     out_words = BQ * D + 2 * BQ
@@ -134,7 +147,10 @@ def attention_design(head_dim):
 def main():
     parser = argparse.ArgumentParser(description="Kiln attention for the Phoenix NPU: prints MLIR")
     parser.add_argument("--head-dim", type=int, choices=[128, 256], required=True)
-    print(attention_design(parser.parse_args().head_dim))
+    parser.add_argument("--kv-split", type=int, choices=[1, 2], default=1,
+                        help="columns that share one key chunk (2: a column pair takes its two halves)")
+    args = parser.parse_args()
+    print(attention_design(args.head_dim, args.kv_split))
 
 
 if __name__ == "__main__":

@@ -146,9 +146,13 @@ void attn_tile(int32_t* qd, const int32_t* kv, int32_t* out) {
   float* m = m_ptr(out);
   float* l = l_ptr(out);
   const f16v neg_inf = aie::broadcast<float, 16>(-__builtin_inff());
+  // Row blocks past the last valid row hold only padding: every key is masked for them, so they
+  // would leave O = 0, l = 0 and m unchanged anyway. Skipping them is what makes decode (2-4 rows of
+  // a 16- or 32-row tile) cheap; the emulator, which computes valid rows only, gives the same out.
+  const int row_blocks = (qd[kDescRowsValid] + kMmulR - 1) / kMmulR;
 
   // S = Q K^T, masked (emulator: one mmul_lane per 8 head-dim elements, then `visible`).
-  for (int rb = 0; rb < RB; ++rb) {
+  for (int rb = 0; rb < row_blocks; ++rb) {
     for (int kb = 0; kb < KB; ++kb) {
       MMUL c;
       c.mul(aie::load_v<MMUL::size_A>(q + (rb * (D / 8)) * MMUL::size_A),
@@ -161,7 +165,7 @@ void attn_tile(int32_t* qd, const int32_t* kv, int32_t* out) {
     }
   }
 
-  for (int rb = 0; rb < RB; ++rb) {
+  for (int rb = 0; rb < row_blocks; ++rb) {
     // Row maxima: lanes of a 4x4 block are (row, column); fold the columns, then the key blocks.
     f16v mx = aie::load_v<16>(s_tile + rb * KB * 16);
     for (int kb = 1; kb < KB; ++kb) mx = aie::max(mx, aie::load_v<16>(s_tile + (rb * KB + kb) * 16));
@@ -216,7 +220,7 @@ void attn_tile(int32_t* qd, const int32_t* kv, int32_t* out) {
   alignas(32) static const bfloat16 ones[32] = {
       1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f,
       1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
-  for (int rb = 0; rb < RB; ++rb) {
+  for (int rb = 0; rb < row_blocks; ++rb) {
     f16v linit;
     for (int i = 0; i < 16; ++i) linit.set(l[rb * 4 + i / 4], i);
     MMUL lsum(linit);

@@ -28,8 +28,13 @@ constexpr int kMmulR = 4, kMmulS = 8, kMmulT = 4;
 //   q_rows:           query rows per Q tile (a row = one (token, query head) pair of one kv head)
 //   kv_keys:          keys per K/V tile
 //   tiles_per_step:   K/V tiles one step streams (a step = one key chunk of kv_keys * tiles_per_step)
+//   tiles_per_step:   K/V tiles one column streams per step
 //   steps_per_launch: steps each column runs per kernel launch
 //   q_depth:          Q ObjectFifo depth in a compute tile (2 overlaps the next Q load, when it fits)
+//   kv_split:         columns that stream one key chunk (kv_keys * tiles_per_step * kv_split keys)
+//                     between them: 1, or 2 for "two columns sharing a kv head", where the columns
+//                     2p and 2p + 1 of a slot take the chunk's two halves, each computes a partial
+//                     softmax state (m, l, O not yet divided) and the host merges the two exactly
 struct TileShape {
   int head_dim;
   int q_rows;
@@ -37,11 +42,19 @@ struct TileShape {
   int tiles_per_step;
   int steps_per_launch;
   int q_depth;
+  int kv_split = 1;
 };
 
 // The two head sizes of Gemma 3 (27B: 128; 1B/4B/12B: 256). See kernels/npu/README.md for why.
-constexpr TileShape kShapeD128{128, 32, 16, 32, 4, 2};
-constexpr TileShape kShapeD256{256, 16, 16, 32, 4, 1};
+constexpr TileShape kShapeD128{128, 32, 16, 32, 4, 2, 1};
+constexpr TileShape kShapeD256{256, 16, 16, 32, 4, 1, 1};
+// The split variants: the same compute-tile kernel and buffers, the same 512-key chunk, half the
+// K/V tiles per column and step (core/runtime/npu/DESIGN.md, "Two columns sharing a kv head").
+constexpr TileShape kShapeD128Split{128, 32, 16, 16, 4, 2, 2};
+constexpr TileShape kShapeD256Split{256, 16, 16, 16, 4, 1, 2};
+// Keys one step of a column group covers (the planner's chunk), and one column's part of it.
+constexpr int chunk_keys(TileShape s) { return s.kv_keys * s.tiles_per_step * s.kv_split; }
+constexpr int column_part_keys(TileShape s) { return s.kv_keys * s.tiles_per_step; }
 
 // ---- Buffer objects, in 32-bit words (every ObjectFifo carries int32 words) ----
 // Q object:  descriptor (kDescriptorWords) + Q tile, bf16, mmul-A blocked (see below).
@@ -118,11 +131,18 @@ constexpr int mem_tile_bytes(TileShape s) {  // per column: Q split, K/V broadca
 constexpr bool shape_is_valid(TileShape s) {
   return s.head_dim % kMmulS == 0 && s.head_dim % kMmulT == 0 && s.q_rows % kMmulR == 0 &&
          s.kv_keys % kMmulS == 0 && s.kv_keys % kMmulT == 0 && s.tiles_per_step > 0 && s.steps_per_launch > 0 &&
-         (s.q_depth == 1 || s.q_depth == 2);
+         (s.q_depth == 1 || s.q_depth == 2) && (s.kv_split == 1 || s.kv_split == 2) && kColumns % s.kv_split == 0;
 }
 static_assert(shape_is_valid(kShapeD128) && shape_is_valid(kShapeD256));
+static_assert(shape_is_valid(kShapeD128Split) && shape_is_valid(kShapeD256Split));
+static_assert(chunk_keys(kShapeD128Split) == chunk_keys(kShapeD128) &&
+                  chunk_keys(kShapeD256Split) == chunk_keys(kShapeD256),
+              "the split variants cut the same key chunks in two");
 static_assert(compute_tile_bytes(kShapeD128) <= kComputeTileBytes, "D=128 variant overflows a compute tile");
 static_assert(compute_tile_bytes(kShapeD256) <= kComputeTileBytes, "D=256 variant overflows a compute tile");
 static_assert(mem_tile_bytes(kShapeD128) <= kMemTileBytes && mem_tile_bytes(kShapeD256) <= kMemTileBytes);
+static_assert(compute_tile_bytes(kShapeD128Split) <= kComputeTileBytes &&
+              compute_tile_bytes(kShapeD256Split) <= kComputeTileBytes);
+static_assert(mem_tile_bytes(kShapeD128Split) <= kMemTileBytes && mem_tile_bytes(kShapeD256Split) <= kMemTileBytes);
 
 }  // namespace kiln_npu

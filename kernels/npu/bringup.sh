@@ -22,8 +22,9 @@ SKIP_SMOKE=0
 SKIP_BUILD=0
 # The pins of README.md ("Toolchain"); the smoke test and the kernels were written against these.
 PIN_MLIR_AIE="1.4.2"
-# Buffers one launch maps (Q, K/V, out at head_dim 256, plus the instruction stream): ~9.6 MiB.
-MEMLOCK_NEED_KIB=16384
+# Buffers Kiln maps at head_dim 256: the unsplit variant's launch (Q 0.5, K/V 8, out 1 MiB) and the
+# split variant's (Q 0.5, K/V 4, out 1 MiB), plus the instruction streams: ~15 MiB.
+MEMLOCK_NEED_KIB=24576
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -85,7 +86,7 @@ xrt-smi examine 2>&1 | grep -qi -e npu -e phoenix || fail "xrt-smi examine lists
   "the XRT plugin (xrt_plugin*-amdxdna) is missing or does not match the driver: reinstall both from one xdna-driver build"
 pass "XRT at $XILINX_XRT"
 
-step "memlock: room to map a launch's buffers (~9.6 MiB at head_dim 256)"
+step "memlock: room to map both variants' launch buffers (~15 MiB at head_dim 256)"
 limit="$(ulimit -l)"
 if [ "$limit" != "unlimited" ] && [ "$limit" -lt "$MEMLOCK_NEED_KIB" ]; then
   fail "ulimit -l is $limit KiB" \
@@ -117,7 +118,7 @@ elif [ -z "$MLIR_AIE_SRC" ]; then
 else
   (cd "$MLIR_AIE_SRC/programming_examples/basic/matrix_multiplication/whole_array" && make run) \
     || fail "the whole-array example failed: the stack below Kiln is not working" \
-      "check dmesg; for older XRT stacks that refuse unsigned xclbins, see README.md (unsigned xclbin)"
+      "check dmesg; 'DRM_IOCTL_AMDXDNA_CREATE_HWCTX IOCTL failed (err=2)' means a pre-April-2024 driver that only loads xclbins installed as firmware: see README.md, 'Unsigned xclbins on older stacks'"
   pass "whole_array make run"
 fi
 

@@ -5,6 +5,7 @@
 
 #include "runtime/npu/attention_scheduler.h"
 #include "runtime/npu/npu_cycle_model.h"
+#include "runtime/npu/npu_layout.h"
 
 using namespace kiln;
 
@@ -120,8 +121,9 @@ class AttentionScheduler : public QObject {
   }
 
   // DESIGN.md's "what bounds it": the D=128 variant is bound by its vector unit, the D=256 variant
-  // by its one K/V stream; neither beats the matrix unit's peak (4x8x4 MACs a cycle); a decode
-  // launch (one busy row of a column) costs as much per step as a full one.
+  // by its one K/V stream; neither beats the matrix unit's peak (4x8x4 MACs a cycle). A decode tile
+  // (2 query rows: the kernel skips the empty row blocks) is stream-bound at both sizes, and a
+  // decode launch (one busy row of a column) costs the stream's time per step.
   void cycle_model_bounds() {
     const NpuTileCycles d128 = npu_tile_cycles(npu_tile_shape(128)), d256 = npu_tile_cycles(npu_tile_shape(256));
     QVERIFY(d128.mmul + d128.softmax > d128.stream);
@@ -139,8 +141,16 @@ class AttentionScheduler : public QObject {
     decode.head_dim = 256;
     decode.pos = 4000;
     decode.n = 1;
+    for (int head_dim : {128, 256}) {
+      const NpuTileCycles two_rows = npu_tile_cycles(npu_tile_shape(head_dim), 2);
+      qInfo("D=%d, 2 query rows: stream %.0f, mmul %.0f (%d ops), softmax %.0f cycles per K/V tile", head_dim,
+            two_rows.stream, two_rows.mmul, two_rows.mmul_ops, two_rows.softmax);
+      QVERIFY(two_rows.stream > two_rows.mmul + two_rows.softmax);
+      QVERIFY(two_rows.mmul_ops * 4 <= npu_tile_cycles(npu_tile_shape(head_dim)).mmul_ops);  // one row block
+      QCOMPARE(npu_tile_cycles(npu_tile_shape(head_dim), 0).busy(), two_rows.stream);  // an idle row streams
+    }
     const NpuPlan plan = plan_npu_attention(decode, npu_tile_shape(256));
-    const NpuTileCycles t = npu_tile_cycles(plan.shape);
+    const NpuTileCycles t = npu_tile_cycles(plan.shape, 2);
     // 4 kv heads x 8 chunks of 512 keys: 8 steps per column, 2 launches, every step busy.
     QCOMPARE(plan.launches, 2);
     QCOMPARE(npu_launch_cycles(plan, 0), double(plan.shape.steps_per_launch) * plan.shape.tiles_per_step * t.busy());
@@ -167,14 +177,87 @@ class AttentionScheduler : public QObject {
           const double c = estimate_attention_seconds(AttentionDevice::Cpu, p, k, in) * 1e3;
           const double n = estimate_attention_seconds(AttentionDevice::Npu, p, k, in) * 1e3;
           const double g = estimate_attention_seconds(AttentionDevice::Gpu, p, k, gpu) * 1e3;
+          const double n1 = estimate_npu_seconds(p, k, in, 1) * 1e3, n2 = estimate_npu_seconds(p, k, in, 2) * 1e3;
           QVERIFY(std::isfinite(n) && n > 0);
-          line += QString(" | %1 %2: cpu %3, npu %4, gpu %5")
+          QCOMPARE(n, std::min(n1, n2));  // the scheduler takes the faster variant
+          line += QString(" | %1 %2: cpu %3, npu %4 (unsplit %5, split %6), gpu %7")
                       .arg(p == AttentionPhase::Prefill ? "prefill" : "decode")
                       .arg(k == LayerKind::Local ? "local" : "global")
-                      .arg(c, 0, 'g', 3).arg(n, 0, 'g', 3).arg(g, 0, 'g', 3);
+                      .arg(c, 0, 'g', 3).arg(n, 0, 'g', 3).arg(n1, 0, 'g', 3).arg(n2, 0, 'g', 3).arg(g, 0, 'g', 3);
         }
       qInfo("%s", qPrintable(line));
     }
+  }
+
+  // Two columns per key chunk halve a column's step (half the K/V tiles on each column's stream), so
+  // a launch that holds one chunk takes half the cycles; it wins decode where few kv heads leave
+  // columns idle, and the scheduler picks it there, not for the 27B's prefill.
+  void split_wins_decode_with_few_kv_heads() {
+    NpuProblem one_chunk;
+    one_chunk.heads = 4;
+    one_chunk.kv_heads = 1;
+    one_chunk.head_dim = 256;
+    one_chunk.window = 512;
+    one_chunk.pos = 4095;
+    one_chunk.n = 1;
+    const NpuPlan unsplit = plan_npu_attention(one_chunk, npu_tile_shape(256, 1));
+    const NpuPlan split = plan_npu_attention(one_chunk, npu_tile_shape(256, 2));
+    QCOMPARE(unsplit.launches, 1);
+    QCOMPARE(split.launches, 1);
+    const NpuTileCycles t = npu_tile_cycles(split.shape);
+    QCOMPARE(npu_launch_cycles(split, 0) * 2, npu_launch_cycles(unsplit, 0));
+    QCOMPARE(npu_launch_cycles(split, 0), split.shape.steps_per_launch * split.shape.tiles_per_step * t.busy());
+    qInfo("1B decode, local layer: %.0f cycles unsplit, %.0f split", npu_launch_cycles(unsplit, 0),
+          npu_launch_cycles(split, 0));
+
+    ScheduleInputs b1 = gemma27b(AttentionPlacement::Auto, false, true);
+    b1.heads = 4;
+    b1.kv_heads = 1;
+    b1.head_dim = 256;
+    b1.window = 512;
+    QCOMPARE(npu_kv_split_for(AttentionPhase::Decode, LayerKind::Local, b1), 2);
+    const AttentionSchedule s = schedule_attention(b1);
+    QCOMPARE(s.kv_split_at(AttentionPhase::Decode, LayerKind::Local), 2);
+    QVERIFY(has_note(s, "two columns per key chunk"));
+    b1.npu_kv_split = false;  // not installed: never chosen
+    QCOMPARE(npu_kv_split_for(AttentionPhase::Decode, LayerKind::Local, b1), 1);
+    const ScheduleInputs b27 = gemma27b(AttentionPlacement::Auto, false, true);
+    QCOMPARE(npu_kv_split_for(AttentionPhase::Prefill, LayerKind::Global, b27), 1);
+  }
+
+  // Gemma 3 4B decode (8 query heads on 4 kv heads, D=256) halfway through 8k: what the array's
+  // columns, compute rows and Q rows do, for DESIGN.md ("What the rows do").
+  void decode_occupancy_of_gemma3_4b() {
+    NpuProblem p;
+    p.heads = 8;
+    p.kv_heads = 4;
+    p.head_dim = 256;
+    p.pos = 4095;
+    p.n = 1;
+    for (int kv_split : {1, 2})
+      for (int window : {0, 1024}) {
+        p.window = window;
+        const NpuPlan plan = plan_npu_attention(p, npu_tile_shape(256, kv_split));
+        int busy_steps = 0, busy_rows = 0, q_rows = 0;
+        for (const NpuStep& s : plan.steps) {
+          if (s.kv_head < 0) continue;
+          ++busy_steps;
+          for (int r = 0; r < kiln_npu::kRowsPerColumn; ++r)
+            if (s.q_tiles[r] >= 0) {
+              ++busy_rows;
+              q_rows += plan.q_tiles[s.q_tiles[r]].rows_valid;
+            }
+        }
+        const int steps = int(plan.steps.size());
+        double cycles = 0;
+        for (int l = 0; l < plan.launches; ++l) cycles += npu_launch_cycles(plan, l);
+        qInfo("4B decode, %s, kv_split %d: %d launches, %d of %d column steps busy, %d of %d compute tiles, "
+              "%d of %d Q rows; %.0f cycles",
+              window ? "local" : "global", kv_split, plan.launches, busy_steps, steps, busy_rows,
+              steps * kiln_npu::kRowsPerColumn, q_rows, busy_rows * plan.shape.q_rows, cycles);
+        QCOMPARE(busy_rows, busy_steps);               // one Q tile (2 rows: the group's 2 heads) per step
+        QCOMPARE(q_rows, busy_rows * p.heads / p.kv_heads);
+      }
   }
 
   // The model's physics: decode of a global layer grows with the context, a local layer's does not

@@ -23,7 +23,7 @@ using namespace kiln_npu;
 namespace {
 
 // A shape small enough that the test fixtures' sizes need many chunks, steps and launches.
-NpuTileShape small_shape(int head_dim) { return {head_dim, 4, 8, 2, 1, 1}; }
+NpuTileShape small_shape(int head_dim, int kv_split = 1) { return {head_dim, 4, 8, 2, 1, 1, kv_split}; }
 
 float expected_bf16(float x) { return npu_math::round_bf16(x); }
 
@@ -91,12 +91,17 @@ class NpuLayout : public QObject {
   // must not leave the choice to the bank-aware default).
   void compute_tile_buffers_fit_data() {
     QTest::addColumn<int>("head_dim");
-    QTest::newRow("D=128") << 128;
-    QTest::newRow("D=256") << 256;
+    QTest::addColumn<int>("kv_split");
+    QTest::newRow("D=128") << 128 << 1;
+    QTest::newRow("D=256") << 256 << 1;
+    QTest::newRow("D=128, two columns per key chunk") << 128 << 2;
+    QTest::newRow("D=256, two columns per key chunk") << 256 << 2;
   }
   void compute_tile_buffers_fit() {
     QFETCH(int, head_dim);
-    const NpuTileShape shape = npu_tile_shape(head_dim);
+    QFETCH(int, kv_split);
+    const NpuTileShape shape = npu_tile_shape(head_dim, kv_split);
+    QCOMPARE(shape.kv_split, kv_split);
     const NpuTileMemory m = npu_compute_tile_memory(shape);
     int previous_end = 0;
     for (const NpuTileBuffer& b : m.buffers) {
@@ -117,12 +122,84 @@ class NpuLayout : public QObject {
   }
 
   void memory_tile_buffers_fit() {
+    for (int head_dim : {128, 256})
+      for (int kv_split : {1, 2}) {
+        const NpuTileMemory m = npu_memory_tile_memory(npu_tile_shape(head_dim, kv_split));
+        qInfo("D=%d kv_split %d memory tile: %d of %d bytes", head_dim, kv_split, m.end, m.capacity);
+        QVERIFY(m.end <= m.capacity);
+        QCOMPARE(m.end, mem_tile_bytes(npu_tile_shape(head_dim, kv_split)));
+      }
+  }
+
+  // The split variant: the same tile buffers and key chunk, half the K/V tiles per column step, so
+  // half the K/V bytes per launch (and per column step); Q and out objects as many as before.
+  void split_variant_buffers() {
     for (int head_dim : {128, 256}) {
-      const NpuTileMemory m = npu_memory_tile_memory(npu_tile_shape(head_dim));
-      qInfo("D=%d memory tile: %d of %d bytes", head_dim, m.end, m.capacity);
-      QVERIFY(m.end <= m.capacity);
-      QCOMPARE(m.end, mem_tile_bytes(npu_tile_shape(head_dim)));
+      const NpuTileShape one = npu_tile_shape(head_dim, 1), two = npu_tile_shape(head_dim, 2);
+      QCOMPARE(chunk_keys(two), chunk_keys(one));
+      QCOMPARE(column_part_keys(two) * 2, column_part_keys(one));
+      QCOMPARE(compute_tile_bytes(two), compute_tile_bytes(one));
+      const NpuBufferWords w1 = npu_launch_words(one), w2 = npu_launch_words(two);
+      QCOMPARE(w2.kv * 2, w1.kv);
+      QCOMPARE(w2.q, w1.q);
+      QCOMPARE(w2.out, w1.out);
+      qInfo("D=%d launch buffers, split: Q %lld, K/V %lld, out %lld bytes", head_dim, (long long)w2.q * 4,
+            (long long)w2.kv * 4, (long long)w2.out * 4);
     }
+    QVERIFY_THROWS_EXCEPTION(Error, npu_tile_shape(128, 3));
+  }
+
+  // bringup.sh's memlock check leaves room for what the XRT device maps: one launch of each variant
+  // at the larger head size (plus 1 MiB for the two instruction streams, a few KiB each in
+  // mlir-aie's examples).
+  void memlock_covers_both_variants() {
+    std::ifstream in(std::string(KILN_SOURCE_DIR) + "/kernels/npu/bringup.sh");
+    QVERIFY2(in, "kernels/npu/bringup.sh is missing");
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string s = text.str();
+    const size_t at = s.find("MEMLOCK_NEED_KIB=");
+    QVERIFY(at != std::string::npos);
+    const int64_t need = std::stoll(s.substr(at + 17)) * 1024;
+    int64_t mapped = 1 << 20;
+    for (int kv_split : {1, 2}) {
+      const NpuBufferWords w = npu_launch_words(npu_tile_shape(256, kv_split));
+      mapped += 4 * (w.q + w.kv + w.out);
+    }
+    qInfo("mapped at head_dim 256: %.1f MiB; bringup.sh asks for %.1f MiB", mapped / 1048576.0, need / 1048576.0);
+    QVERIFY(need >= mapped);
+  }
+
+  // Every unit of a split plan sits on a column pair in one slot: the first half on the even column,
+  // the second (when the keys reach it) on the odd one, with the same Q tiles, keys continuing.
+  void split_plan_pairs_the_halves() {
+    NpuProblem p;
+    p.heads = 8;
+    p.kv_heads = 4;
+    p.head_dim = 16;
+    p.pos = 45;
+    p.n = 3;
+    const NpuTileShape shape = small_shape(16, 2);  // chunk 32 keys, halves of 16
+    const NpuPlan plan = plan_npu_attention(p, shape);
+    int pairs = 0, lone = 0;
+    for (int launch = 0; launch < plan.launches; ++launch)
+      for (int column = 0; column < kColumns; column += 2)
+        for (int slot = 0; slot < shape.steps_per_launch; ++slot) {
+          const NpuStep& a = plan.steps[plan.step_at(launch, column, slot)];
+          const NpuStep& b = plan.steps[plan.step_at(launch, column + 1, slot)];
+          if (b.kv_head >= 0) {
+            QCOMPARE(a.kv_head, b.kv_head);
+            QCOMPARE(a.key_end, b.key_begin);
+            QCOMPARE(a.key_end - a.key_begin, int64_t(column_part_keys(shape)));
+            for (int r = 0; r < kRowsPerColumn; ++r) QCOMPARE(a.q_tiles[r], b.q_tiles[r]);
+            ++pairs;
+          } else if (a.kv_head >= 0) {
+            ++lone;
+          }
+        }
+    // 48 keys per kv head: one full chunk (a pair) and 16 keys alone in a second unit.
+    QCOMPARE(pairs, 4);
+    QCOMPARE(lone, 4);
   }
 
   // The design's DMA channels per column against the tiles' limits: every memory-tile MM2S channel
@@ -153,15 +230,21 @@ class NpuLayout : public QObject {
     QTest::addColumn<int>("pos");
     QTest::addColumn<int>("n");
     QTest::addColumn<bool>("small");
-    QTest::newRow("decode, GQA 2, local, ring wrapped") << 4 << 2 << 8 << false << 37 << 1 << true;
-    QTest::newRow("odd prefill 7 at 0, GQA 3, local") << 6 << 2 << 16 << false << 0 << 7 << true;
-    QTest::newRow("odd prefill 33 after 5, global") << 4 << 2 << 8 << true << 5 << 33 << true;
-    QTest::newRow("group 8 > 4 rows per tile") << 8 << 1 << 8 << false << 9 << 3 << true;
-    QTest::newRow("window edge: pos = window - 1") << 4 << 2 << 8 << false << 7 << 2 << true;
-    QTest::newRow("window edge: pos = window") << 4 << 2 << 8 << false << 8 << 2 << true;
-    QTest::newRow("no GQA, batch longer than window") << 2 << 2 << 8 << false << 3 << 21 << true;
-    QTest::newRow("kernel shape, 27B-like decode at 1500") << 32 << 16 << 1024 << true << 1500 << 1 << false;
-    QTest::newRow("kernel shape, 1B-like prefill 129") << 4 << 1 << 512 << false << 700 << 129 << false;
+    QTest::addColumn<int>("kv_split");
+    QTest::newRow("decode, GQA 2, local, ring wrapped") << 4 << 2 << 8 << false << 37 << 1 << true << 1;
+    QTest::newRow("odd prefill 7 at 0, GQA 3, local") << 6 << 2 << 16 << false << 0 << 7 << true << 1;
+    QTest::newRow("odd prefill 33 after 5, global") << 4 << 2 << 8 << true << 5 << 33 << true << 1;
+    QTest::newRow("group 8 > 4 rows per tile") << 8 << 1 << 8 << false << 9 << 3 << true << 1;
+    QTest::newRow("window edge: pos = window - 1") << 4 << 2 << 8 << false << 7 << 2 << true << 1;
+    QTest::newRow("window edge: pos = window") << 4 << 2 << 8 << false << 8 << 2 << true << 1;
+    QTest::newRow("no GQA, batch longer than window") << 2 << 2 << 8 << false << 3 << 21 << true << 1;
+    QTest::newRow("kernel shape, 27B-like decode at 1500") << 32 << 16 << 1024 << true << 1500 << 1 << false << 1;
+    QTest::newRow("kernel shape, 1B-like prefill 129") << 4 << 1 << 512 << false << 700 << 129 << false << 1;
+    QTest::newRow("split: odd prefill 33 after 5, global") << 4 << 2 << 8 << true << 5 << 33 << true << 2;
+    QTest::newRow("split: decode, local, ring wrapped") << 4 << 2 << 8 << false << 37 << 1 << true << 2;
+    QTest::newRow("split: 3 keys, shorter than a tile") << 4 << 2 << 8 << true << 0 << 3 << true << 2;
+    QTest::newRow("split, kernel shape: 1B-like decode at 4095") << 4 << 1 << 512 << true << 4095 << 1 << false << 2;
+    QTest::newRow("split, kernel shape: 4B-like prefill 129") << 8 << 4 << 1024 << false << 700 << 129 << false << 2;
   }
   void plan_covers_rows_and_keys_once() {
     QFETCH(int, heads);
@@ -171,6 +254,7 @@ class NpuLayout : public QObject {
     QFETCH(int, pos);
     QFETCH(int, n);
     QFETCH(bool, small);
+    QFETCH(int, kv_split);
     const int D = small ? 16 : 128;
     NpuProblem p;
     p.heads = heads;
@@ -179,7 +263,7 @@ class NpuLayout : public QObject {
     p.window = global ? 0 : window;
     p.pos = pos;
     p.n = n;
-    const NpuPlan plan = plan_npu_attention(p, small ? small_shape(D) : npu_tile_shape(D));
+    const NpuPlan plan = plan_npu_attention(p, small ? small_shape(D, kv_split) : npu_tile_shape(D, kv_split));
     QCOMPARE(int64_t(plan.steps.size()), int64_t(plan.launches) * kColumns * plan.shape.steps_per_launch);
     // Every row of every kv head in exactly one Q tile.
     std::vector<std::vector<int>> seen(kv_heads, std::vector<int>(size_t(p.rows()), 0));

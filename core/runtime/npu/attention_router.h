@@ -79,7 +79,8 @@ class AttentionRouter {
 
 #ifdef KILN_HAVE_XRT_NPU
 // The Phoenix NPU through XRT (xrt_npu_device.cpp): loads attention_d<head_dim>.xclbin and its
-// instruction stream from kernel_dir. Throws kiln::Error when the device or the files are missing.
+// instruction stream from kernel_dir, and the split variant attention_d<head_dim>_s2.* where it is
+// installed (each on its own hw_context). Throws kiln::Error when the device or the files are missing.
 std::unique_ptr<NpuDevice> make_xrt_npu_device(int head_dim, const std::string& kernel_dir);
 #endif
 

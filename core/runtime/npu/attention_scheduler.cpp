@@ -56,7 +56,7 @@ Work representative_work(AttentionPhase phase, LayerKind kind, const ScheduleInp
   return w;
 }
 
-double npu_seconds(const Work& w, LayerKind kind, const ScheduleInputs& in) {
+double npu_seconds(const Work& w, LayerKind kind, const ScheduleInputs& in, int kv_split) {
   if (in.kv_heads <= 0 || in.heads % in.kv_heads != 0 || !npu_kernel_exists(in.head_dim)) return kNever;
   NpuProblem p;
   p.heads = in.heads;
@@ -65,7 +65,7 @@ double npu_seconds(const Work& w, LayerKind kind, const ScheduleInputs& in) {
   p.window = kind == LayerKind::Local ? in.window : 0;
   p.pos = w.pos;
   p.n = w.n;
-  const NpuPlan plan = plan_npu_attention(p, npu_tile_shape(in.head_dim));
+  const NpuPlan plan = plan_npu_attention(p, npu_tile_shape(in.head_dim, kv_split));
   const NpuBufferWords words = npu_launch_words(plan.shape);
   const double buffer_bytes = 4.0 * double(words.q + words.kv + words.out) * plan.launches;
   // Packing reads every packed key once per item that holds it, and writes every buffer word.
@@ -84,6 +84,15 @@ double npu_seconds(const Work& w, LayerKind kind, const ScheduleInputs& in) {
 
 }  // namespace
 
+double estimate_npu_seconds(AttentionPhase phase, LayerKind kind, const ScheduleInputs& in, int kv_split) {
+  return npu_seconds(representative_work(phase, kind, in), kind, in, kv_split);
+}
+
+int npu_kv_split_for(AttentionPhase phase, LayerKind kind, const ScheduleInputs& in) {
+  if (!in.npu_kv_split) return 1;
+  return estimate_npu_seconds(phase, kind, in, 2) < estimate_npu_seconds(phase, kind, in, 1) ? 2 : 1;
+}
+
 double estimate_attention_seconds(AttentionDevice device, AttentionPhase phase, LayerKind kind,
                                   const ScheduleInputs& in) {
   const Work w = representative_work(phase, kind, in);
@@ -96,7 +105,8 @@ double estimate_attention_seconds(AttentionDevice device, AttentionPhase phase, 
     case AttentionDevice::Gpu:
       return in.gpu_backend ? std::max(w.flops / in.rates.gpu_flops, w.kv_elements * 2 / in.rates.memory_bytes_per_s)
                             : kNever;
-    case AttentionDevice::Npu: return in.npu_usable ? npu_seconds(w, kind, in) : kNever;
+    case AttentionDevice::Npu:
+      return in.npu_usable ? npu_seconds(w, kind, in, npu_kv_split_for(phase, kind, in)) : kNever;
     case AttentionDevice::NpuEmulator: return kNever;  // a test tool, never a choice of the cost model
   }
   return kNever;
@@ -111,6 +121,10 @@ AttentionSchedule schedule_attention(const ScheduleInputs& in) {
       for (AttentionDevice& x : phase) x = d;
   };
   set_all(base);
+  // Which kernel variant the NPU or the emulator runs, wherever it runs.
+  for (AttentionPhase phase : {AttentionPhase::Prefill, AttentionPhase::Decode})
+    for (LayerKind kind : {LayerKind::Local, LayerKind::Global})
+      s.npu_kv_split[int(phase)][int(kind)] = npu_kv_split_for(phase, kind, in);
   switch (in.requested) {
     case AttentionPlacement::Cpu:
       set_all(AttentionDevice::Cpu);
@@ -146,14 +160,16 @@ AttentionSchedule schedule_attention(const ScheduleInputs& in) {
       const double t_base = estimate_attention_seconds(base, phase, kind, in);
       const double t_npu = estimate_attention_seconds(AttentionDevice::Npu, phase, kind, in);
       s.estimates.push_back({phase, kind, base, t_base});
-      s.estimates.push_back({phase, kind, AttentionDevice::Npu, t_npu});
+      const int split = s.kv_split_at(phase, kind);
+      s.estimates.push_back({phase, kind, AttentionDevice::Npu, t_npu, split});
       const bool npu = t_npu * in.rates.npu_margin < t_base;
       s.device[int(phase)][int(kind)] = npu ? AttentionDevice::Npu : base;
-      char line[200];
-      std::snprintf(line, sizeof line, "attention, %s %s layers: %s (estimated %.3g ms on the NPU, %.3g ms on the %s)",
+      char line[240];
+      std::snprintf(line, sizeof line,
+                    "attention, %s %s layers: %s (estimated %.3g ms on the NPU%s, %.3g ms on the %s)",
                     phase == AttentionPhase::Prefill ? "prefill" : "decode",
                     kind == LayerKind::Local ? "local" : "global", npu ? "npu" : base_name.c_str(), t_npu * 1e3,
-                    t_base * 1e3, base_name.c_str());
+                    split == 2 ? " with two columns per key chunk" : "", t_base * 1e3, base_name.c_str());
       s.notes.push_back(line);
     }
   return s;

@@ -36,6 +36,8 @@ struct ScheduleInputs {
   bool gpu_backend = false;       // the Vulkan backend runs the layer (it keeps attention on the GPU)
   bool npu_usable = false;        // an NPU, an XRT build that can drive it and the kernels are all there
   std::string npu_reason;         // why not, when !npu_usable
+  bool npu_kv_split = true;       // the variant where two columns share a key chunk can run (its
+                                  // kernel files are installed; the emulator always can)
   int heads = 0, kv_heads = 0, head_dim = 0, window = 0;
   int context = 0;                // positions the cache holds
   int threads = 1;                // CPU threads attention may use
@@ -48,6 +50,7 @@ struct AttentionEstimate {
   LayerKind kind;
   AttentionDevice device;
   double seconds;                 // one layer's attention for the phase's representative batch
+  int kv_split = 1;               // NPU estimates: the kernel variant (columns per key chunk)
 };
 
 struct AttentionSchedule {
@@ -55,15 +58,27 @@ struct AttentionSchedule {
                                   {AttentionDevice::Cpu, AttentionDevice::Cpu}};  // [phase][kind]
   std::vector<AttentionEstimate> estimates;  // every device considered
   std::vector<std::string> notes;            // what the caller should hear (a request not honoured, ...)
+  // The NPU kernel variant each phase and layer kind runs (NPU or emulator): 2 where two columns
+  // sharing each key chunk are estimated faster (decode with few kv heads), else 1.
+  int npu_kv_split[2][2] = {{1, 1}, {1, 1}};
 
   AttentionDevice at(AttentionPhase p, LayerKind k) const { return device[int(p)][int(k)]; }
+  int kv_split_at(AttentionPhase p, LayerKind k) const { return npu_kv_split[int(p)][int(k)]; }
   bool uses(AttentionDevice d) const;
 };
 
 // Representative work of a phase: prefill is a 256-token chunk halfway through the context, decode
 // one token halfway through it (a local layer sees min(window, context) keys either way).
+// For the NPU: the faster kernel variant's time (see npu_kv_split_estimate).
 double estimate_attention_seconds(AttentionDevice device, AttentionPhase phase, LayerKind kind,
                                   const ScheduleInputs& in);
+
+// The NPU's estimate with one kernel variant (kv_split 1 or 2), whether or not an NPU is usable;
+// infinite where no kernel exists for the head size.
+double estimate_npu_seconds(AttentionPhase phase, LayerKind kind, const ScheduleInputs& in, int kv_split);
+// The variant the NPU (and the emulator) runs for a phase and layer kind: the faster by
+// estimate_npu_seconds, 1 on a tie or where the split variant cannot run.
+int npu_kv_split_for(AttentionPhase phase, LayerKind kind, const ScheduleInputs& in);
 
 AttentionSchedule schedule_attention(const ScheduleInputs& in);
 

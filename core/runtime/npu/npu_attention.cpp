@@ -13,8 +13,9 @@ NpuAttention::NpuAttention(std::unique_ptr<NpuDevice> device, ThreadPool& pool, 
     : device_(std::move(device)), pool_(pool), shape_(shape) {}
 
 void NpuAttention::run(const Gemma3Config& c, int layer, const KvCache& cache, const float* q, const float* k,
-                       const float* v, int64_t pos, int n, float* att, std::chrono::steady_clock::time_point deadline) {
-  NpuTileShape shape = shape_ ? *shape_ : npu_tile_shape(c.head_dim);
+                       const float* v, int64_t pos, int n, float* att, std::chrono::steady_clock::time_point deadline,
+                       int kv_split) {
+  NpuTileShape shape = shape_ ? *shape_ : npu_tile_shape(c.head_dim, kv_split);
   if (shape.head_dim != c.head_dim) throw Error("npu: the tile shape given is for another head_dim");
   const NpuPlan plan = plan_npu_attention(make_npu_problem(c, layer, pos, n), shape);
   const NpuBufferWords words = npu_launch_words(shape);
@@ -33,7 +34,7 @@ void NpuAttention::run(const Gemma3Config& c, int layer, const KvCache& cache, c
   merge.finish(att, pool_);
 }
 
-double compare_with_emulator(NpuDevice& device, int head_dim, ThreadPool& pool) {
+double compare_with_emulator(NpuDevice& device, int head_dim, ThreadPool& pool, int kv_split) {
   // Gemma-like: 4 query heads on 2 kv heads, a batch of 5 tokens after 1000 cached positions; the
   // local layer (window 24) sees one key chunk, the global one two chunks of the real tile shape.
   Gemma3Config c;
@@ -74,9 +75,9 @@ double compare_with_emulator(NpuDevice& device, int head_dim, ThreadPool& pool) 
       void reset() override { d.reset(); }
     };
     NpuAttention(std::make_unique<Borrowed>(device), pool)
-        .run(c, 0, cache, q.data(), k.data(), v.data(), pos, n, on_device.data(), deadline);
-    NpuAttention(make_npu_emulator(pool), pool).run(c, 0, cache, q.data(), k.data(), v.data(), pos, n, emulated.data(),
-                                                    deadline);
+        .run(c, 0, cache, q.data(), k.data(), v.data(), pos, n, on_device.data(), deadline, kv_split);
+    NpuAttention(make_npu_emulator(pool), pool)
+        .run(c, 0, cache, q.data(), k.data(), v.data(), pos, n, emulated.data(), deadline, kv_split);
     double scale = 0, diff = 0;
     for (size_t i = 0; i < q.size(); ++i) {
       scale = std::max(scale, double(std::fabs(emulated[i])));

@@ -27,9 +27,10 @@ class NpuAttention {
   void reset_device() { device_->reset(); }
 
   // The same job as attention_batch (runtime/cpu/cpu_backend.h). Writes att only when every launch
-  // succeeded; throws kiln::Error (NpuTimeout past the deadline) otherwise.
+  // succeeded; throws kiln::Error (NpuTimeout past the deadline) otherwise. kv_split picks the kernel
+  // variant (1, or 2: two columns share each key chunk); a shape given to the constructor wins.
   void run(const Gemma3Config& c, int layer, const KvCache& cache, const float* q, const float* k, const float* v,
-           int64_t pos, int n, float* att, std::chrono::steady_clock::time_point deadline);
+           int64_t pos, int n, float* att, std::chrono::steady_clock::time_point deadline, int kv_split = 1);
 
   uint64_t launches() const { return launches_; }
   uint64_t packed_bytes() const { return packed_bytes_; }
@@ -43,8 +44,8 @@ class NpuAttention {
 };
 
 // Runs a small random attention problem (head_dim, GQA, a sliding window, two chunks) on `device`
-// and on the emulator and returns the largest difference relative to the output's largest value:
-// 0 when the hardware does exactly what the emulator models.
-double compare_with_emulator(NpuDevice& device, int head_dim, ThreadPool& pool);
+// and on the emulator, with the kernel variant kv_split, and returns the largest difference
+// relative to the output's largest value: 0 when the hardware does exactly what the emulator models.
+double compare_with_emulator(NpuDevice& device, int head_dim, ThreadPool& pool, int kv_split = 1);
 
 }  // namespace kiln

@@ -20,8 +20,9 @@ constexpr double kScaleDownVectorOps = 7;  // scale_down() on one 16-lane block
 
 }  // namespace
 
-NpuTileCycles npu_tile_cycles(const NpuTileShape& s) {
-  const int D = s.head_dim, RB = s.q_rows / kMmulR, KB = s.kv_keys / kMmulT, PB = s.kv_keys / kMmulS;
+NpuTileCycles npu_tile_cycles(const NpuTileShape& s, int rows) {
+  const int valid = rows < 0 ? s.q_rows : std::min(rows, s.q_rows);
+  const int D = s.head_dim, RB = (valid + kMmulR - 1) / kMmulR, KB = s.kv_keys / kMmulT, PB = s.kv_keys / kMmulS;
   NpuTileCycles c;
   c.stream = double(kv_object_words(s)) * 4 / kStreamBytesPerCycle;
   // S = Q K^T: each step loads its A (Q) and B (K) block afresh: 128 bytes.
@@ -36,20 +37,22 @@ NpuTileCycles npu_tile_cycles(const NpuTileShape& s) {
            o_blocks * (64 + PB * 128) / kLoadBytesPerCycle;
   c.mmul = std::max(c.mmul, double(c.mmul_ops));  // never faster than one mmul a cycle
   c.softmax = RB * KB * kMaskVectorOps + RB * (KB + kRowMaxVectorOps) + RB * 2 * PB * (kExp2VectorOps + 2) +
-              s.q_rows * kScalarPerRow;
+              RB * kMmulR * kScalarPerRow;
   c.rescale = o_blocks * kScaleDownVectorOps;
   return c;
 }
 
 double npu_launch_cycles(const NpuPlan& plan, int launch) {
-  const NpuTileCycles t = npu_tile_cycles(plan.shape);
   double slowest = 0;
   for (int column = 0; column < kColumns; ++column) {
     double cycles = 0;
     for (int slot = 0; slot < plan.shape.steps_per_launch; ++slot) {
       const NpuStep& step = plan.steps[plan.step_at(launch, column, slot)];
-      const bool busy = step.kv_head >= 0;
-      cycles += plan.shape.tiles_per_step * (busy ? t.busy() : t.stream);
+      int rows = 0;  // the fullest Q tile of the step
+      if (step.kv_head >= 0)
+        for (int r = 0; r < kRowsPerColumn; ++r)
+          if (step.q_tiles[r] >= 0) rows = std::max(rows, plan.q_tiles[step.q_tiles[r]].rows_valid);
+      cycles += plan.shape.tiles_per_step * npu_tile_cycles(plan.shape, rows).busy();
     }
     slowest = std::max(slowest, cycles);
   }

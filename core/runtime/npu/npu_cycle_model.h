@@ -20,11 +20,14 @@ struct NpuTileCycles {
   double busy() const { return stream > mmul + softmax ? stream : mmul + softmax; }
 };
 
-NpuTileCycles npu_tile_cycles(const NpuTileShape& shape);
+// rows: query rows of the Q tile (-1: all q_rows); the kernel skips row blocks without queries.
+NpuTileCycles npu_tile_cycles(const NpuTileShape& shape, int rows = -1);
 
 // Cycles of launch `launch` of a plan: the slowest column's steps, each tiles_per_step times the
-// busy cycles if any of its compute rows has queries, else the stream cycles (idle rows still
-// consume their K/V objects).
+// larger of the stream cycles and the compute of its fullest Q tile (the broadcast K/V stream moves
+// at the pace of its slowest reader; idle rows and padding steps still consume their K/V objects).
+// The split variant (kv_split 2) has half the tiles per column step, so its steps and launches take
+// half the cycles; DESIGN.md, "Two columns sharing a kv head".
 double npu_launch_cycles(const NpuPlan& plan, int launch);
 
 }  // namespace kiln

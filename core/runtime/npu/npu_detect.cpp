@@ -36,11 +36,17 @@ std::string npu_kernel_dir() {
 #endif
 }
 
-std::string npu_xclbin_path(const std::string& dir, int head_dim) {
-  return dir + "/attention_d" + std::to_string(head_dim) + ".xclbin";
+namespace {
+std::string npu_kernel_stem(const std::string& dir, int head_dim, int kv_split) {
+  return dir + "/attention_d" + std::to_string(head_dim) + (kv_split > 1 ? "_s" + std::to_string(kv_split) : "");
 }
-std::string npu_instructions_path(const std::string& dir, int head_dim) {
-  return dir + "/attention_d" + std::to_string(head_dim) + ".insts.bin";
+}  // namespace
+
+std::string npu_xclbin_path(const std::string& dir, int head_dim, int kv_split) {
+  return npu_kernel_stem(dir, head_dim, kv_split) + ".xclbin";
+}
+std::string npu_instructions_path(const std::string& dir, int head_dim, int kv_split) {
+  return npu_kernel_stem(dir, head_dim, kv_split) + ".insts.bin";
 }
 
 bool npu_is_phoenix(unsigned device_id) { return device_id == 0x1502; }

@@ -18,9 +18,10 @@ NpuBuildInfo npu_build_info();
 
 // Where the compiled kernels live: $KILN_NPU_KERNELS when set, else <data dir>/npu.
 std::string npu_kernel_dir();
-// The kernel files for one head size: attention_d<D>.xclbin and attention_d<D>.insts.bin.
-std::string npu_xclbin_path(const std::string& dir, int head_dim);
-std::string npu_instructions_path(const std::string& dir, int head_dim);
+// The kernel files for one head size: attention_d<D>.xclbin and attention_d<D>.insts.bin; the
+// variant where two columns share a key chunk (kv_split 2) is attention_d<D>_s2.*.
+std::string npu_xclbin_path(const std::string& dir, int head_dim, int kv_split = 1);
+std::string npu_instructions_path(const std::string& dir, int head_dim, int kv_split = 1);
 
 // "XDNA (Phoenix / Hawk Point), npu1" and the like, from the PCI device and revision ids.
 std::string npu_generation(unsigned device_id, unsigned revision);

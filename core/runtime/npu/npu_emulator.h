@@ -16,6 +16,8 @@ std::unique_ptr<NpuDevice> make_npu_emulator(ThreadPool& pool);
 
 // One compute tile's step, exactly as kernels/npu/attention_kernel.cc runs it: q_object holds the
 // descriptor and Q tile, kv_objects the step's tiles_per_step K/V objects, out_object receives O, m, l.
+// In the split variant (kv_split 2) a step is one column's half of a key chunk and out_object its
+// partial state; the pair's merge is host code (NpuMerge), the same for the emulator and the NPU.
 void emulate_npu_step(const NpuTileShape& shape, const int32_t* q_object, const int32_t* kv_objects,
                       int32_t* out_object);
 

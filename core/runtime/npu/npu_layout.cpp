@@ -15,11 +15,14 @@ namespace kiln {
 
 using namespace kiln_npu;
 
-NpuTileShape npu_tile_shape(int head_dim) {
+NpuTileShape npu_tile_shape(int head_dim, int kv_split) {
   if (head_dim <= 0 || head_dim % kMmulS != 0 || head_dim > kShapeD256.head_dim)
     throw Error("npu: head_dim " + std::to_string(head_dim) +
                 " has no attention kernel (a multiple of 8 up to 256 is needed)");
-  NpuTileShape s = head_dim <= kShapeD128.head_dim ? kShapeD128 : kShapeD256;
+  if (kv_split != 1 && kv_split != 2)
+    throw Error("npu: no kernel shares a key chunk among " + std::to_string(kv_split) + " columns (1 or 2)");
+  const bool small = head_dim <= kShapeD128.head_dim;
+  NpuTileShape s = kv_split == 1 ? (small ? kShapeD128 : kShapeD256) : (small ? kShapeD128Split : kShapeD256Split);
   s.head_dim = head_dim;
   return s;
 }
@@ -64,16 +67,18 @@ NpuPlan plan_npu_attention(const NpuProblem& problem, const NpuTileShape& shape)
   NpuPlan plan;
   plan.shape = shape;
   plan.problem = problem;
+  if (!shape_is_valid(shape)) throw Error("npu: invalid tile shape");
   const int64_t rows = problem.rows();
-  const int64_t chunk = int64_t(shape.kv_keys) * shape.tiles_per_step;
-  std::vector<NpuStep> items;
+  const int64_t chunk = chunk_keys(shape), part = column_part_keys(shape);
+  // One unit per (Q group, key chunk): its kv_split parts, each a step (kv_head -1 when empty).
+  std::vector<std::vector<NpuStep>> units;
+  std::vector<std::pair<size_t, size_t>> tile_units;  // per Q tile: its Q group's units [first, end)
   for (int g = 0; g < problem.kv_heads; ++g) {
     for (int64_t group_row = 0; group_row < rows; group_row += int64_t(shape.q_rows) * kRowsPerColumn) {
       // One Q group: up to 4 consecutive Q tiles sharing one stream of keys.
       NpuStep step;
       step.kv_head = g;
       const int64_t group_end = std::min(rows, group_row + int64_t(shape.q_rows) * kRowsPerColumn);
-      const int first_tile = int(plan.q_tiles.size());
       for (int slot = 0; slot < kRowsPerColumn; ++slot) {
         const int64_t first = group_row + int64_t(slot) * shape.q_rows;
         if (first >= group_end) break;
@@ -82,33 +87,50 @@ NpuPlan plan_npu_attention(const NpuProblem& problem, const NpuTileShape& shape)
         t.first_row = first;
         t.rows_valid = int(std::min<int64_t>(shape.q_rows, group_end - first));
         t.row_slot = slot;
-        t.first_item = int64_t(items.size());
         step.q_tiles[slot] = int(plan.q_tiles.size());
         plan.q_tiles.push_back(t);
       }
       // The union of what the group's rows see: rows are in position order.
       const int64_t lo = problem.first_visible(group_row);
       const int64_t hi = problem.row_position(group_end - 1) + 1;
-      int chunks = 0;
-      for (int64_t begin = lo; begin < hi; begin += chunk, ++chunks) {
-        step.key_begin = begin;
-        step.key_end = std::min(hi, begin + chunk);
-        items.push_back(step);
+      const int first_unit = int(units.size());
+      for (int64_t begin = lo; begin < hi; begin += chunk) {
+        std::vector<NpuStep> parts(size_t(shape.kv_split));
+        for (int h = 0; h < shape.kv_split; ++h) {
+          const int64_t b = begin + h * part;
+          if (b >= hi) break;  // an empty part: its column idles in this slot
+          parts[h] = step;
+          parts[h].key_begin = b;
+          parts[h].key_end = std::min(hi, b + part);
+        }
+        units.push_back(std::move(parts));
       }
-      for (int t = first_tile; t < int(plan.q_tiles.size()); ++t) plan.q_tiles[t].items = chunks;
+      tile_units.resize(plan.q_tiles.size(), {size_t(first_unit), units.size()});
     }
   }
-  // Deal items round-robin to columns so that consecutive work runs in parallel.
-  const int64_t per_column = (int64_t(items.size()) + kColumns - 1) / kColumns;
-  plan.launches = int(std::max<int64_t>(1, (per_column + shape.steps_per_launch - 1) / shape.steps_per_launch));
+  // Deal units round-robin to column groups so that consecutive work runs in parallel; part h of a
+  // unit goes to column h of its group, in the same slot.
+  const int groups = kColumns / shape.kv_split;
+  const int64_t per_group = (int64_t(units.size()) + groups - 1) / groups;
+  plan.launches = int(std::max<int64_t>(1, (per_group + shape.steps_per_launch - 1) / shape.steps_per_launch));
   plan.steps.assign(size_t(plan.launches) * kColumns * shape.steps_per_launch, NpuStep{});
-  plan.item_steps.resize(items.size());
-  for (size_t i = 0; i < items.size(); ++i) {
-    const int column = int(i % kColumns);
-    const int64_t k = int64_t(i / kColumns);
-    const int64_t step = plan.step_at(int(k / shape.steps_per_launch), column, int(k % shape.steps_per_launch));
-    plan.steps[step] = items[i];
-    plan.item_steps[i] = step;
+  std::vector<int64_t> unit_first_item(units.size() + 1, 0);
+  for (size_t u = 0; u < units.size(); ++u) {
+    const int group = int(u % groups);
+    const int64_t k = int64_t(u / groups);
+    unit_first_item[u] = int64_t(plan.item_steps.size());
+    for (int h = 0; h < shape.kv_split; ++h) {
+      const int64_t step = plan.step_at(int(k / shape.steps_per_launch), group * shape.kv_split + h,
+                                        int(k % shape.steps_per_launch));
+      plan.steps[step] = units[u][h];
+      if (units[u][h].kv_head >= 0) plan.item_steps.push_back(step);
+    }
+  }
+  unit_first_item[units.size()] = int64_t(plan.item_steps.size());
+  // A Q tile's items: those of its Q group's units, which are consecutive.
+  for (size_t t = 0; t < plan.q_tiles.size(); ++t) {
+    plan.q_tiles[t].first_item = unit_first_item[tile_units[t].first];
+    plan.q_tiles[t].items = int(unit_first_item[tile_units[t].second] - plan.q_tiles[t].first_item);
   }
   return plan;
 }
@@ -253,15 +275,14 @@ void NpuMerge::add_launch(int launch, std::span<const int32_t> out_words, Thread
   check_launch(plan_, launch);
   if (int64_t(out_words.size()) < npu_launch_words(plan_.shape).out) throw Error("npu: output buffer is smaller than a launch");
   const int D = plan_.problem.head_dim, BQ = plan_.shape.q_rows;
-  const int64_t first_item = launch * steps_per_launch(plan_);
-  const int64_t end_item = std::min<int64_t>(first_item + steps_per_launch(plan_), int64_t(plan_.item_steps.size()));
-  // Q tiles are independent; a Q tile's chunks are folded in key order (its items are consecutive,
-  // and launch L runs items [L * steps, (L + 1) * steps)).
+  // Q tiles are independent; a Q tile's chunk parts are folded in key order (its items are
+  // consecutive and their launches never decrease). The two halves of a split chunk are folded like
+  // two chunks: the same exact power-of-two rescaling, one fp32 rounding per added element.
   pool.parallel_for(int64_t(plan_.q_tiles.size()), [&](int64_t begin, int64_t end) {
     for (int64_t ti = begin; ti < end; ++ti) {
       const NpuQTile& tile = plan_.q_tiles[ti];
-      const int64_t lo = std::max(first_item, tile.first_item), hi = std::min(end_item, tile.first_item + tile.items);
-      for (int64_t item = lo; item < hi; ++item) {
+      for (int64_t item = tile.first_item; item < tile.first_item + tile.items; ++item) {
+        if (plan_.launch_of(plan_.item_steps[item]) != launch) continue;
         const float* out =
             reinterpret_cast<const float*>(out_words.data() + out_object_offset(plan_, plan_.item_steps[item], tile.row_slot));
         for (int i = 0; i < tile.rows_valid; ++i) {

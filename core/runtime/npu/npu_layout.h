@@ -2,10 +2,13 @@
 // buffers (kernels/npu/attention_layout.h is the kernel's side of this contract).
 //
 // Rows: for kv head g, the batch's queries are flattened token-major into rows
-// (row = token * group + head-in-group) and cut into Q tiles of shape.q_rows rows. Items: a Q group
+// (row = token * group + head-in-group) and cut into Q tiles of shape.q_rows rows. Units: a Q group
 // (up to 4 Q tiles of one kv head, one per compute-tile row of a column) against one key chunk of
-// at most kv_keys * tiles_per_step keys. Steps: items in order, dealt round-robin to the 4 columns,
-// steps_per_launch per column per launch; the last launch is padded with idle steps.
+// at most chunk_keys(shape) keys. A unit runs on a column group of shape.kv_split adjacent columns
+// in one slot: column h of the group takes part h of the chunk (kv_keys * tiles_per_step keys);
+// each non-empty part is an item (a step with keys), an empty one an idle step. Units in order are
+// dealt round-robin to the column groups, steps_per_launch per column per launch; the last launch
+// is padded with idle steps.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +25,9 @@ using NpuTileShape = kiln_npu::TileShape;
 
 // The shape the kernel is compiled for at this head size: the D=128 variant for head_dim <= 128
 // (the emulator runs it at any multiple of 8, e.g. the test fixtures' 16 and 32), the D=256 variant
-// up to 256. Throws kiln::Error naming the head size otherwise.
-NpuTileShape npu_tile_shape(int head_dim);
+// up to 256; kv_split 2 gives the variant where two columns share each key chunk. Throws
+// kiln::Error naming the head size (or the split) otherwise.
+NpuTileShape npu_tile_shape(int head_dim, int kv_split = 1);
 // Whether compiled kernels exist for exactly this head size (the hardware path needs that).
 bool npu_kernel_exists(int head_dim);
 
@@ -48,7 +52,7 @@ struct NpuQTile {
   int64_t first_row = 0;   // flattened row of tile row 0
   int rows_valid = 0;
   int row_slot = 0;        // which compute-tile row of its steps holds it
-  int64_t first_item = 0;  // its items (one per key chunk, in key order) are consecutive
+  int64_t first_item = 0;  // its items (one per non-empty chunk part, in key order) are consecutive
   int items = 0;
 };
 
@@ -64,7 +68,7 @@ struct NpuPlan {
   NpuProblem problem;
   std::vector<NpuQTile> q_tiles;
   std::vector<NpuStep> steps;   // in launch order; steps.size() == launches * columns * steps_per_launch
-  std::vector<int64_t> item_steps;  // item i (Q group x key chunk, in order) runs as step item_steps[i]
+  std::vector<int64_t> item_steps;  // item i (Q group x chunk part, in key order) runs as step item_steps[i]
   int launches = 0;
   // Where step i's objects live: launch, column and slot inside the column's run of steps.
   int launch_of(int64_t step) const;

@@ -3,7 +3,9 @@
 // the amdxdna driver requires (AMD's xdna-driver builds one; Debian's XRT 2.13 has none).
 // Not compiled or run on Kiln's development machines: kernels/npu/README.md says how to verify it.
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <vector>
 
 #include "runtime/npu/attention_router.h"
@@ -30,11 +32,12 @@ std::vector<uint32_t> read_instructions(const std::string& path) {
   return words;
 }
 
+// One compiled variant (head size, kv_split) on its own hw_context.
 class XrtNpuDevice final : public NpuDevice {
  public:
-  XrtNpuDevice(int head_dim, const std::string& dir) : shape_(npu_tile_shape(head_dim)) {
-    xclbin_path_ = npu_xclbin_path(dir, head_dim);
-    instructions_ = read_instructions(npu_instructions_path(dir, head_dim));
+  XrtNpuDevice(int head_dim, int kv_split, const std::string& dir) : shape_(npu_tile_shape(head_dim, kv_split)) {
+    xclbin_path_ = npu_xclbin_path(dir, head_dim, kv_split);
+    instructions_ = read_instructions(npu_instructions_path(dir, head_dim, kv_split));
     try {
       device_ = xrt::device(0u);
       xclbin_ = xrt::xclbin(xclbin_path_);
@@ -56,10 +59,12 @@ class XrtNpuDevice final : public NpuDevice {
   }
 
   std::string name() const override { return "npu"; }
+  int kv_split() const { return shape_.kv_split; }
 
   void run(const NpuJob& job, std::chrono::steady_clock::time_point deadline) override {
     const NpuBufferWords words = npu_launch_words(shape_);
-    if (job.plan->shape.head_dim != shape_.head_dim || int64_t(job.q_words.size()) < words.q ||
+    if (job.plan->shape.head_dim != shape_.head_dim || job.plan->shape.kv_split != shape_.kv_split ||
+        job.plan->shape.tiles_per_step != shape_.tiles_per_step || int64_t(job.q_words.size()) < words.q ||
         int64_t(job.kv_words.size()) < words.kv || int64_t(job.out_words.size()) < words.out)
       throw Error("npu: the launch does not match the loaded kernel");
     std::memcpy(q_.map<void*>(), job.q_words.data(), size_t(words.q) * 4);
@@ -108,12 +113,36 @@ class XrtNpuDevice final : public NpuDevice {
   xrt::bo instr_, q_, kv_, out_;
 };
 
+// The variants of one head size: the plan's shape says which one a launch needs. The split variant
+// (two columns per key chunk) is optional: the scheduler uses it only where its files exist.
+class XrtNpuVariants final : public NpuDevice {
+ public:
+  XrtNpuVariants(int head_dim, const std::string& dir) {
+    variants_.push_back(std::make_unique<XrtNpuDevice>(head_dim, 1, dir));
+    if (std::filesystem::exists(npu_xclbin_path(dir, head_dim, 2)))
+      variants_.push_back(std::make_unique<XrtNpuDevice>(head_dim, 2, dir));
+  }
+  std::string name() const override { return "npu"; }
+  void run(const NpuJob& job, std::chrono::steady_clock::time_point deadline) override {
+    for (auto& v : variants_)
+      if (v->kv_split() == job.plan->shape.kv_split) return v->run(job, deadline);
+    throw Error("npu: the kernel variant with " + std::to_string(job.plan->shape.kv_split) +
+                " columns per key chunk is not installed");
+  }
+  void reset() override {
+    for (auto& v : variants_) v->reset();
+  }
+
+ private:
+  std::vector<std::unique_ptr<XrtNpuDevice>> variants_;
+};
+
 }  // namespace
 
 std::unique_ptr<NpuDevice> make_xrt_npu_device(int head_dim, const std::string& kernel_dir) {
   if (!npu_kernel_exists(head_dim))
     throw Error("npu: no kernel is built for head_dim " + std::to_string(head_dim) + " (128 and 256 are)");
-  return std::make_unique<XrtNpuDevice>(head_dim, kernel_dir);
+  return std::make_unique<XrtNpuVariants>(head_dim, kernel_dir);
 }
 
 }  // namespace kiln
