@@ -44,7 +44,7 @@ bool JsonMatcher::accepts(std::string_view bytes) const {
 
 bool JsonMatcher::feed_byte(uint8_t c) {
   if (!is_space(c)) {
-    whitespace_run_ = 0;
+    whitespace_run_ = indent_ = 0;
     newline_in_run_ = last_was_cr_ = false;
   }
   while (!stack_.empty()) {
@@ -59,14 +59,21 @@ bool JsonMatcher::feed_byte(uint8_t c) {
 }
 
 bool JsonMatcher::whitespace(uint8_t c) {
-  // At most one line break a run (indentation after it): blank lines are never valid output's
-  // business, and a model that favours them would otherwise fill max_tokens with them.
-  if (c == '\n' || c == '\r') {
-    if (newline_in_run_ && !(c == '\n' && last_was_cr_)) return false;
-    newline_in_run_ = true;
+  const int before = whitespace_run_++;
+  if (c == '\r') {  // only as the start of \r\n
+    if (before != 0) return false;
+    last_was_cr_ = true;
+    return true;
   }
-  last_was_cr_ = c == '\r';
-  return ++whitespace_run_ <= kMaxWhitespaceRun;
+  if (c == '\n') {
+    if (newline_in_run_ || (before != 0 && !last_was_cr_)) return false;
+    newline_in_run_ = true;
+    last_was_cr_ = false;
+    return true;
+  }
+  if (last_was_cr_) return false;                      // \r not followed by \n
+  if (!newline_in_run_) return c == ' ' && before == 0;  // one space on a line
+  return ++indent_ <= kMaxIndent;                      // indentation after the line break
 }
 
 bool JsonMatcher::complete() const {

@@ -26,9 +26,11 @@ class JsonMatcher {
   // Whether anything more than the end may follow.
   bool can_continue() const;
 
-  // Whitespace between tokens: at most one line break and kMaxWhitespaceRun bytes a run, and none
-  // around the document, so a model cannot pad forever.
-  static constexpr int kMaxWhitespaceRun = 20;
+  // Whitespace between tokens, as pretty printers write it and llama.cpp's JSON grammar allows:
+  // nothing, one space, or one line break (\n or \r\n) then at most kMaxIndent spaces or tabs;
+  // none around the document. A weak model favouring whitespace otherwise pads every gap and
+  // spends max_tokens before the value ends.
+  static constexpr int kMaxIndent = 20;
   static constexpr int kMaxDepth = 32;
   static constexpr int kMaxIntegerDigits = 15, kMaxFractionDigits = 15, kMaxExponentDigits = 3;
 
@@ -63,7 +65,7 @@ class JsonMatcher {
 
   std::shared_ptr<const JsonSchema> schema_;
   std::vector<Frame> stack_;  // stack_[0]: the document itself
-  int whitespace_run_ = 0;
+  int whitespace_run_ = 0, indent_ = 0;  // bytes of this run, and of it after its line break
   bool newline_in_run_ = false, last_was_cr_ = false;
 };
 

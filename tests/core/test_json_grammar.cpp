@@ -91,10 +91,16 @@ void any_object_takes_any_json_object_body() {
 
 void whitespace_runs_are_capped_body() {
   const auto s = JsonSchema::any_object();
-  QVERIFY(prefix(s, "{" + std::string(JsonMatcher::kMaxWhitespaceRun, ' ')));
-  QVERIFY(!prefix(s, "{" + std::string(JsonMatcher::kMaxWhitespaceRun + 1, ' ')));
-  QVERIFY(prefix(s, "{\r\n    \"a\" :\n 1 ,\n"));
-  QVERIFY(!prefix(s, "{\n\n"));  // one line break a run
+  // Nothing, one space, or a line break and at most kMaxIndent spaces or tabs, as llama.cpp's
+  // JSON grammar allows.
+  QVERIFY(prefix(s, "{\n" + std::string(JsonMatcher::kMaxIndent, ' ')));
+  QVERIFY(!prefix(s, "{\n" + std::string(JsonMatcher::kMaxIndent + 1, ' ')));
+  QVERIFY(prefix(s, "{\r\n\t\t\"a\" : 1,\n  \"b\":2"));
+  QVERIFY(!prefix(s, "{  "));       // two spaces on a line
+  QVERIFY(!prefix(s, "{\t"));       // a tab without a line break
+  QVERIFY(!prefix(s, "{ \n"));      // a space before the line break
+  QVERIFY(!prefix(s, "{\r "));      // \r alone
+  QVERIFY(!prefix(s, "{\n\n"));     // one line break a run
   QVERIFY(!prefix(s, " {"));       // nothing around the document
   QVERIFY(!prefix(s, "{}\n"));
 }
