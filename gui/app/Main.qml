@@ -72,6 +72,8 @@ ApplicationWindow {
         serverEnabled: appSettings.serverEnabled
         serverPort: appSettings.serverPort
         onLoaded: info => {
+            if (info.remote === true)
+                return  // a remote endpoint's model is not a file to reopen
             appSettings.addRecentModel(info.path)
             appSettings.lastModel = info.path
         }
@@ -153,6 +155,7 @@ ApplicationWindow {
                 settings: appSettings
                 onLoadRequested: path => window.loadModel(path)
                 onChatRequested: window.showPage("chat")
+                onDownloadsRequested: window.showPage("downloads")
             }
             DownloadsPage {
                 downloads: downloadController
