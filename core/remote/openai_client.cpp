@@ -283,7 +283,8 @@ GenerationStats chat(const Endpoint& endpoint, const std::string& model, const s
     return reader.feed(std::string_view(data, bytes));
   };
   const HttpResult r = http_get_stream(request, sink);
-  if (r.cancelled || st.stopped) return stats_of(st, StopReason::Cancelled);
+  // Cancelled only when the stop cut the transfer: one asked for after the last byte came is too late.
+  if ((r.cancelled && r.curl_code != 0) || st.stopped) return stats_of(st, StopReason::Cancelled);
   if (r.status == 0) throw_unreachable(r, request.url);
   if (r.status < 200 || r.status >= 300) throw_refusal(r, request.url, !endpoint.api_key.empty());
   if (r.curl_code == 0 && st.bad_event.empty() && st.error_event.empty()) reader.finish();
