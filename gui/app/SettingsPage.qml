@@ -130,7 +130,7 @@ Item {
                         textRole: "label"
                         valueRole: "value"
                         model: [
-                            { value: 0, label: qsTr("The model’s own (as memory allows)") },
+                            { value: 0, label: qsTr("The model’s own") },
                             { value: 2048, label: "2048" }, { value: 4096, label: "4096" },
                             { value: 8192, label: "8192" }, { value: 16384, label: "16384" },
                             { value: 32768, label: "32768" }, { value: 131072, label: "131072" }
