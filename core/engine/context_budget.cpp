@@ -26,6 +26,12 @@ int type_rank(const std::string& type) {  // as the Vulkan backend ranks devices
   return 1;
 }
 
+// Whether the backend can run on `gpu` when asked: a CPU implementation of Vulkan is refused for
+// `auto` only (runtime/vulkan/device.cpp words that refusal so); other refusals are hard.
+bool runnable(const GpuDevice& gpu) {
+  return gpu.usable || gpu.refusal.rfind("a CPU implementation of Vulkan", 0) == 0;
+}
+
 int rounded(int context) { return context > 8192 ? context / 1024 * 1024 : context / 256 * 256; }
 
 }  // namespace
@@ -73,12 +79,12 @@ ContextBudget context_budget_for(const LoadOptions& options) {
       continue;
     }
     // `auto` never runs on a CPU implementation of Vulkan; choosing Vulkan by hand may.
-    if (!g.usable || (g.type == "cpu" && options.backend != BackendKind::Vulkan)) continue;
+    if (!runnable(g) || (g.type == "cpu" && options.backend != BackendKind::Vulkan)) continue;
     if (!pick || type_rank(g.type) > type_rank(pick->type) ||
         (type_rank(g.type) == type_rank(pick->type) && largest_device_local_heap(g) > largest_device_local_heap(*pick)))
       pick = &g;
   }
-  if (!pick || !pick->usable) return ram;  // the CPU runs it
+  if (!pick || !runnable(*pick)) return ram;  // the CPU runs it
   ContextBudget gpu{largest_device_local_heap(*pick), pick->max_storage_buffer_range, "the memory of " + pick->name};
   // An integrated GPU's (or a CPU implementation's) "device memory" is the system's RAM.
   if (pick->type != "discrete" && ram.memory_bytes > 0)

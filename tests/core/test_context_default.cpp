@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine/context_budget.h"
+#include "kiln/hardware.h"
 #include "kiln/engine.h"
 #include "model/presets.h"
 #include "model/weights.h"
@@ -69,6 +70,27 @@ class ContextDefaultTest : public QObject {
     // Weights that barely fit leave a usable context rather than none; the load then says what it lacks.
     const ContextBudget tiny{weight_bytes_for(c, DType::Q8_0), 0, "RAM"};
     QCOMPARE(default_context(c, weight_bytes_for(c, DType::Q8_0), DType::F16, tiny), 1024);
+  }
+
+  void the_budget_is_where_the_load_runs() {
+    LoadOptions cpu;
+    cpu.backend = BackendKind::Cpu;
+    const ContextBudget ram = context_budget_for(cpu);
+    QCOMPARE(ram.where, std::string("RAM"));
+    QCOMPARE(ram.max_binding_bytes, uint64_t(0));
+    QVERIFY(ram.memory_bytes > 0);
+    // Vulkan chosen by hand runs on the first device (a CPU implementation too): its heap and its
+    // buffer limit count, not RAM's.
+    const HardwareInfo hw = probe_hardware();
+    if (hw.gpus.empty()) QSKIP("no Vulkan device here");
+    LoadOptions vulkan;
+    vulkan.backend = BackendKind::Vulkan;
+    vulkan.vulkan_device = hw.gpus.front().index;
+    const ContextBudget gpu = context_budget_for(vulkan);
+    if (!hw.gpus.front().usable && hw.gpus.front().type != "cpu") QSKIP("the first Vulkan device cannot run Kiln");
+    QCOMPARE(gpu.where, "the memory of " + hw.gpus.front().name);
+    QCOMPARE(gpu.max_binding_bytes, hw.gpus.front().max_storage_buffer_range);
+    QVERIFY(gpu.memory_bytes > 0);
   }
 
   void a_real_load_takes_the_models_own_length() {
