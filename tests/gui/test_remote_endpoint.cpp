@@ -2,6 +2,7 @@
 // API key): the Models page's endpoint list (models, a wrong key, an unreachable address, kept
 // across starts), and chat through it exactly as with a local model: streamed, stopped, and
 // failures said in the app's words.
+#include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <thread>
 
 #include "app_settings.h"
 #include "chat_controller.h"
@@ -49,6 +51,33 @@ QVariantMap listed(const RemoteEndpoints& endpoints, const QString& url) {
   if (!QTest::qWaitFor([&] { return !endpointFor(endpoints, url).value("listing").toBool(); }, 30000)) return {};
   return endpointFor(endpoints, url);
 }
+
+// A peer that answers garbage to /v1/models and cuts its chat stream short (a broken proxy).
+class BrokenPeer {
+ public:
+  BrokenPeer() {
+    server_.Get("/v1/models", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("<html>502 Bad Gateway</html>", "text/html");
+    });
+    server_.Post("/v1/chat/completions", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"Once upon\"}}]}\n\n",
+                      "text/event-stream");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~BrokenPeer() {
+    server_.stop();
+    thread_.join();
+  }
+  QString url() const { return QStringLiteral("http://127.0.0.1:%1/v1").arg(port_); }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -162,6 +191,7 @@ class TestRemoteEndpoint : public QObject {
     QCOMPARE(engine.modelInfo().value("endpoint").toString(), url_);
 
     auto chat = makeChat(engine);
+    chat->newConversation();
     QSignalSpy finished(chat.get(), &ChatController::answerFinished);
     QVERIFY(chat->send("What does the license say?"));
     QVERIFY(chat->generating());
@@ -220,6 +250,27 @@ class TestRemoteEndpoint : public QObject {
     QVERIFY(chat->send("Hello again"));
     QVERIFY(failed.wait(30000));
     QVERIFY2(failed.first().at(1).toString().startsWith("Cannot reach " + nowhere + "/v1."), qPrintable(failed.first().at(1).toString()));
+  }
+
+  void garbageAndCutStreamsAreSaid() {
+    BrokenPeer peer;
+    RemoteEndpoints endpoints;
+    QCOMPARE(endpoints.add(peer.url(), {}), QString());
+    const QString listing = listed(endpoints, peer.url()).value("error").toString();
+    QVERIFY2(listing.startsWith("The endpoint's answer is not what an OpenAI-compatible server sends:") &&
+                 listing.contains("502 Bad Gateway"), qPrintable(listing));
+    endpoints.remove(peer.url());
+
+    EngineController engine;
+    engine.useRemote(peer.url(), {}, "any");
+    auto chat = makeChat(engine);
+    QSignalSpy failed(chat.get(), &ChatController::answerFailed);
+    chat->newConversation();
+    QVERIFY(chat->send("Tell me a story"));
+    QVERIFY(failed.wait(30000));
+    QVERIFY2(failed.first().at(1).toString().startsWith("The connection ended before the answer did."),
+             qPrintable(failed.first().at(1).toString()));
+    QCOMPARE(chat->messages()->textAt(1), QStringLiteral("Once upon"));  // what came is kept, with the error
   }
 };
 
