@@ -10,6 +10,7 @@ Item {
     required property EngineController engine
     required property ModelLibrary library
     required property AppSettings settings
+    required property RemoteEndpoints remoteEndpoints
     signal loadRequested(string path)
     signal chatRequested()
     signal downloadsRequested()
@@ -33,8 +34,6 @@ Item {
         function onInspectFailed(path, message) { if (path === page.selectedPath) page.inspectError = message }
         function onLoaded(info) { page.library.refresh() }
     }
-
-    RemoteEndpoints { id: remoteEndpoints }
 
     ModelFolderPicker {
         id: folderPicker
@@ -127,7 +126,7 @@ Item {
                         objectName: "remoteEndpointsCard"
                         Layout.fillWidth: true
                         engine: page.engine
-                        endpoints: remoteEndpoints
+                        endpoints: page.remoteEndpoints
                         onChatRequested: page.chatRequested()
                     }
                 }

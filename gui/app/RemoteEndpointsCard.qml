@@ -25,6 +25,7 @@ Card {
     }
     function use(url, model) {
         engine.useRemote(url, endpoints.apiKey(url), model)
+        endpoints.remember(url, model)
         chatRequested()
     }
 

@@ -83,11 +83,31 @@ void RemoteEndpoints::remove(const QString& url) {
   std::erase_if(entries_, [&](const Entry& e) { return e.url == url; });
   save();
   emit endpointsChanged();
+  emit lastUsedChanged();  // it may have been this endpoint's
 }
 
 void RemoteEndpoints::refresh(const QString& url) {
   for (Entry& e : entries_)
     if (url.isEmpty() || e.url == url) list(e);
+}
+
+QVariantMap RemoteEndpoints::lastUsed() const {
+  QSettings settings;
+  const QString url = settings.value(QStringLiteral("remote/lastUsed/url")).toString();
+  if (url.isEmpty() || !find(url)) return {};  // an endpoint removed since is not started with
+  return {{"url", url}, {"model", settings.value(QStringLiteral("remote/lastUsed/model")).toString()}};
+}
+
+void RemoteEndpoints::remember(const QString& url, const QString& model) {
+  QSettings settings;
+  if (url.isEmpty()) {
+    if (!settings.contains(QStringLiteral("remote/lastUsed/url"))) return;
+    settings.remove(QStringLiteral("remote/lastUsed"));
+  } else {
+    settings.setValue(QStringLiteral("remote/lastUsed/url"), url);
+    settings.setValue(QStringLiteral("remote/lastUsed/model"), model);
+  }
+  emit lastUsedChanged();
 }
 
 QString RemoteEndpoints::apiKey(const QString& url) const {

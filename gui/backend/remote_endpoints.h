@@ -7,6 +7,7 @@
 #include <QQmlEngine>
 #include <QThread>
 #include <QVariantList>
+#include <QVariantMap>
 #include <stop_token>
 #include <vector>
 
@@ -21,6 +22,9 @@ class RemoteEndpoints : public QObject {
   // One map per endpoint: url, root (where requests go), hasKey, models (list of ids),
   // listing (a request is out), error ("" or why the list could not be read).
   Q_PROPERTY(QVariantList endpoints READ endpoints NOTIFY endpointsChanged)
+  // The remote model chatted with last ({url, model}; empty once a local model is loaded): the app
+  // starts with it again, as it does with the last local model.
+  Q_PROPERTY(QVariantMap lastUsed READ lastUsed NOTIFY lastUsedChanged)
 
  public:
   explicit RemoteEndpoints(QObject* parent = nullptr);
@@ -28,6 +32,7 @@ class RemoteEndpoints : public QObject {
 
   static bool available();
   QVariantList endpoints() const;
+  QVariantMap lastUsed() const;
 
   // Adds (or, for a URL already there, updates the key of) an endpoint and lists its models.
   // Returns "" or why the URL cannot be one (the endpoint is not added then).
@@ -37,9 +42,12 @@ class RemoteEndpoints : public QObject {
   Q_INVOKABLE void refresh(const QString& url = {});
   // The key saved for an endpoint, for starting a chat with it ("" = none).
   Q_INVOKABLE QString apiKey(const QString& url) const;
+  // Remembers the remote model in use; an empty url forgets it.
+  Q_INVOKABLE void remember(const QString& url, const QString& model);
 
  signals:
   void endpointsChanged();
+  void lastUsedChanged();
 
  private:
   struct Entry {

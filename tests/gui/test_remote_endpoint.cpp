@@ -160,8 +160,16 @@ class TestRemoteEndpoint : public QObject {
     QCOMPARE(again.apiKey(url_), kKey);
     again.refresh();
     QCOMPARE(listed(again, url_).value("models").toStringList(), QStringList{kModel});
-    again.remove(url_);
+    // The model chatted with last is what the next start uses (Main.qml), until a local one loads.
+    QVERIFY(again.lastUsed().isEmpty());
+    again.remember(url_, kModel);
+    QCOMPARE(RemoteEndpoints().lastUsed(), (QVariantMap{{"url", url_}, {"model", kModel}}));
+    again.remember({}, {});
+    QVERIFY(RemoteEndpoints().lastUsed().isEmpty());
+    again.remember(url_, kModel);
+    again.remove(url_);  // a removed endpoint is not started with
     QVERIFY(RemoteEndpoints().endpoints().isEmpty());
+    QVERIFY(RemoteEndpoints().lastUsed().isEmpty());
   }
 
   void aWrongKeyAnUnreachableAddressAndNoAddressAreSaid() {
