@@ -19,7 +19,7 @@ void add_model_flags(CLI::App& cmd, ModelFlags& f, const std::string& default_pr
       ->capture_default_str();
   cmd.add_option("--backend", f.backend, "auto, vulkan or cpu")->capture_default_str();
   cmd.add_option("--device", f.device, "Vulkan device index (see kiln info --hardware)");
-  cmd.add_option("--ctx", f.context, "Context length in tokens (default: min(model, 8192))");
+  cmd.add_option("--ctx", f.context, "Context length in tokens (default: the model's own, as far as memory holds it)");
   cmd.add_flag("--ctx-force", f.context_force, "Allow --ctx past the context the model was trained for");
   cmd.add_option("-t,--threads", f.threads, "CPU threads (default: one per physical core)");
   cmd.add_option("--attention", f.attention, "Where attention runs: auto, gpu, cpu, npu, npu-emulator")

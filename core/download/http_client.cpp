@@ -127,6 +127,8 @@ HttpResult perform(const HttpRequest& request, const HttpSink* sink, size_t max_
   curl_slist* headers = nullptr;
   if (!request.token.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + request.token).c_str());
   headers = curl_slist_append(headers, "User-Agent: kiln/" KILN_DOWNLOAD_VERSION);
+  if (request.post) headers = curl_slist_append(headers, ("Content-Type: " + request.content_type).c_str());
+  if (!request.accept.empty()) headers = curl_slist_append(headers, ("Accept: " + request.accept).c_str());
   std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> header_list(headers, curl_slist_free_all);
   const std::string range = std::to_string(request.range_start) + "-" +
                             (request.range_end > 0 ? std::to_string(request.range_end) : std::string());
@@ -139,10 +141,14 @@ HttpResult perform(const HttpRequest& request, const HttpSink* sink, size_t max_
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
-  // A stalled transfer (under 1 byte/s for a minute) fails instead of hanging forever.
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, request.connect_seconds);
+  // A stalled transfer (under 1 byte/s for stall_seconds) fails instead of hanging forever.
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, request.stall_seconds);
+  if (request.post) {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+  }
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);

@@ -1,5 +1,6 @@
-// A small blocking HTTP GET over libcurl: redirects followed, bearer token sent to the first host
-// only (curl drops custom Authorization headers on a redirect to another host), cancellable.
+// A small blocking HTTP client over libcurl (GET, and POST for remote chat endpoints): redirects
+// followed, bearer token sent to the first host only (curl drops custom Authorization headers on a
+// redirect to another host), cancellable.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,15 @@ struct HttpRequest {
   uint64_t range_start = 0;          // > 0: "Range: bytes=N-"
   uint64_t range_end = 0;            // > 0: "Range: bytes=N-M", M inclusive (a chunk of a huge file)
   std::stop_token cancel;
+  // POST `body` with this Content-Type when `post` is set (an OpenAI-style chat request).
+  bool post = false;
+  std::string body{};
+  std::string content_type = "application/json";
+  std::string accept{};              // "" = curl's default (*/*)
+  long connect_seconds = 30;
+  // A transfer under 1 byte/s for this long fails instead of hanging forever. A remote model may
+  // be silent for minutes while it reads a long prompt, so chat allows more than downloads.
+  long stall_seconds = 60;
 };
 
 struct HttpResult {
@@ -43,7 +53,7 @@ struct HttpSink {
 
 // GET into memory, up to max_bytes (more is an error reported as curl_code != 0).
 HttpResult http_get_text(const HttpRequest& request, size_t max_bytes);
-// GET streaming into `sink`.
+// GET (or POST when request.post) streaming into `sink`.
 HttpResult http_get_stream(const HttpRequest& request, const HttpSink& sink);
 
 }  // namespace kiln

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "engine/backend_factory.h"
+#include "engine/context_budget.h"
 #include "engine/local_engine.h"
 #include "kiln/hardware.h"
 #include "model/checkpoint.h"
@@ -17,16 +18,8 @@
 namespace kiln {
 namespace {
 
-constexpr int kDefaultContext = 8192;
-
-uint64_t kv_cache_bytes_for(const Gemma3Config& c, int context, DType element) {
-  const uint64_t element_bytes = element == DType::F32 ? 4 : 2;
-  uint64_t positions = 0;
-  for (int layer = 0; layer < c.num_layers; ++layer) positions += uint64_t(c.kv_positions(layer, context));
-  return positions * uint64_t(c.num_kv_heads) * uint64_t(c.head_dim) * 2 * element_bytes;  // keys and values
-}
-
-int context_for(const LoadOptions& options, const Gemma3Config& c) {
+// `automatic`: the length when the caller leaves it to the engine (context_budget.h).
+int context_for(const LoadOptions& options, const Gemma3Config& c, const std::function<int()>& automatic) {
   if (options.context_length < 0)
     throw Error("the context length must be a positive number of tokens, got " + std::to_string(options.context_length));
   const int trained = c.max_position_embeddings;
@@ -39,7 +32,7 @@ int context_for(const LoadOptions& options, const Gemma3Config& c) {
   if (options.context_length > kMaxContext)
     throw Error("a context of " + std::to_string(options.context_length) + " tokens is more than Kiln holds (" +
                 std::to_string(kMaxContext) + ")");
-  return std::max(16, options.context_length > 0 ? options.context_length : std::min(trained, kDefaultContext));
+  return std::max(16, options.context_length > 0 ? options.context_length : automatic());
 }
 
 std::string number_text(double value) {
@@ -249,7 +242,20 @@ std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
   Checkpoint ck = open_checkpoint(path);
   Tokenizer tokenizer = open_tokenizer(ck);
   check_vocabulary(ck, tokenizer);
-  const int context = context_for(options, ck.config);  // before any weight is read
+  const DType kv_element = options.precision == Precision::F32 ? DType::F32 : DType::F16;
+  std::string context_note;
+  const int context = context_for(options, ck.config, [&] {  // before any weight is read
+    const ContextBudget budget = context_budget_for(options);
+    const uint64_t weights = options.precision == Precision::Auto && ck.format == "gguf"
+                                 ? ck.bytes_as_stored
+                                 : weight_bytes_for(ck.config, dtype_of(options.precision));
+    const int chosen = default_context(ck.config, weights, kv_element, budget);
+    if (chosen < ck.config.max_position_embeddings && budget.memory_bytes > 0)
+      context_note = "the context is " + std::to_string(chosen) + " tokens, not the " +
+                     std::to_string(ck.config.max_position_embeddings) + " the model was trained for: what fits in " +
+                     budget.where + " beside the weights";
+    return chosen;
+  });
   report("reading", 0.05);
 
   auto weights = std::make_shared<Gemma3Weights>(load_checkpoint_weights(
@@ -261,9 +267,9 @@ std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
   info.weight_bytes = weights->bytes();
   info.notes.insert(info.notes.end(), weights->notes.begin(), weights->notes.end());
   info.context_length = context;
+  if (!context_note.empty()) info.notes.push_back(context_note);
 
   report("uploading", 0.9);
-  const DType kv_element = options.precision == Precision::F32 ? DType::F32 : DType::F16;
   // The mapping stays until the backend exists (its pages were released as they were read): a
   // Vulkan upload that fails half way reads the weights again for the CPU.
   auto reload = [&] { return load_checkpoint_weights(ck, options.precision, options.threads, {}, options.cancel); };

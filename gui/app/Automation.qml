@@ -15,6 +15,7 @@ Item {
     signal pageRequested(string name)
 
     property bool sent: false
+    property bool regenerated: false
     property bool finishing: false
 
     function say(line) { launch.report("kiln-desktop: " + line) }
@@ -89,6 +90,12 @@ Item {
         target: automation.chat
         function onAnswerFinished(conversationId, stats) {
             automation.say("answer " + JSON.stringify(stats))
+            if (automation.launch.regenerate && !automation.regenerated) {
+                automation.regenerated = true
+                if (automation.chat.regenerate())
+                    return
+                automation.say("regenerate-failed " + automation.chat.lastError)
+            }
             automation.finish(0)
         }
         function onAnswerFailed(conversationId, message) {

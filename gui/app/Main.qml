@@ -72,6 +72,9 @@ ApplicationWindow {
         serverEnabled: appSettings.serverEnabled
         serverPort: appSettings.serverPort
         onLoaded: info => {
+            if (info.remote === true)
+                return  // a remote endpoint's model is not a file to reopen (the endpoints list remembers it)
+            remoteEndpoints.remember("", "")
             appSettings.addRecentModel(info.path)
             appSettings.lastModel = info.path
         }
@@ -81,6 +84,7 @@ ApplicationWindow {
         engine: engineController
         settings: appSettings
     }
+    RemoteEndpoints { id: remoteEndpoints }
     ModelLibrary {
         id: modelLibrary
         settings: appSettings
@@ -151,8 +155,10 @@ ApplicationWindow {
                 engine: engineController
                 library: modelLibrary
                 settings: appSettings
+                remoteEndpoints: remoteEndpoints
                 onLoadRequested: path => window.loadModel(path)
                 onChatRequested: window.showPage("chat")
+                onDownloadsRequested: window.showPage("downloads")
             }
             DownloadsPage {
                 downloads: downloadController
@@ -206,8 +212,13 @@ ApplicationWindow {
         hardwareMonitor.refresh()
         if (launchOptions.page.length > 0)
             showPage(launchOptions.page)
-        // A model named on the command line, else the last one used, else the bundled one,
-        // else the Models page to choose one.
+        // A model named on the command line, else the last one used (a remote one too), else the
+        // bundled one, else the Models page to choose one.
+        const remote = remoteEndpoints.lastUsed
+        if (launchOptions.modelPath.length === 0 && remote.url !== undefined && remote.model.length > 0) {
+            engineController.useRemote(remote.url, remoteEndpoints.apiKey(remote.url), remote.model)
+            return
+        }
         const candidates = [launchOptions.modelPath, appSettings.lastModel, modelLibrary.defaultModelPath]
         const path = candidates.find(p => p.length > 0 && modelLibrary.looksLikeModel(p))
         if (path)

@@ -38,7 +38,9 @@ AbstractButton {
                 anchors.verticalCenter: parent.verticalCenter
                 font.pixelSize: Theme.fontSmall
                 color: Theme.text
-                text: badge.engine.modelLoaded
+                text: badge.engine.modelLoaded && badge.engine.remote
+                      ? qsTr("%1 · remote · %2").arg(badge.engine.modelInfo.name).arg(badge.engine.modelInfo.host)
+                      : badge.engine.modelLoaded
                       ? "%1 · %2 · %3".arg(badge.engine.modelInfo.name)
                             .arg(String(badge.engine.modelInfo.precision).toUpperCase())
                             .arg(badge.engine.modelInfo.backend)

@@ -10,11 +10,13 @@ Item {
     required property EngineController engine
     required property ModelLibrary library
     required property AppSettings settings
+    required property RemoteEndpoints remoteEndpoints
     signal loadRequested(string path)
     signal chatRequested()
+    signal downloadsRequested()
 
-    // The model whose facts are shown: the one clicked, else the one loaded.
-    property string selectedPath: engine.modelLoaded ? engine.modelInfo.path : ""
+    // The model whose facts are shown: the one clicked, else the one loaded (a remote one has no files here).
+    property string selectedPath: engine.modelLoaded && !engine.remote ? engine.modelInfo.path : ""
     property var selectedInfo: ({})
     property string inspectError
 
@@ -64,48 +66,68 @@ Item {
                 Layout.bottomMargin: Theme.pagePadding
                 spacing: 20
 
-                // The library.
-                Card {
-                    title: qsTr("Library")
-                    subtitle: qsTr("Bundled, downloaded with “kiln pull” into %1, found in the Hugging Face cache, and recently opened.").arg(page.library.userModelsDir)
+                ColumnLayout {
                     Layout.preferredWidth: 360
+                    Layout.maximumWidth: 360
                     Layout.alignment: Qt.AlignTop
+                    spacing: 20
 
-                    RowLayout {
-                        spacing: Theme.gap
-                        PlainButton {
-                            objectName: "openFolderButton"
-                            text: qsTr("Open folder…")
-                            iconName: "folder"
-                            onClicked: folderPicker.open()
-                        }
-                        PlainButton {
-                            text: qsTr("Open file…")
-                            iconName: "file"
-                            onClicked: folderPicker.open()  // it lists .gguf files and takes a typed path
-                        }
-                    }
-                    Repeater {
-                        model: page.library
-                        delegate: ModelListItem {
-                            required property var model
-                            Layout.fillWidth: true
-                            name: model.name
-                            path: model.path
-                            kind: model.kind
-                            exists: model.exists
-                            selected: model.path === page.selectedPath
-                            loaded: page.engine.modelLoaded && page.engine.modelInfo.path === model.path
-                            onClicked: page.select(model.path)
-                            onForgetRequested: page.settings.removeRecentModel(model.path)
-                        }
-                    }
-                    Label {
-                        visible: page.library.count === 0
-                        text: qsTr("No models yet. Open a folder or a file, or download one with “kiln pull”.")
-                        color: Theme.textMuted
-                        wrapMode: Text.Wrap
+                    // The library.
+                    Card {
+                        title: qsTr("Library")
+                        subtitle: qsTr("Bundled, downloaded on the Downloads page into %1, found in the Hugging Face cache, and recently opened.").arg(page.library.userModelsDir)
                         Layout.fillWidth: true
+
+                        RowLayout {
+                            spacing: Theme.gap
+                            PlainButton {
+                                objectName: "openFolderButton"
+                                text: qsTr("Open folder…")
+                                iconName: "folder"
+                                onClicked: folderPicker.open()
+                            }
+                            PlainButton {
+                                text: qsTr("Open file…")
+                                iconName: "file"
+                                onClicked: folderPicker.open()  // it lists .gguf files and takes a typed path
+                            }
+                        }
+                        Repeater {
+                            model: page.library
+                            delegate: ModelListItem {
+                                required property var model
+                                Layout.fillWidth: true
+                                name: model.name
+                                path: model.path
+                                kind: model.kind
+                                exists: model.exists
+                                selected: model.path === page.selectedPath
+                                loaded: page.engine.modelLoaded && page.engine.modelInfo.path === model.path
+                                onClicked: page.select(model.path)
+                                onForgetRequested: page.settings.removeRecentModel(model.path)
+                            }
+                        }
+                        Label {
+                            visible: page.library.count === 0
+                            text: qsTr("No models yet. Open a folder or a file, or download one on the Downloads page.")
+                            color: Theme.textMuted
+                            wrapMode: Text.Wrap
+                            Layout.fillWidth: true
+                        }
+                        PlainButton {
+                            objectName: "openDownloadsButton"
+                            text: qsTr("Downloads page")
+                            iconName: "download"
+                            onClicked: page.downloadsRequested()
+                        }
+                    }
+
+                    RemoteEndpointsCard {
+                        objectName: "remoteEndpointsCard"
+                        Layout.fillWidth: true
+                        engine: page.engine
+                        endpoints: page.remoteEndpoints
+                        onChatRequested: page.chatRequested()
                     }
                 }
 

@@ -16,7 +16,7 @@ Item {
     // Automatic skips CPU-emulated Vulkan devices; choosing Vulkan uses them anyway.
     readonly property bool hasGpu: (hardware.info.gpus || []).length > 0
     readonly property bool onlySoftwareVulkan: hasGpu && (hardware.info.gpus || []).every(g => g.software === true)
-    readonly property bool needsReload: engine.modelLoaded && engine.loadedSignature !== settings.loadSignature
+    readonly property bool needsReload: engine.modelLoaded && !engine.remote && engine.loadedSignature !== settings.loadSignature
 
     // Sampling settings the user has not set (undefined) take the loaded model's defaults.
     readonly property var modelDefaults: engine.modelInfo.samplingDefaults || ({})
@@ -117,15 +117,20 @@ Item {
                     label: qsTr("Context length")
                     // Past what the loaded model was trained for, the setting is cut to that: say so.
                     readonly property int trained: page.engine.modelInfo.maxContext || 0
+                    readonly property int loaded: page.engine.modelInfo.contextLength || 0
                     description: trained > 0 && page.settings.contextLength > trained
                                  ? qsTr("More than the %1 tokens this model was trained for: it is loaded with %1.").arg(trained)
+                                 : page.settings.contextLength === 0 && loaded > 0 && loaded < trained
+                                 ? qsTr("The model’s own length as far as memory holds it: %1 tokens here (it was trained for %2).").arg(loaded).arg(trained)
+                                 : page.settings.contextLength === 0 && loaded > 0
+                                 ? qsTr("The model’s own length as far as memory holds it: all %1 tokens it was trained for.").arg(loaded)
                                  : qsTr("The most tokens a conversation can hold. Longer takes more memory.")
                     ChoiceBox {
                         id: contextBox
                         textRole: "label"
                         valueRole: "value"
                         model: [
-                            { value: 0, label: qsTr("Model default (≤ 8192)") },
+                            { value: 0, label: qsTr("The model’s own") },
                             { value: 2048, label: "2048" }, { value: 4096, label: "4096" },
                             { value: 8192, label: "8192" }, { value: 16384, label: "16384" },
                             { value: 32768, label: "32768" }, { value: 131072, label: "131072" }

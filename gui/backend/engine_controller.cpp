@@ -1,5 +1,6 @@
 #include "engine_controller.h"
 
+#include <QUrl>
 #include <utility>
 
 #include "engine_facts.h"
@@ -32,6 +33,16 @@ EngineController::EngineController(QObject* parent) : QObject(parent) {
   connect(worker_, &EngineWorker::failed, this, &EngineController::onFailed);
   thread_.setObjectName(QStringLiteral("kiln-engine"));
   thread_.start();
+  // A remote model's answers arrive as a local one's do.
+  remoteWorker_ = new RemoteWorker;
+  remoteWorker_->moveToThread(&remoteThread_);
+  connect(&remoteThread_, &QThread::finished, remoteWorker_, &QObject::deleteLater);
+  connect(remoteWorker_, &RemoteWorker::textArrived, this, &EngineController::textArrived);
+  connect(remoteWorker_, &RemoteWorker::liveSample, this, &EngineController::liveSample);
+  connect(remoteWorker_, &RemoteWorker::finished, this, &EngineController::onFinished);
+  connect(remoteWorker_, &RemoteWorker::failed, this, &EngineController::onFailed);
+  remoteThread_.setObjectName(QStringLiteral("kiln-remote"));
+  remoteThread_.start();
 }
 
 EngineController::~EngineController() {
@@ -39,7 +50,9 @@ EngineController::~EngineController() {
   if (generationStop_) generationStop_->request_stop();
   if (loadStop_) loadStop_->request_stop();
   thread_.quit();  // runs after the worker's current call returns (cancelled above)
+  remoteThread_.quit();
   thread_.wait();
+  remoteThread_.wait();
 }
 
 void EngineController::setProfiling(bool enabled) {
@@ -63,6 +76,7 @@ void EngineController::load(const QString& path, const QString& precision, const
     return;
   }
   stop();
+  endRemote();
   if (loadStop_) loadStop_->request_stop();  // a newer choice replaces a load still running
   loadStop_.emplace();
   ++pendingLoads_;
@@ -84,6 +98,7 @@ void EngineController::cancelLoad() {
 void EngineController::unload() {
   stop();
   cancelLoad();
+  endRemote();
   // The model is going: say so now, so nothing (the API server above all) starts on it meanwhile.
   modelInfo_.clear();
   loadedSignature_.clear();
@@ -104,6 +119,41 @@ void EngineController::stop() {
   if (generationStop_) generationStop_->request_stop();
 }
 
+void EngineController::useRemote(const QString& url, const QString& apiKey, const QString& model) {
+  const QString root = RemoteWorker::apiRoot(url);
+  if (root.isEmpty() || model.isEmpty()) {
+    setError(tr("“%1” is not a web address (http:// or https://).").arg(url));
+    return;
+  }
+  stop();
+  cancelLoad();
+  // The local model goes, to give its memory back (a load still running is dropped when it ends).
+  if (!remote_ && modelLoaded()) QMetaObject::invokeMethod(worker_, [worker = worker_] { worker->unload(); });
+  remote_ = RemoteTarget{url, apiKey, model};
+  loadedInfo_ = {};
+  const QString host = QUrl(root).authority();
+  modelInfo_ = QVariantMap{{"name", model}, {"remote", true}, {"endpoint", root}, {"host", host},
+                           // No file: a path no library entry has, so the Models page shows no local model as loaded.
+                           {"path", QStringLiteral("remote:%1#%2").arg(root, model)},
+                           {"backend", tr("remote")}, {"precision", QString()},
+                           {"runsOn", tr("%1 (a remote endpoint)").arg(root)}};
+  loadedSignature_.clear();
+  loadingPath_.clear();
+  emit modelInfoChanged();
+  setError({});
+  setStatus(Ready);
+  updateServer();  // a local model's API server stops (status may have been Ready already)
+  emit loaded(modelInfo_);
+}
+
+void EngineController::endRemote() {
+  if (!remote_) return;
+  remote_.reset();
+  modelInfo_.clear();
+  emit modelInfoChanged();
+  if (status_ == Ready || status_ == Generating) setStatus(Empty);
+}
+
 quint64 EngineController::startChat(std::vector<kiln::ChatMessage> messages, kiln::GenerateOptions options) {
   if (status_ != Ready) return 0;
   generationStop_.emplace();
@@ -111,6 +161,12 @@ quint64 EngineController::startChat(std::vector<kiln::ChatMessage> messages, kil
   activeId_ = nextId_++;
   ChatRequest request{activeId_, std::move(messages), std::move(options)};
   setStatus(Generating);
+  if (remote_) {
+    QMetaObject::invokeMethod(remoteWorker_, [worker = remoteWorker_, request = std::move(request), target = *remote_] {
+      worker->chat(request, target);
+    });
+    return activeId_;
+  }
   QMetaObject::invokeMethod(worker_, [worker = worker_, request = std::move(request)] { worker->chat(request); });
   return activeId_;
 }
@@ -138,7 +194,7 @@ void EngineController::setServerPort(int port) {
 }
 
 void EngineController::updateServer() {
-  const bool wanted = serverEnabled_ && modelLoaded();
+  const bool wanted = serverEnabled_ && modelLoaded() && !remote_;  // it serves local models only
   if (!wanted && server_.running()) {
     server_.stop();
     emit serverChanged();
@@ -160,6 +216,11 @@ void EngineController::setError(const QString& message, const QString& failedPat
 
 void EngineController::onLoaded(const kiln::ModelInfo& info) {
   if (--pendingLoads_ > 0) return;  // superseded: the worker loads the newer choice next
+  if (remote_) {  // a remote model was chosen while this loaded: let it go again
+    loadStop_.reset();
+    QMetaObject::invokeMethod(worker_, [worker = worker_] { worker->unload(); });
+    return;
+  }
   if (loadStop_ && loadStop_->stop_requested()) {  // cancelled just as it finished: drop it
     QMetaObject::invokeMethod(worker_, [worker = worker_] { worker->unload(); });
     ++pendingLoads_;  // onLoadFailed below counts it down again
@@ -182,6 +243,11 @@ void EngineController::onLoaded(const kiln::ModelInfo& info) {
 
 void EngineController::onLoadFailed(const QString& message, bool previousKept) {
   if (--pendingLoads_ > 0) return;
+  if (remote_) {  // cancelled by choosing a remote model: nothing to say, and nothing to keep
+    loadStop_.reset();
+    if (previousKept) QMetaObject::invokeMethod(worker_, [worker = worker_] { worker->unload(); });
+    return;
+  }
   loadStop_.reset();
   const QString failed = loadingPath_;
   loadingPath_.clear();

@@ -11,6 +11,7 @@
 
 #include "engine_messages.h"
 #include "local_server.h"
+#include "remote_worker.h"
 
 namespace kiln::gui {
 
@@ -40,6 +41,8 @@ class EngineController : public QObject {
   Q_PROPERTY(bool serverRunning READ serverRunning NOTIFY serverChanged)
   Q_PROPERTY(QString serverUrl READ serverUrl NOTIFY serverChanged)
   Q_PROPERTY(QString serverError READ serverError NOTIFY serverChanged)
+  // The model in use is a remote endpoint's (useRemote): chats go there, nothing is loaded here.
+  Q_PROPERTY(bool remote READ remote NOTIFY modelInfoChanged)
 
  public:
   enum Status { Empty, Loading, Ready, Generating };
@@ -70,6 +73,7 @@ class EngineController : public QObject {
   bool serverRunning() const { return server_.running(); }
   QString serverUrl() const { return server_.url(); }
   QString serverError() const { return serverError_; }
+  bool remote() const { return remote_.has_value(); }
 
   // precision: fp16/int8/int4; backend: auto/vulkan/cpu; attention: auto/on/off.
   // signature: the caller's summary of these choices, kept to tell when a reload is needed.
@@ -82,6 +86,10 @@ class EngineController : public QObject {
   Q_INVOKABLE void probeHardware();
   // Ends the running generation now; its finished() arrives with stop reason "cancelled".
   Q_INVOKABLE void stop();
+  // Answers come from `model` at an OpenAI-compatible endpoint from now on (a local model is
+  // unloaded, to give its memory back); ready at once, as the endpoint holds the model. load()
+  // or unload() ends it.
+  Q_INVOKABLE void useRemote(const QString& url, const QString& apiKey, const QString& model);
 
   // Starts a chat generation and returns its id (0 when no model is ready or one is running).
   quint64 startChat(std::vector<kiln::ChatMessage> messages, kiln::GenerateOptions options);
@@ -113,8 +121,13 @@ class EngineController : public QObject {
   void onLoadFailed(const QString& message, bool previousKept);
   void onFinished(quint64 id, const kiln::GenerationStats& stats);
   void onFailed(quint64 id, const QString& message);
+  // Back from a remote model to none (load() and unload() then go on as usual).
+  void endRemote();
 
   QThread thread_;
+  QThread remoteThread_;
+  RemoteWorker* remoteWorker_ = nullptr;  // lives on remoteThread_
+  std::optional<RemoteTarget> remote_;
   LocalServerHost server_;          // declared after thread_: destroyed (stopped) before it
   kiln::ModelInfo loadedInfo_;
   bool serverEnabled_ = false;

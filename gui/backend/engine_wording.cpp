@@ -72,6 +72,14 @@ const std::vector<Phrase>& phrases() {
        [](const Match&) { return EngineWording::tr("the Vulkan backend keeps attention on the GPU; the NPU attention setting applies to the CPU backend"); }},
       {re("Kiln was built without Vulkan; running on the CPU"),
        [](const Match&) { return EngineWording::tr("Kiln was built without Vulkan; running on the CPU"); }},
+      // The default context, cut to memory (engine/context_budget.h).
+      {re(R"(the context is (\d+) tokens, not the (\d+) the model was trained for: what fits in (.+) beside the weights)"),
+       [](const Match& m) {
+         const QString where = m.captured(3) == QLatin1String("RAM") ? EngineWording::tr("RAM")
+                               : EngineWording::tr("the memory of %1").arg(m.captured(3).mid(int(std::string_view("the memory of ").size())));
+         return EngineWording::tr("the context is %1 tokens, not the %2 the model was trained for: that is what fits in %3 beside the weights")
+             .arg(QLocale().toString(m.captured(1).toInt()), QLocale().toString(m.captured(2).toInt()), where);
+       }},
       {re(R"(embedding \(also the output projection\) held in (\S+))"),
        [](const Match& m) { return EngineWording::tr("embedding (also the output projection) held in %1").arg(m.captured(1)); }},
       // A device's missing capability (runtime/vulkan/device.cpp).

@@ -25,14 +25,16 @@ void LaunchOptions::parse(const QStringList& arguments) {
   const QCommandLineOption theme("theme", tr("light or dark (this run only)."), tr("theme"));
   const QCommandLineOption language("language", tr("en or de (this run only)."), tr("code"));
   const QCommandLineOption download("download", tr("Download what the Downloads page suggests for --repo."));
+  const QCommandLineOption regenerate("regenerate", tr("Regenerate the answer to --prompt once, so both versions are kept."));
   const QCommandLineOption quit("quit", tr("Quit after the prompt was answered and the screenshot saved."));
-  parser.addOptions({model, prompt, page, repo, download, screenshot, theme, language, quit});
+  parser.addOptions({model, prompt, page, repo, download, regenerate, screenshot, theme, language, quit});
   parser.process(arguments);  // exits with a message on --help or an unknown option
   modelPath_ = parser.value(model);
   prompt_ = parser.value(prompt);
   page_ = parser.value(page);
   repo_ = parser.value(repo);
   downloadRepo_ = parser.isSet(download);
+  regenerate_ = parser.isSet(regenerate);
   screenshot_ = parser.value(screenshot);
   theme_ = parser.value(theme);
   language_ = parser.value(language);

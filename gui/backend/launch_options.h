@@ -18,6 +18,7 @@ class LaunchOptions : public QObject {
   Q_PROPERTY(QString page READ page CONSTANT)            // chat, models, downloads, hardware, profiler, settings
   Q_PROPERTY(QString repo READ repo CONSTANT)            // OWNER/REPO the Downloads page lists at start
   Q_PROPERTY(bool downloadRepo READ downloadRepo CONSTANT)  // and then downloads what it suggests
+  Q_PROPERTY(bool regenerate READ regenerate CONSTANT)   // answer the prompt twice: two versions (‹ 2/2 ›)
   Q_PROPERTY(QString screenshot READ screenshot CONSTANT)  // PNG to write once the app is settled
   Q_PROPERTY(QString theme READ theme CONSTANT)
   Q_PROPERTY(QString language READ language CONSTANT)
@@ -34,6 +35,7 @@ class LaunchOptions : public QObject {
   QString page() const { return page_; }
   QString repo() const { return repo_; }
   bool downloadRepo() const { return downloadRepo_; }
+  bool regenerate() const { return regenerate_; }
   QString screenshot() const { return screenshot_; }
   QString theme() const { return theme_; }
   QString language() const { return language_; }
@@ -53,6 +55,7 @@ class LaunchOptions : public QObject {
   QString modelPath_, prompt_, page_, repo_, screenshot_, theme_, language_;
   bool quitWhenDone_ = false;
   bool downloadRepo_ = false;
+  bool regenerate_ = false;
 };
 
 }  // namespace kiln::gui

@@ -1,25 +1,33 @@
 #!/usr/bin/env bash
 # Re-takes the README's screenshots: each page of kiln-desktop after the bundled demo model
-# answered a prompt (profiling on), in the light theme, plus the chat in the dark theme.
-# usage: gui/screenshots/update.sh [build-dir]   (kiln-desktop must be built there)
+# answered a prompt twice (two versions, profiling on), in the light theme, plus the chat in the
+# dark theme. The Models page lists a remote endpoint: `kiln serve` on the demo model, on loopback.
+# usage: gui/screenshots/update.sh [build-dir]   (kiln-desktop and kiln must be built there)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-app="${1:-$here/../../build}/gui/kiln-desktop"
+build="${1:-$here/../../build}"
+app="$build/gui/kiln-desktop"
 home="$(mktemp -d)"
 hub_pid=""
-trap 'rm -rf "$home"; [ -n "$hub_pid" ] && kill "$hub_pid"' EXIT
+serve_pid=""
+trap 'rm -rf "$home"; [ -n "$hub_pid" ] && kill "$hub_pid"; [ -n "$serve_pid" ] && kill "$serve_pid"' EXIT
+demo="$here/../../resources/models/kiln-demo"
+serve_port=$((20000 + RANDOM % 20000))
+"$build/core/cli/kiln" serve --model "$demo" --backend cpu --port "$serve_port" >/dev/null 2>&1 &
+serve_pid=$!
 mkdir -p "$home/config/kiln"
-printf '[ui]\nprofiling=true\n\n[sampling]\nmax_tokens=160\n' > "$home/config/kiln/kiln-desktop.conf"
+printf '[ui]\nprofiling=true\n\n[sampling]\nmax_tokens=160\n\n[remote]\nendpoints\\1\\url=http://127.0.0.1:%s/v1\nendpoints\\size=1\n' \
+  "$serve_port" > "$home/config/kiln/kiln-desktop.conf"
+sleep 2
 export XDG_DATA_HOME="$home/data" XDG_CONFIG_HOME="$home/config" QT_QPA_PLATFORM=offscreen
 shoot() {  # page file [options]
   local page=$1 file=$2; shift 2
   "$app" --page "$page" --prompt "And God said" --screenshot "$here/$file" --quit "$@" | grep -E "screenshot|failed" || true
 }
-for page in chat models hardware profiler settings; do shoot "$page" "$page.png"; done
+for page in chat models catalogue hardware profiler settings; do shoot "$page" "$page.png" --regenerate; done
 
 # The Downloads page lists the bundled demo model from a hub stand-in on loopback: static files
 # laid out as the hub's tree API and /resolve/ URLs answer (python3's http.server ignores the query).
-demo="$here/../../resources/models/kiln-demo"
 hub="$home/hub"
 mkdir -p "$hub/api/models/kiln/kiln-demo/tree" "$hub/kiln/kiln-demo/resolve/main"
 cp "$demo"/* "$hub/kiln/kiln-demo/resolve/main/"
@@ -39,4 +47,4 @@ python3 -m http.server "$port" --bind 127.0.0.1 --directory "$hub" >/dev/null 2>
 hub_pid=$!
 sleep 1
 KILN_HF_ENDPOINT="http://127.0.0.1:$port" shoot downloads downloads.png --repo kiln/kiln-demo --download
-shoot chat chat-dark.png --theme dark
+shoot chat chat-dark.png --theme dark --regenerate

@@ -202,7 +202,7 @@ class EngineBehaviour : public QObject {
     QCOMPARE(error_for(10'000'000, Beyond::Refuse),
              std::string("a context of 10000000 tokens is more than the 4096 the model was trained for (--ctx-force allows it)"));
     QCOMPARE(error_for(5000, Beyond::Allow), std::string("loaded with 5000"));
-    QCOMPARE(error_for(0, Beyond::Refuse), std::string("loaded with 4096"));  // the default: min(model, 8192)
+    QCOMPARE(error_for(0, Beyond::Refuse), std::string("loaded with 4096"));  // the default: the model's own, memory allowing
     QCOMPARE(error_for(10'000'000, Beyond::Clamp), std::string("loaded with 4096"));  // the app's ceiling
     QCOMPARE(error_for(100'000'000, Beyond::Allow), std::string("a context of 100000000 tokens is more than Kiln holds (16777216)"));
   }

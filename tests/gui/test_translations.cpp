@@ -100,6 +100,7 @@ class TestTranslations : public QObject {
         "the Vulkan backend keeps attention on the GPU; --attention npu applies to the CPU backend (--backend cpu)",
         "NPU attention was asked for, but no NPU was found; attention runs on the cpu",
         "embedding (also the output projection) held in Q8_0",
+        "the context is 24576 tokens, not the 131072 the model was trained for: what fits in RAM beside the weights",
     };
     for (const std::string& english : said) {
       const QString shown = kiln::gui::EngineWording::text(english);

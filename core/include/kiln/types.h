@@ -53,7 +53,8 @@ struct LoadOptions {
   AttentionPlacement attention = AttentionPlacement::Auto;
   int vulkan_device = -1;              // -1: pick the best real GPU
   VulkanTuning vulkan_tuning;          // empty: the device's own plan
-  int context_length = 0;              // 0: min(model maximum, 8192); negative is an error
+  int context_length = 0;              // 0: the model's trained length, as far as memory holds it
+                                       // (engine/context_budget.h); negative is an error
   // A context_length past what the model was trained for: an error (Refuse), cut to the trained
   // length (Clamp: the app's setting is a ceiling across models), or taken (Allow: kiln --ctx-force).
   enum class BeyondTraining { Refuse, Clamp, Allow };

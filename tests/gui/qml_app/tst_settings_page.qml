@@ -48,5 +48,17 @@ Item {
             verify(row.description.indexOf("4096") >= 0, row.description)
             settings.contextLength = 0
         }
+
+        // Left to the engine, the context is the model's own as far as memory holds it: the tiny
+        // fixture's 4096 fit anywhere, and the row says that is what it got.
+        function test_theDefaultContextIsTheModelsOwn() {
+            const row = findChild(page, "contextLengthRow")
+            compare(settings.contextLength, 0)
+            engine.load(fixtureModel, "fp16", "cpu", "auto", settings.contextLength, 1)
+            tryVerify(() => engine.modelLoaded && engine.modelInfo.contextLength === 4096, 30000, "loaded with its own context")
+            verify(row.description.indexOf("all 4096 tokens it was trained for") >= 0, row.description)
+            engine.load(fixtureModel, "fp16", "cpu", "auto", 1024, 1)  // as the other tests expect
+            tryVerify(() => engine.modelLoaded && engine.modelInfo.contextLength === 1024, 30000)
+        }
     }
 }
