@@ -649,6 +649,18 @@
         <source>software Vulkan (slow, for testing): Kiln’s own CPU path is faster, so Automatic never uses it; it runs only when Vulkan is chosen in Settings</source>
         <translation>Software-Vulkan (langsam, zum Testen): Kilns eigener CPU-Pfad ist schneller, deshalb nutzt „Automatisch“ es nie; es läuft nur, wenn Vulkan in den Einstellungen gewählt ist</translation>
     </message>
+    <message>
+        <source>RAM</source>
+        <translation>den Arbeitsspeicher</translation>
+    </message>
+    <message>
+        <source>the memory of %1</source>
+        <translation>den Speicher von %1</translation>
+    </message>
+    <message>
+        <source>the context is %1 tokens, not the %2 the model was trained for: that is what fits in %3 beside the weights</source>
+        <translation>der Kontext umfasst %1 Tokens, nicht die %2, für die das Modell trainiert wurde: So viel passt neben den Gewichten in %3</translation>
+    </message>
 </context>
 <context>
     <name>GpuFacts</name>
@@ -1081,6 +1093,10 @@
         <source>No model</source>
         <translation>Kein Modell</translation>
     </message>
+    <message>
+        <source>%1 · remote · %2</source>
+        <translation>%1 · entfernt · %2</translation>
+    </message>
 </context>
 <context>
     <name>ModelFactsCard</name>
@@ -1282,12 +1298,16 @@
         <translation>Datei öffnen …</translation>
     </message>
     <message>
-        <source>No models yet. Open a folder or a file, or download one with “kiln pull”.</source>
-        <translation>Noch keine Modelle. Öffnen Sie einen Ordner oder eine Datei oder laden Sie eines mit „kiln pull“ herunter.</translation>
+        <source>Bundled, downloaded on the Downloads page into %1, found in the Hugging Face cache, and recently opened.</source>
+        <translation>Mitgeliefert, auf der Seite „Downloads“ nach %1 heruntergeladen, im Hugging-Face-Cache gefunden und zuletzt geöffnet.</translation>
     </message>
     <message>
-        <source>Bundled, downloaded with “kiln pull” into %1, found in the Hugging Face cache, and recently opened.</source>
-        <translation>Mitgeliefert, mit „kiln pull“ nach %1 heruntergeladen, im Hugging-Face-Cache gefunden und zuletzt geöffnet.</translation>
+        <source>No models yet. Open a folder or a file, or download one on the Downloads page.</source>
+        <translation>Noch keine Modelle. Öffnen Sie einen Ordner oder eine Datei, oder laden Sie eines auf der Seite „Downloads“ herunter.</translation>
+    </message>
+    <message>
+        <source>Downloads page</source>
+        <translation>Seite „Downloads“</translation>
     </message>
 </context>
 <context>
@@ -1401,6 +1421,61 @@
     </message>
 </context>
 <context>
+    <name>RemoteEndpointsCard</name>
+    <message>
+        <source>Remote endpoints</source>
+        <translation>Entfernte Endpunkte</translation>
+    </message>
+    <message>
+        <source>Models served elsewhere through the OpenAI-compatible API: another Kiln, vLLM, SGLang, llama.cpp&apos;s server or Ollama.</source>
+        <translation>Modelle, die anderswo über die OpenAI-kompatible API bereitgestellt werden: ein anderes Kiln, vLLM, SGLang, der Server von llama.cpp oder Ollama.</translation>
+    </message>
+    <message>
+        <source>This build of Kiln cannot reach remote endpoints.</source>
+        <translation>Dieser Build von Kiln kann keine entfernten Endpunkte erreichen.</translation>
+    </message>
+    <message>
+        <source>with API key</source>
+        <translation>mit API-Schlüssel</translation>
+    </message>
+    <message>
+        <source>List its models again</source>
+        <translation>Modelle erneut abfragen</translation>
+    </message>
+    <message>
+        <source>Remove this endpoint</source>
+        <translation>Diesen Endpunkt entfernen</translation>
+    </message>
+    <message>
+        <source>Asking for its models…</source>
+        <translation>Modelle werden abgefragt …</translation>
+    </message>
+    <message>
+        <source>Chat with this model</source>
+        <translation>Mit diesem Modell chatten</translation>
+    </message>
+    <message>
+        <source>Remote · in use</source>
+        <translation>Entfernt · in Verwendung</translation>
+    </message>
+    <message>
+        <source>Remote</source>
+        <translation>Entfernt</translation>
+    </message>
+    <message>
+        <source>Address, e.g. http://192.168.1.20:8080/v1</source>
+        <translation>Adresse, z. B. http://192.168.1.20:8080/v1</translation>
+    </message>
+    <message>
+        <source>API key (if it needs one)</source>
+        <translation>API-Schlüssel (falls nötig)</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>Hinzufügen</translation>
+    </message>
+</context>
+<context>
     <name>SearchField</name>
     <message>
         <source>Clear</source>
@@ -1487,10 +1562,6 @@
     <message>
         <source>The most tokens a conversation can hold. Longer takes more memory.</source>
         <translation>Wie viele Tokens eine Unterhaltung höchstens fasst. Länger braucht mehr Speicher.</translation>
-    </message>
-    <message>
-        <source>Model default (≤ 8192)</source>
-        <translation>Modellvorgabe (≤ 8192)</translation>
     </message>
     <message>
         <source>CPU threads</source>
@@ -1716,6 +1787,18 @@
         <source>Enter then starts a new line. Off: Enter sends and Shift+Enter starts a new line.</source>
         <translation>Die Eingabetaste beginnt dann eine neue Zeile. Aus: Die Eingabetaste sendet, Umschalt+Eingabe beginnt eine neue Zeile.</translation>
     </message>
+    <message>
+        <source>The model’s own length as far as memory holds it: %1 tokens here (it was trained for %2).</source>
+        <translation>Die eigene Länge des Modells, soweit der Speicher reicht: hier %1 Tokens (trainiert für %2).</translation>
+    </message>
+    <message>
+        <source>The model’s own length as far as memory holds it: all %1 tokens it was trained for.</source>
+        <translation>Die eigene Länge des Modells, soweit der Speicher reicht: alle %1 Tokens, für die es trainiert wurde.</translation>
+    </message>
+    <message>
+        <source>The model’s own</source>
+        <translation>Die des Modells</translation>
+    </message>
 </context>
 <context>
     <name>SliderRow</name>
@@ -1845,6 +1928,18 @@
         <source>Loading was cancelled.</source>
         <translation>Das Laden wurde abgebrochen.</translation>
     </message>
+    <message>
+        <source>“%1” is not a web address (http:// or https://).</source>
+        <translation>„%1“ ist keine Webadresse (http:// oder https://).</translation>
+    </message>
+    <message>
+        <source>remote</source>
+        <translation>entfernt</translation>
+    </message>
+    <message>
+        <source>%1 (a remote endpoint)</source>
+        <translation>%1 (ein entfernter Endpunkt)</translation>
+    </message>
 </context>
 <context>
     <name>kiln::gui::EngineWorker</name>
@@ -1923,6 +2018,10 @@
         <source>Download what the Downloads page suggests for --repo.</source>
         <translation>Herunterladen, was die Seite „Downloads“ für --repo vorschlägt.</translation>
     </message>
+    <message>
+        <source>Regenerate the answer to --prompt once, so both versions are kept.</source>
+        <translation>Die Antwort auf --prompt einmal neu erzeugen, sodass beide Fassungen bleiben.</translation>
+    </message>
 </context>
 <context>
     <name>kiln::gui::ModelCatalogue</name>
@@ -1960,6 +2059,64 @@
     <message>
         <source>%1: cannot be written (%2)</source>
         <translation>%1: kann nicht geschrieben werden (%2)</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::gui::RemoteEndpoints</name>
+    <message>
+        <source>The endpoint lists no models.</source>
+        <translation>Der Endpunkt nennt keine Modelle.</translation>
+    </message>
+    <message>
+        <source>This build of Kiln cannot reach remote endpoints.</source>
+        <translation>Dieser Build von Kiln kann keine entfernten Endpunkte erreichen.</translation>
+    </message>
+    <message>
+        <source>“%1” is not a web address (http:// or https://).</source>
+        <translation>„%1“ ist keine Webadresse (http:// oder https://).</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::gui::RemoteWorker</name>
+    <message>
+        <source>“%1” is not a web address (http:// or https://).</source>
+        <translation>„%1“ ist keine Webadresse (http:// oder https://).</translation>
+    </message>
+    <message>
+        <source>Cannot reach %1. Is the server running, and is the address right? (%2)</source>
+        <translation>%1 ist nicht erreichbar. Läuft der Server, und stimmt die Adresse? (%2)</translation>
+    </message>
+    <message>
+        <source>%1 refused the API key (HTTP %2). Add the endpoint again with the right key.</source>
+        <translation>%1 hat den API-Schlüssel abgelehnt (HTTP %2). Fügen Sie den Endpunkt mit dem richtigen Schlüssel erneut hinzu.</translation>
+    </message>
+    <message>
+        <source>%1 needs an API key (HTTP %2).</source>
+        <translation>%1 verlangt einen API-Schlüssel (HTTP %2).</translation>
+    </message>
+    <message>
+        <source>%1 has no such model or address (HTTP 404): %2</source>
+        <translation>%1 kennt dieses Modell oder diese Adresse nicht (HTTP 404): %2</translation>
+    </message>
+    <message>
+        <source>The endpoint answered with an error (HTTP %1): %2</source>
+        <translation>Der Endpunkt hat mit einem Fehler geantwortet (HTTP %1): %2</translation>
+    </message>
+    <message>
+        <source>The endpoint stopped the answer with an error: %1</source>
+        <translation>Der Endpunkt hat die Antwort mit einem Fehler abgebrochen: %1</translation>
+    </message>
+    <message>
+        <source>The endpoint&apos;s answer is not what an OpenAI-compatible server sends: %1</source>
+        <translation>Die Antwort des Endpunkts ist nicht das, was ein OpenAI-kompatibler Server sendet: %1</translation>
+    </message>
+    <message>
+        <source>The connection ended before the answer did. %1</source>
+        <translation>Die Verbindung endete vor der Antwort. %1</translation>
+    </message>
+    <message>
+        <source>This build of Kiln cannot reach remote endpoints.</source>
+        <translation>Dieser Build von Kiln kann keine entfernten Endpunkte erreichen.</translation>
     </message>
 </context>
 </TS>

@@ -649,6 +649,18 @@
         <source>software Vulkan (slow, for testing): Kiln’s own CPU path is faster, so Automatic never uses it; it runs only when Vulkan is chosen in Settings</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>RAM</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the memory of %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the context is %1 tokens, not the %2 the model was trained for: that is what fits in %3 beside the weights</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>GpuFacts</name>
@@ -1081,6 +1093,10 @@
         <source>No model</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>%1 · remote · %2</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>ModelFactsCard</name>
@@ -1282,11 +1298,15 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>No models yet. Open a folder or a file, or download one with “kiln pull”.</source>
+        <source>Bundled, downloaded on the Downloads page into %1, found in the Hugging Face cache, and recently opened.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Bundled, downloaded with “kiln pull” into %1, found in the Hugging Face cache, and recently opened.</source>
+        <source>No models yet. Open a folder or a file, or download one on the Downloads page.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Downloads page</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1401,6 +1421,61 @@
     </message>
 </context>
 <context>
+    <name>RemoteEndpointsCard</name>
+    <message>
+        <source>Remote endpoints</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Models served elsewhere through the OpenAI-compatible API: another Kiln, vLLM, SGLang, llama.cpp&apos;s server or Ollama.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This build of Kiln cannot reach remote endpoints.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>with API key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>List its models again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remove this endpoint</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Asking for its models…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Chat with this model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remote · in use</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remote</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Address, e.g. http://192.168.1.20:8080/v1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>API key (if it needs one)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>SearchField</name>
     <message>
         <source>Clear</source>
@@ -1486,10 +1561,6 @@
     </message>
     <message>
         <source>The most tokens a conversation can hold. Longer takes more memory.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Model default (≤ 8192)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1716,6 +1787,18 @@
         <source>Enter then starts a new line. Off: Enter sends and Shift+Enter starts a new line.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>The model’s own length as far as memory holds it: %1 tokens here (it was trained for %2).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model’s own length as far as memory holds it: all %1 tokens it was trained for.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model’s own</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>SliderRow</name>
@@ -1845,6 +1928,18 @@
         <source>Loading was cancelled.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>“%1” is not a web address (http:// or https://).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>remote</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (a remote endpoint)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::gui::EngineWorker</name>
@@ -1923,6 +2018,10 @@
         <source>Download what the Downloads page suggests for --repo.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Regenerate the answer to --prompt once, so both versions are kept.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::gui::ModelCatalogue</name>
@@ -1959,6 +2058,64 @@
     </message>
     <message>
         <source>%1: cannot be written (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::gui::RemoteEndpoints</name>
+    <message>
+        <source>The endpoint lists no models.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This build of Kiln cannot reach remote endpoints.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>“%1” is not a web address (http:// or https://).</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::gui::RemoteWorker</name>
+    <message>
+        <source>“%1” is not a web address (http:// or https://).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot reach %1. Is the server running, and is the address right? (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 refused the API key (HTTP %2). Add the endpoint again with the right key.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 needs an API key (HTTP %2).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 has no such model or address (HTTP 404): %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The endpoint answered with an error (HTTP %1): %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The endpoint stopped the answer with an error: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The endpoint&apos;s answer is not what an OpenAI-compatible server sends: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The connection ended before the answer did. %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This build of Kiln cannot reach remote endpoints.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
