@@ -18,6 +18,7 @@ Item {
         id: exportDialog
         title: qsTr("Export a Chrome trace")
         fileMode: FileDialog.SaveFile
+        acceptLabel: qsTr("Save")
         defaultSuffix: "json"
         nameFilters: [qsTr("Chrome trace (*.json)")]
         onAccepted: {
@@ -57,7 +58,12 @@ Item {
                     text: qsTr("Export trace…")
                     iconName: "export"
                     enabled: page.report.hasGeneration
-                    onClicked: exportDialog.open()
+                    onClicked: {
+                        const suggested = page.report.suggestedTraceFile()
+                        exportDialog.currentFolder = suggested.toString().replace(/\/[^\/]*$/, "")
+                        exportDialog.selectedFile = suggested
+                        exportDialog.open()
+                    }
                 }
             }
 

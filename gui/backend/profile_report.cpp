@@ -1,8 +1,11 @@
 #include "profile_report.h"
 
+#include <QDateTime>
+#include <QDir>
 #include <QJsonDocument>
 #include <QPointF>
 #include <QSaveFile>
+#include <QStandardPaths>
 #include <QUrl>
 #include <algorithm>
 #include <map>
@@ -80,13 +83,23 @@ void ProfileReport::setGeneration(const kiln::GenerationStats& stats) {
 QString ProfileReport::exportChromeTrace(const QString& target) const {
   if (!hasGeneration_) return tr("Nothing to export yet: generate an answer first.");
   const QUrl url(target);
-  const QString path = url.isLocalFile() ? url.toLocalFile() : target;
+  QString path = url.isLocalFile() ? url.toLocalFile() : target;
+  // A name typed without the extension still gets a file the trace viewers open.
+  if (!path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive)) path += QStringLiteral(".json");
   const QString model = engine_ ? engine_->modelInfo().value(QStringLiteral("name")).toString() : QString();
   QSaveFile file(path);
   if (!file.open(QIODevice::WriteOnly)) return tr("%1: cannot be written (%2)").arg(path, file.errorString());
   file.write(QJsonDocument(chromeTrace(last_, model)).toJson(QJsonDocument::Compact));
   if (!file.commit()) return tr("%1: cannot be written (%2)").arg(path, file.errorString());
   return {};
+}
+
+QUrl ProfileReport::suggestedTraceFile() const {
+  QString folder = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+  if (folder.isEmpty() || !QDir(folder).exists()) folder = QDir::homePath();
+  const QString name = QStringLiteral("kiln-trace-%1.json")
+                           .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
+  return QUrl::fromLocalFile(QDir(folder).filePath(name));
 }
 
 }  // namespace kiln::gui

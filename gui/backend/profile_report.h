@@ -6,6 +6,7 @@
 #include <QPointer>
 #include <QQmlEngine>
 #include <QStringList>
+#include <QUrl>
 #include <QVariantList>
 
 #include "engine_controller.h"
@@ -43,7 +44,11 @@ class ProfileReport : public QObject {
 
   void setGeneration(const kiln::GenerationStats& stats);
   // Writes the Chrome trace; `target` is a path or a file:// URL. Returns "" or the problem.
+  // Writes the trace to target (a path or a file URL), adding ".json" to a name without it.
+  // Returns "" or the problem.
   Q_INVOKABLE QString exportChromeTrace(const QString& target) const;
+  // The Save dialog's starting point: kiln-trace-DATE-TIME.json in Documents (else home).
+  Q_INVOKABLE QUrl suggestedTraceFile() const;
 
  signals:
   void engineChanged();

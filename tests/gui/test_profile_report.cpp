@@ -106,6 +106,13 @@ class TestProfileReport : public QObject {
     QCOMPARE(error.error, QJsonParseError::NoError);
     QVERIFY(doc.object().value("traceEvents").toArray().size() > 5);
     QVERIFY(!report.exportChromeTrace(dir.filePath("no/such/folder/trace.json")).isEmpty());
+    // A name typed without the extension gets ".json" (the viewers open nothing else).
+    QCOMPARE(report.exportChromeTrace(dir.filePath("typed")), QString());
+    QVERIFY(QFile::exists(dir.filePath("typed.json")));
+    // The dialog starts at a free, dated name with the extension.
+    const QUrl suggested = report.suggestedTraceFile();
+    QVERIFY(suggested.isLocalFile() && suggested.fileName().startsWith("kiln-trace-") &&
+            suggested.fileName().endsWith(".json"));
   }
 
   void aRealProfiledAnswer() {
