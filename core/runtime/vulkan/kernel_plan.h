@@ -42,7 +42,7 @@ bool khr_coopmat_built();
 
 // Device families: the rows of the table in kernel_plan.cpp (kFamilies).
 // Weights whose one-token kernels take int8 activations (matvec_i8_*, matvec_staged_*,
-// matvec_qin_*): Q8_0, Q4_0 and the K-quants.
+// matvec_qin_*): Q8_0, Q4_0, the K-quants and GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL).
 bool int8_decode_type(DType type);
 
 enum class DeviceFamily { Nvidia, Amd, Intel, Cpu, Other };

@@ -21,6 +21,10 @@ const char* type_suffix(DType t) {
     case DType::F16: return "f16";
     case DType::Q8_0: return "q8_0";
     case DType::Q4_0: return "q4_0";
+    case DType::Q5_0: return "q5_0";  // GGUF's other 32-weight formats, read as the K-quants are
+    case DType::Q4_1: return "q4_1";
+    case DType::Q5_1: return "q5_1";
+    case DType::IQ4_NL: return "iq4_nl";
     case DType::Q4_K: return "q4_k";  // GGUF's K-quants, held as stored (kquant_layout.h)
     case DType::Q5_K: return "q5_k";
     case DType::Q6_K: return "q6_k";
