@@ -86,15 +86,18 @@ class VulkanModelQ5_0 : public QObject {
     QTest::addColumn<bool>("int8_nvidia");
     // Q5_1 (Q5_K_M files' fallback): the Q5_0 matrices re-encoded exactly, the same reference.
     QTest::addColumn<bool>("q5_1");
+    QTest::addColumn<bool>("int_dot_prefill");  // prefill on int8 tiles (matmul_i8_*)
     for (bool q5_1 : {false, true}) {
       const std::string f = q5_1 ? "q5_1, " : "";
-      QTest::newRow((f + "fp32").c_str()) << false << q5_1;
-      QTest::newRow((f + "int8 dot, nvidia plan").c_str()) << true << q5_1;
+      QTest::newRow((f + "fp32").c_str()) << false << q5_1 << false;
+      QTest::newRow((f + "int8 dot, nvidia plan").c_str()) << true << q5_1 << false;
     }
+    QTest::newRow("int8 tiles prefill") << false << false << true;
   }
   void runs_as_stored() {
     QFETCH(bool, int8_nvidia);
     QFETCH(bool, q5_1);
+    QFETCH(bool, int_dot_prefill);
     const Checkpoint ck = open_checkpoint(file_);
     auto w = std::make_shared<Gemma3Weights>(load_weights_as_stored(ck.config, *ck.tensors, 2, {}));
     const int q5_0 = count_type(*w, DType::Q5_0);
@@ -106,13 +109,16 @@ class VulkanModelQ5_0 : public QObject {
       QCOMPARE(count_type(*w, DType::Q5_1), q5_0);
     }
     auto f32 = std::make_shared<Gemma3Weights>(load_weights_held_as(ck.config, *ck.tensors, [](DType) { return DType::F32; }, 2));
-    if (int8_nvidia) {
+    if (int8_nvidia || int_dot_prefill) {
       std::string status;
       const auto devices = list_vulkan_devices(status);
       if (std::none_of(devices.begin(), devices.end(), [](const GpuDevice& d) { return d.integer_dot; }))
         QSKIP("no Vulkan device with integer dot products");
     }
-    auto gpu = int8_nvidia ? vulkan(w, {{"int8_dot", "1"}, {"family", "nvidia"}}) : vulkan(w, {{"family", "other"}});
+    auto gpu = int8_nvidia       ? vulkan(w, {{"int8_dot", "1"}, {"family", "nvidia"}})
+               : int_dot_prefill ? vulkan(w, {{"family", "other"}, {"prefill", "int_dot"}})
+                                 : vulkan(w, {{"family", "other"}});
+    if (int_dot_prefill) QCOMPARE(gpu->gpu_plan()->prefill, std::string("int_dot"));
     auto cpu = make_cpu_backend(f32, CpuOptions{64, 2, DType::F16});
 
     // Device bytes of the matrices against their bytes in the file (Q5_0: 22 bytes a block both).
@@ -128,10 +134,12 @@ class VulkanModelQ5_0 : public QObject {
     const int vocab = ck.config.vocab_size;
     for (int prefill : int8_nvidia ? std::vector<int>{5} : std::vector<int>{0, 5}) {
       const Agreement a = compare(run(*gpu, ids, prefill, vocab), run(*cpu, ids, prefill, vocab));
-      std::printf("prefill %d%s: vs CPU fp32 %.2e, top-1 %.3f\n", prefill, int8_nvidia ? " int8" : "", a.relative_error,
+      std::printf("prefill %d%s: vs CPU fp32 %.2e, top-1 %.3f\n", prefill,
+                  int8_nvidia ? " int8" : int_dot_prefill ? " int8 tiles" : "", a.relative_error,
                   a.top1);
       // The GPU's fp16 KV cache: 4-6e-5 measured on lavapipe; int8 activations: 2.8e-3.
-      QVERIFY2(a.relative_error < (int8_nvidia ? 1e-2 : 5e-4), qPrintable(QString("vs CPU %1").arg(a.relative_error)));
+      const bool int8 = int8_nvidia || int_dot_prefill;
+      QVERIFY2(a.relative_error < (int8 ? 1e-2 : 5e-4), qPrintable(QString("vs CPU %1").arg(a.relative_error)));
     }
   }
 };

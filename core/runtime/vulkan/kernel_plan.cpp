@@ -17,6 +17,10 @@ bool int8_decode_type(DType type) {
   return type == DType::Q8_0 || type == DType::Q4_0 || is_block32_format(type) || gpu_kquant(type);
 }
 
+bool int_dot_prefill_type(DType type) {
+  return type == DType::Q8_0 || type == DType::Q4_0 || type == DType::Q5_0 || type == DType::IQ4_NL;
+}
+
 namespace {
 
 constexpr uint32_t kVendorNvidia = 0x10DE, kVendorAmd = 0x1002, kVendorIntel = 0x8086;

@@ -109,7 +109,7 @@ std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2, b
 }
 
 std::string matmul_i8_kernel_name(DType type, bool glu) {
-  if (type != DType::Q8_0 && type != DType::Q4_0) throw Error("Vulkan: int8 tiles are for Q8_0 and Q4_0 weights");
+  if (!int_dot_prefill_type(type)) throw Error("Vulkan: int8 tiles are for Q8_0, Q4_0, Q5_0 and IQ4_NL weights");
   return std::string("matmul_i8_") + (glu ? "glu_" : "") + type_suffix(type);
 }
 
