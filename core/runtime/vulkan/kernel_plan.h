@@ -34,7 +34,7 @@ constexpr MatmulTile kMatmulTile{64, 64}, kCoopTile{128, 128};
 
 // The batched matrix kernels (prefill): tensor cores through NVIDIA's extension (matmul_coop_*),
 // through the portable KHR one (matmul_coop_khr_*: RDNA3, Intel, NVIDIA), int8 tiles on integer dot
-// products (matmul_i8_*: Q8_0/Q4_0 weights on devices without tensor cores), or fp32 tiles (matmul_*).
+// products (matmul_i8_*: Q8_0/Q4_0/Q5_0/IQ4_NL weights on devices without tensor cores), or fp32 tiles (matmul_*).
 enum class Prefill { Fp32, NvCoopmat, KhrCoopmat, IntDot };
 const char* prefill_name(Prefill p);  // "fp32", "nv_coopmat", "khr_coopmat", "int_dot"
 // Whether this build embedded the KHR kernels (they need Debian 13's glslc: kernels/vulkan).

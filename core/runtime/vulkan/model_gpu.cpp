@@ -175,8 +175,8 @@ const Kernel& ModelGpu::embed_kernel(DType type) {
 
 GpuPlan ModelGpu::summary() const {
   GpuPlan s = plan.summary();
-  // What the weights took: F32 batches stay on fp32 tiles, and only Q8_0/Q4_0 matrices and the
-  // K-quants take the int8 decode kernels.
+  // What the weights took: F32 batches stay on fp32 tiles, and only the quantized formats
+  // (int8_decode_type) take the int8 decode kernels.
   const BoundMatrix& m = layers.empty() ? embed_logits : layers.back().gate_up;
   if (!plan.coop_for(m.m.type)) s.prefill = plan.int_dot_for(m.m.type) ? "int_dot" : "fp32";
   s.decode = m.qact_in ? "int8_act" : m.staged ? "int8_staged"
