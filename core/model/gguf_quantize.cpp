@@ -235,9 +235,8 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
     report.notes.push_back(std::to_string(f.count) + " tensors stored as " + to_string(types.second) + " instead of " +
                            to_string(types.first) + ": their rows (" + lengths + " weights) are not whole " +
                            std::to_string(is_kquant(types.first) ? kSuperBlockSize : kBlockSize) + "-weight blocks" +
-                           (types.first == DType::Q4_K || types.first == DType::Q5_K
-                                ? " (llama.cpp would use Q5_0 / Q5_1, which Kiln does not read)"
-                                : ""));
+                           (types.first == DType::Q5_K ? " (llama.cpp would use Q5_1, which Kiln does not write)"
+                                                       : ""));
   }
   const std::set<std::string> written(names.begin(), names.end());
   int dropped = 0;

@@ -9,8 +9,9 @@
 //    layer in between, i.e. layer i of n when i < n/8, or i >= 7n/8, or (i - n/8) % 3 == 2
 //    (integer division). The K-quant files of other sizes (Q6_K) are Q6_K throughout.
 //  - A row that is not a whole number of the type's blocks cannot hold it. llama.cpp then falls
-//    back to a smaller-block type; Kiln cannot read Q5_0 / Q5_1 (llama.cpp's fallback for Q4_K /
-//    Q5_K), so every K-quant falls back to Q8_0, as Q6_K does in llama.cpp, and Q8_0 / Q4_0 to F16.
+//    back to a 32-weight type: Q4_K to Q5_0 (most matrices of Gemma 3 1B and 270M, whose hidden
+//    sizes 1152 and 640 are not multiples of 256), Q6_K to Q8_0, Q2_K / Q3_K to Q4_0, as here;
+//    Q5_K to Q5_1, which Kiln does not write (Q8_0 here). Q8_0 / Q4_0 fall back to F16.
 #include "model/quant_mix.h"
 
 #include <cctype>
@@ -94,7 +95,10 @@ TensorTypeChoice quant_type_for(QuantMix mix, const std::string& canonical, cons
   const int64_t cols = shape.back();
   choice.type = choice.wanted = wanted;
   if (is_kquant(wanted) && cols % kSuperBlockSize != 0) {
-    choice.type = cols % kBlockSize == 0 ? DType::Q8_0 : DType::F16;
+    const DType fallback = wanted == DType::Q4_K                              ? DType::Q5_0
+                           : wanted == DType::Q2_K || wanted == DType::Q3_K ? DType::Q4_0
+                                                                              : DType::Q8_0;
+    choice.type = cols % kBlockSize == 0 ? fallback : DType::F16;
   } else if ((wanted == DType::Q8_0 || wanted == DType::Q4_0) && cols % kBlockSize != 0) {
     choice.type = DType::F16;
   }

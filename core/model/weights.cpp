@@ -145,15 +145,18 @@ DType held_type_for_stored(DType stored) {
     case DType::F16:
     case DType::Q8_0:
     case DType::Q4_0:
+    case DType::Q5_0:  // GGUF's fallbacks for Q4_K / Q5_K / IQ4_XS rows that are not whole super-blocks:
+    case DType::Q5_1:  // most matrices of Gemma 3 1B / 270M K-quant files; Q4_1 in some Q4_0 files
+    case DType::Q4_1:
+    case DType::IQ4_NL:
     case DType::Q2_K:
     case DType::Q3_K:
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K: return stored;
     case DType::BF16: return DType::F16;
-    // Q4_1, Q5_0, Q5_1, IQ4_NL: Q8_0 adds ~1/10 of their own rounding error.
-    default: return DType::Q8_0;
   }
+  return DType::Q8_0;
 }
 
 namespace {

@@ -1,6 +1,9 @@
 // Dequantization of Q4_1, Q5_0, Q5_1 and IQ4_NL (layouts in quant/block32_formats.h).
 #include "quant/block32_formats.h"
 
+#include <cmath>
+#include <string>
+
 #include "kiln/types.h"
 #include "quant/convert.h"
 
@@ -53,6 +56,37 @@ void dequantize_row_block32(DType t, const void* src, int64_t n, float* dst) {
         return fp16_to_float(k.d) * float(kIq4nlValues[nibble(k.qs, j)]);
       });
     default: throw Error(std::string(to_string(t)) + " is not a 32-weight GGUF block format");
+  }
+}
+
+void quantize_row_block32(DType t, const float* src, int64_t n, void* dst) {
+  if (t != DType::Q5_0) throw Error(std::string("quantize_row: Kiln does not write ") + to_string(t));
+  auto* blocks = static_cast<BlockQ5_0*>(dst);
+  for (int64_t b = 0; b < n / kBlockSize; ++b) {
+    const float* x = src + b * kBlockSize;
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < kBlockSize; ++j) {
+      if (amax < std::fabs(x[j])) {
+        amax = std::fabs(x[j]);
+        max = x[j];
+      }
+    }
+    const float d = max / -16.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    auto level = [id](float v) -> int {
+      const float shifted = v * id + 16.5f;  // in [0.5, 32.5] for finite input
+      if (!(shifted >= 0.0f)) return 0;      // nan
+      return shifted >= 31.0f ? 31 : static_cast<int>(shifted);  // truncation
+    };
+    BlockQ5_0& out = blocks[b];
+    out.d = float_to_fp16(d);
+    uint32_t qh = 0;
+    for (int j = 0; j < kBlockSize / 2; ++j) {
+      const int lo = level(x[j]), hi = level(x[j + kBlockSize / 2]);
+      out.qs[j] = static_cast<uint8_t>((lo & 15) | (hi & 15) << 4);
+      qh |= uint32_t(lo >> 4) << j | uint32_t(hi >> 4) << (j + kBlockSize / 2);
+    }
+    for (int i = 0; i < 4; ++i) out.qh[i] = static_cast<uint8_t>(qh >> (8 * i));
   }
 }
 

@@ -1,6 +1,6 @@
-// GGUF's other 32-weight block formats, byte for byte as files store them. Kiln reads them so the
-// files that carry them load; it holds them in Q8_0 (weights.cpp), which adds an error well under
-// theirs. llama-quantize writes them where a K-quant does not fit a row: a Gemma 3 1B or 270M
+// GGUF's other 32-weight block formats, byte for byte as files store them. Kiln runs them as stored,
+// with kernels on both backends (runtime/cpu/matmul_block32_*, kernels/vulkan/weights_kquant.glsl).
+// llama-quantize writes them where a K-quant does not fit a row: a Gemma 3 1B or 270M
 // "Q4_K_M" file (hidden size 1152 or 640, not a multiple of 256) holds Q5_0 for most matrices,
 // Q5_K_M files Q5_1, IQ4_XS files IQ4_NL; some Q4_0 files hold Q4_1. d and m are fp16 bit patterns.
 // Every format keeps Q4_0's nibble order: byte j holds weight j (low nibble) and weight j + 16 (high).
@@ -50,5 +50,9 @@ inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22,
 bool is_block32_format(DType t);       // Q4_1, Q5_0, Q5_1, IQ4_NL
 size_t block32_format_bytes(DType t);  // bytes per 32-weight block
 void dequantize_row_block32(DType t, const void* src, int64_t n, float* dst);  // n % 32 == 0
+// Q5_0 as llama-quantize writes it without an importance matrix: per block, the value of largest
+// magnitude (the first, with its sign) maps to q = 0, so d = max / -16 and q = min(31, trunc(x / d
+// + 16.5)). Only Q5_0 is written (kiln quantize's fallback for Q4_K, as llama.cpp's).
+void quantize_row_block32(DType t, const float* src, int64_t n, void* dst);  // n % 32 == 0
 
 }  // namespace kiln

@@ -166,15 +166,16 @@ void quantize_row(DType type, const float* src, int64_t n, void* dst) {
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K: quantize_row_kquant(type, src, n, dst); return;
+    case DType::Q5_0: quantize_row_block32(type, src, n, dst); return;
     case DType::Q2_K:
     case DType::Q3_K:
     case DType::Q4_1:
-    case DType::Q5_0:
     case DType::Q5_1:
     case DType::IQ4_NL: break;
   }
   throw Error(std::string("quantize_row: ") + to_string(type) +
-              " is a load-only format (read from GGUF files; of the K-quants Kiln writes Q4_K, Q5_K and Q6_K)");
+              " is a load-only format (read from GGUF files; of the K-quants Kiln writes Q4_K, Q5_K and Q6_K, "
+              "of the other 32-weight formats Q5_0)");
 }
 
 void dequantize_row(DType type, const void* src, int64_t n, float* dst) {

@@ -9,7 +9,7 @@
 namespace kiln {
 
 // Q2_K ... Q6_K are GGUF's K-quants (256-weight super-blocks, quant/kquants.h). Q4_1, Q5_0, Q5_1 and
-// IQ4_NL are GGUF's other 32-weight formats (quant/block32_formats.h): read, and held in Q8_0.
+// IQ4_NL are GGUF's other 32-weight formats (quant/block32_formats.h): read and run as stored.
 enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, Q4_1, Q5_0, Q5_1, IQ4_NL };
 
 constexpr int kSuperBlockSize = 256;  // weights per K-quant super-block

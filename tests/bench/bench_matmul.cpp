@@ -69,10 +69,12 @@ void decode_and_prefill(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_matmul)->Apply(decode_and_prefill);
 
-// rows x cols: Gemma 3 1B's FFN down (1152 x 6912) and 4B's gate/up (10240 x 2560). 1B's gate/up
-// (6912 x 1152) cannot be K-quants: 1152 is 4.5 super-blocks, so GGUF files hold those in another type.
-const DType kFfnTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K, DType::Q5_K, DType::Q3_K, DType::Q2_K};
-constexpr int64_t kFfnShapes[2][2] = {{1152, 6912}, {10240, 2560}};
+// rows x cols: Gemma 3 1B's FFN down (1152 x 6912) and 4B's gate/up (10240 x 2560), and 1B's gate/up
+// (6912 x 1152), which cannot be K-quants: 1152 is 4.5 super-blocks, so Q4_K_M files hold Q5_0 there.
+const DType kFfnTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K,
+                           DType::Q5_K, DType::Q3_K, DType::Q2_K, DType::Q5_0};
+constexpr int64_t kFfnShapes[3][2] = {{1152, 6912}, {10240, 2560}, {6912, 1152}};
+const char* const kFfnShapeNames[3] = {" 1B down ", " 4B gate ", " 1B gate "};
 
 // The fp16 scales of a K-quant block (d, and dmin where there is one).
 std::vector<size_t> kquant_scale_offsets(DType type) {
@@ -110,7 +112,7 @@ Matrix make_weight(DType type, int64_t rows, int64_t cols) {
   return m;
 }
 
-// args: dtype index in kFfnTypes, shape (0: 1B down, 1: 4B gate), tokens, threads, kernel set
+// args: dtype index in kFfnTypes, shape (0: 1B down, 1: 4B gate, 2: 1B gate), tokens, threads, kernel set
 // (0 best, 1 AVX2)
 void BM_ffn(benchmark::State& state) {
   const DType type = kFfnTypes[state.range(0)];
@@ -136,7 +138,7 @@ void BM_ffn(benchmark::State& state) {
   state.counters["tokens/s"] = benchmark::Counter(double(n) * state.iterations(), benchmark::Counter::kIsRate);
   state.counters["GFLOP/s"] =
       benchmark::Counter(2.0 * n * rows * cols * state.iterations() / 1e9, benchmark::Counter::kIsRate);
-  state.SetLabel(std::string(to_string(type)) + (state.range(1) == 0 ? " 1B down " : " 4B gate ") + kernels.name);
+  state.SetLabel(std::string(to_string(type)) + kFfnShapeNames[state.range(1)] + kernels.name);
 }
 
 void ffn_shapes(benchmark::internal::Benchmark* b) {
@@ -147,6 +149,8 @@ void ffn_shapes(benchmark::internal::Benchmark* b) {
   // One thread: its CPU time is the work itself, a steadier figure than wall time on a busy machine.
   for (int t = 0; t < 4; ++t)
     for (int n : {1, 64}) b->Args({t, 0, n, 1, 0});
+  for (int t : {0, 1, 7})  // 1B's gate in Q8_0, Q4_0 and Q5_0 (its Q4_K_M files' type)
+    for (int n : {1, 64}) b->Args({t, 2, n, 1, 0});
   b->ArgNames({"dtype", "shape", "n", "threads", "avx2"})->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 

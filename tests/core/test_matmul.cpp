@@ -2,8 +2,9 @@
 // kernel set this CPU runs (portable, AVX2, AVX-512), 1 and 2 threads, decode (n = 1) and prefill
 // (n > 1), at sizes that hit every tail: rows not a multiple of the tile, columns not a multiple of
 // 8 or of the column chunk. The K-quants have their own test (test_matmul_kquant.cpp).
-// Q4_0 rounds each token's activations to int8 per 32 weights (quantize_activations_q8_0), Q8_0 to
-// int16 (quantize_activations_q16):
+// Q4_0 and GGUF's other 32-weight formats (Q5_0, quantized here as llama-quantize does; Q4_1, Q5_1,
+// IQ4_NL, which Kiln only reads: random bytes) round each token's activations to int8 per 32 weights
+// (quantize_activations_q8_0), Q8_0 to int16 (quantize_activations_q16):
 // they are checked tightly against the rounded activations and, within the rounding's own bound,
 // against the exact ones.
 #include <QtTest>
@@ -24,7 +25,12 @@ using namespace kiln;
 
 namespace {
 
-const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0};
+const DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,
+                        DType::Q4_0, DType::Q5_0, DType::Q4_1, DType::Q5_1, DType::IQ4_NL};
+
+// Formats Kiln reads but does not write: random bytes (every quant pattern) with a scale of the
+// size quantize_row would give (and a min of the same size, either sign).
+bool random_bytes(DType type) { return type == DType::Q4_1 || type == DType::Q5_1 || type == DType::IQ4_NL; }
 
 Matrix random_matrix(DType type, int64_t rows, int64_t cols, std::mt19937& rng, float scale = 1.0f) {
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
@@ -33,6 +39,18 @@ Matrix random_matrix(DType type, int64_t rows, int64_t cols, std::mt19937& rng, 
   m.rows = rows;
   m.cols = cols;
   m.storage = allocate_aligned(m.bytes());
+  if (random_bytes(type)) {
+    const float step = scale / (type == DType::IQ4_NL ? 127.0f : type == DType::Q4_1 ? 8.0f : 16.0f);
+    const size_t block = row_bytes(type, kBlockSize);
+    for (size_t i = 0; i < m.bytes(); ++i) m.storage.get()[i] = uint8_t(rng());
+    for (size_t b = 0; b < m.bytes() / block; ++b) {
+      const uint16_t d = float_to_fp16(step * (0.25f + 0.75f * std::fabs(unit(rng))));
+      const uint16_t min = float_to_fp16(-step * 8.0f * unit(rng));
+      std::memcpy(m.storage.get() + b * block, &d, 2);
+      if (type != DType::IQ4_NL) std::memcpy(m.storage.get() + b * block + 2, &min, 2);
+    }
+    return m;
+  }
   std::vector<float> row(cols);
   for (int64_t r = 0; r < rows; ++r) {
     for (auto& v : row) v = unit(rng) * scale;
@@ -43,8 +61,11 @@ Matrix random_matrix(DType type, int64_t rows, int64_t cols, std::mt19937& rng, 
   return m;
 }
 
-// Q4_0 rounds activations to int8 per 32 weights, Q8_0 to int16: the largest integer, or 0.
-double activation_steps(DType type) { return type == DType::Q4_0 ? 127.0 : type == DType::Q8_0 ? 32767.0 : 0.0; }
+// Q4_0 and GGUF's other 32-weight formats round activations to int8 per 32 weights, Q8_0 to int16:
+// the largest integer, or 0.
+double activation_steps(DType type) {
+  return type == DType::Q8_0 ? 32767.0 : type == DType::Q4_0 || is_block32_matmul_type(type) ? 127.0 : 0.0;
+}
 bool rounds_activations(DType type) { return activation_steps(type) > 0; }
 
 struct Reference {
@@ -121,7 +142,7 @@ QString check_against(const std::vector<float>& y, const Reference& ref) {
 // against the rounded activations (no rounding allowance: the kernels' integer sums are exact).
 QString check(const std::vector<float>& y, const Reference& ref, const Matrix& w, const std::vector<float>& x) {
   if (rounds_activations(w.type)) {
-    const std::vector<float> rounded = w.type == DType::Q4_0 ? rounded_activations(x, w.cols, quantize_activations_q8_0)
+    const std::vector<float> rounded = w.type != DType::Q8_0 ? rounded_activations(x, w.cols, quantize_activations_q8_0)
                                                               : rounded_activations(x, w.cols, quantize_activations_q16);
     Reference tight = reference_matmul(w, rounded, int64_t(x.size()) / w.cols);
     std::fill(tight.rounding.begin(), tight.rounding.end(), 0.0);
@@ -286,7 +307,7 @@ class TestMatmul : public QObject {
     // Rounding to int8 must not turn a nan or inf activation into a finite output.
     std::mt19937 rng(32);
     ThreadPool pool(2);
-    for (DType type : {DType::Q8_0, DType::Q4_0}) {
+    for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q4_1, DType::Q5_1, DType::IQ4_NL}) {
       const Matrix w = random_matrix(type, 9, 96, rng);
       for (int64_t n : {int64_t(1), int64_t(10)}) {
         std::vector<float> x(n * 96, 0.25f);

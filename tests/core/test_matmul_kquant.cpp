@@ -306,8 +306,9 @@ class TestMatmulKQuant : public QObject {
       for (int t = 0; t < kMatmulTypeCount; ++t) {
         const DType type = static_cast<DType>(t);
         QVERIFY2(is_matmul_type(type), to_string(type));
-        const bool complete = is_kquant(type) ? kernels.dot_rows_q8k[t] != nullptr && kernels.quantize_q8k != nullptr
-                                              : kernels.dot_rows[t] != nullptr && kernels.to_float[t] != nullptr;
+        bool complete = is_kquant(type) ? kernels.dot_rows_q8k[t] != nullptr && kernels.quantize_q8k != nullptr
+                                        : kernels.dot_rows[t] != nullptr && kernels.to_float[t] != nullptr;
+        if (is_block32_matmul_type(type)) complete = complete && kernels.dot_rows_i8[t] && kernels.quantize_q8_0;
         QVERIFY2(complete, qPrintable(QString("%1 %2").arg(kernels.name).arg(to_string(type))));
       }
     }

@@ -1,14 +1,19 @@
 // K-quant quantizers (quant/kquant_quantize.h): blocks worked out by hand, round-trip error on
 // realistic rows against the theory and against Q4_0 / Q8_0 on the same rows, and odd inputs.
+// The Q5_0 quantizer (quant/block32_formats.h, kiln quantize's fallback for Q4_K) against the
+// blocks llama.cpp's gguf-py makes of the same floats (tests/tools/q5_0_reference.py), byte for byte.
 // Every row is read back by the existing dequantizer (the one tested against llama.cpp's own in
 // test_kquants.cpp), so a byte in the wrong place shows up as error.
 #include <QtTest>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <vector>
 
 #include "kiln/types.h"
+#include "quant/block32_formats.h"
 #include "quant/convert.h"
 #include "quant/kquant_blocks.h"
 #include "quant/kquant_quantize.h"
@@ -122,6 +127,43 @@ class TestKquantQuantize : public QObject {
     }
   }
 
+  // llama-quantize writes Q5_0 where a Q4_K row is not whole super-blocks; kiln quantize must
+  // write the same bytes for the same floats.
+  void q5_0_matches_llama_cpp() {
+    std::ifstream in(std::string(GGUF_TEST_DIR) + "/data/q5_0-reference.json");
+    QVERIFY(in.good());
+    const nlohmann::json reference = nlohmann::json::parse(in);
+    int blocks = 0;
+    for (const auto& c : reference["cases"]) {
+      const std::vector<float> x = c["floats"].get<std::vector<float>>();
+      std::vector<uint8_t> ours(row_bytes(DType::Q5_0, int64_t(x.size())));
+      quantize_row(DType::Q5_0, x.data(), int64_t(x.size()), ours.data());
+      const std::string hex = c["blocks_hex"];
+      QCOMPARE(hex.size(), ours.size() * 2);
+      for (size_t i = 0; i < ours.size(); ++i) {
+        const int theirs = std::stoi(hex.substr(2 * i, 2), nullptr, 16);
+        QVERIFY2(ours[i] == theirs, qPrintable(QString("block %1 byte %2: ours %3, llama.cpp's %4")
+                                                   .arg(blocks + int(i / sizeof(BlockQ5_0))).arg(i % sizeof(BlockQ5_0))
+                                                   .arg(ours[i]).arg(theirs)));
+      }
+      blocks += int(ours.size() / sizeof(BlockQ5_0));
+    }
+    QVERIFY(blocks >= 30);
+  }
+
+  // Q5_0 sits between Q4_0 and Q8_0: one more bit than Q4_0 halves its step.
+  void q5_0_error_between_q4_0_and_q8_0() {
+    const std::vector<float> x = weight_rows(32, 1152, true, 5);
+    const double q4_0 = relative_rms(x, round_trip(DType::Q4_0, x));
+    const double q5_0 = relative_rms(x, round_trip(DType::Q5_0, x));
+    const double q8_0 = relative_rms(x, round_trip(DType::Q8_0, x));
+    qInfo("relative RMS error: Q4_0 %.4f  Q5_0 %.4f  Q8_0 %.4f", q4_0, q5_0, q8_0);
+    QVERIFY(q5_0 < 0.6 * q4_0);
+    QVERIFY(q8_0 < 0.2 * q5_0);
+    std::vector<float> zeros(64, 0.0f);
+    for (float v : round_trip(DType::Q5_0, zeros)) QCOMPARE(v, 0.0f);
+  }
+
   void zeros_and_constants() {
     for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
       std::vector<float> zeros(512, 0.0f);
@@ -137,7 +179,7 @@ class TestKquantQuantize : public QObject {
     std::vector<float> x = weight_rows(1, 256, false, 11);
     x[5] = std::nanf("");
     x[77] = INFINITY;
-    for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q5_0}) {
       std::vector<uint8_t> bytes(row_bytes(t, 256));
       quantize_row(t, x.data(), 256, bytes.data());  // must not crash or leave bytes undefined
       std::vector<float> y(256);

@@ -1,12 +1,15 @@
 // The matrix and embedding kernels on GGUF's K-quants as the GPU holds them (Q2_K ... Q6_K,
-// runtime/vulkan/kquant_layout.h) against the CPU's dequantization (quant/kquants.h) and fp32
-// math, on whatever Vulkan device is there (lavapipe in CI). Blocks are random bytes, which every
-// K-quant bit pattern is, with scales of a realistic size. Outputs are poisoned with NaN first.
+// runtime/vulkan/kquant_layout.h), and on GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL:
+// their fallbacks, read by the same kernels, runtime/vulkan/weight_layout.h), against
+// the CPU's dequantization (quant/kquants.h, quant/block32_formats.h) and fp32 math, on whatever
+// Vulkan device is there (lavapipe in CI). Blocks are random bytes, which every bit pattern of these
+// formats is, with scales of a realistic size. Outputs are poisoned with NaN first.
 #include <QtTest>
 
 #include <cmath>
 #include <random>
 
+#include "quant/block32_formats.h"
 #include "quant/convert.h"
 #include "quant/kquants.h"
 #include "runtime/cpu/matmul.h"
@@ -23,7 +26,11 @@ using namespace kiln::test;
 
 namespace {
 
-const DType kTypes[] = {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q3_K, DType::Q2_K};
+const DType kTypes[] = {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q3_K, DType::Q2_K,
+                        DType::Q5_0, DType::Q4_1, DType::Q5_1, DType::IQ4_NL};
+// The K-quants and Q5_0 (by far the most common of the 32-weight formats) take every case below;
+// Q4_1, Q5_1 and IQ4_NL, read by the same code, those of the 32-weight formats.
+bool every_case(DType t) { return !is_block32_format(t) || t == DType::Q5_0; }
 
 const char* suffix(DType t) {
   switch (t) {
@@ -31,6 +38,10 @@ const char* suffix(DType t) {
     case DType::Q5_K: return "q5_k";
     case DType::Q6_K: return "q6_k";
     case DType::Q3_K: return "q3_k";
+    case DType::Q5_0: return "q5_0";
+    case DType::Q4_1: return "q4_1";
+    case DType::Q5_1: return "q5_1";
+    case DType::IQ4_NL: return "iq4_nl";
     default: return "q2_k";
   }
 }
@@ -45,10 +56,11 @@ Matrix random_kquant(DType type, int64_t rows, int64_t cols, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> scale(1e-3f, 1e-2f);
   for (size_t i = 0; i < m.bytes(); ++i) m.storage.get()[i] = uint8_t(rng());
-  const size_t block = kquant_block_bytes(type);
-  // Q4_K, Q5_K: d, dmin first; Q2_K: d, dmin last; Q3_K, Q6_K: d last.
-  const bool has_min = type != DType::Q6_K && type != DType::Q3_K;
-  const size_t d_at = type == DType::Q4_K || type == DType::Q5_K ? 0 : block - (has_min ? 4 : 2);
+  const bool block32 = is_block32_format(type);
+  const size_t block = block32 ? block32_format_bytes(type) : kquant_block_bytes(type);
+  // Q4_K, Q5_K: d, dmin first; Q2_K: d, dmin last; Q3_K, Q6_K: d last; 32-weight formats: d (, m) first.
+  const bool has_min = block32 ? type == DType::Q4_1 || type == DType::Q5_1 : type != DType::Q6_K && type != DType::Q3_K;
+  const size_t d_at = type == DType::Q4_K || type == DType::Q5_K || block32 ? 0 : block - (has_min ? 4 : 2);
   for (size_t b = 0; b < m.bytes() / block; ++b) {
     uint8_t* p = m.storage.get() + b * block;
     const uint16_t d = float_to_fp16(scale(rng)), dmin = float_to_fp16(scale(rng));
@@ -65,7 +77,7 @@ Matrix dequantized(const Matrix& q) {
   m.rows = q.rows;
   m.cols = q.cols;
   m.storage = allocate_aligned(m.bytes());
-  for (int64_t r = 0; r < q.rows; ++r) dequantize_row_kquant(q.type, q.row(r), q.cols, reinterpret_cast<float*>(m.row(r)));
+  for (int64_t r = 0; r < q.rows; ++r) dequantize_row(q.type, q.row(r), q.cols, reinterpret_cast<float*>(m.row(r)));
   return m;
 }
 
@@ -105,6 +117,16 @@ class VulkanKquantKernels : public QObject {
             QTest::newRow((s + " staged " + what).c_str()) << int(t) << rows << cols << tokens << batched << glu
                                                             << chunk << coop << true << true << false;
         };
+        if (t == DType::Q5_0 || !every_case(t)) {  // rows of Gemma 3 1B's 1152 weights; an odd number of blocks a row
+          row("matvec 1 token, 1B's hidden", 203, 1152, 1, false, 0);
+          row("matvec 2 tokens, 3 blocks a row", 67, 96, 2, false, 0);
+          row("matvec 3 blocks a row, chunks of 17 rows", 101, 96, 1, false, 17);
+          row("matmul 37 tokens, 3 blocks a row", 67, 96, 37, true, 0);
+          row("matmul 40 tokens, 1B's hidden, chunks", 150, 1152, 40, true, 64);
+          row("coop 37 tokens, 1B's hidden", 100, 1152, 37, true, 0, 1);
+          row("khr coop 37 tokens, 1B's hidden", 100, 1152, 37, true, 0, 2);
+        }
+        if (!every_case(t)) continue;
         row("matvec 1 token, odd rows", 203, 512, 1, false, 0);
         row("matvec 3 tokens, long rows", 130, 2304, 3, false, 0);
         row("matvec split in chunks", 331, 256, 1, false, 64);
@@ -196,6 +218,8 @@ class VulkanKquantKernels : public QObject {
     for (DType t : kTypes) {
       QTest::newRow(suffix(t)) << int(t) << 256 << false;
       QTest::newRow((std::string(suffix(t)) + " wide, chunked").c_str()) << int(t) << 2304 << true;
+      if (is_block32_format(t))
+        QTest::newRow((std::string(suffix(t)) + " 3 blocks a row, chunked").c_str()) << int(t) << 96 << true;
     }
   }
 
@@ -233,8 +257,8 @@ class VulkanKquantKernels : public QObject {
     QVERIFY2(ex < 1e-6 && exn < 1e-5, qPrintable(QString("x %1, xn %2").arg(ex).arg(exn)));
   }
 
-  // The GPU holds each K-quant at the file's size: Q2_K, Q4_K, Q5_K exactly, Q6_K 212 bytes for
-  // 210, Q3_K 112 for 110.
+  // The GPU holds each K-quant at the file's size: Q2_K, Q4_K, Q5_K and the 32-weight formats
+  // exactly, Q6_K 212 bytes for 210, Q3_K 112 for 110.
   void device_bytes_match_the_file() {
     for (DType t : kTypes) {
       const int64_t rows = 64, cols = 1024;

@@ -1,5 +1,5 @@
 // The int8 prefill tiles (quantize_i8 + matmul_i8_*, KernelPlan prefill int_dot) against the CPU
-// reference matmul on the same Q8_0/Q4_0 weights. The kernel rounds each group of a 32-block of
+// reference matmul on the same Q8_0/Q4_0/Q5_0/IQ4_NL weights. The kernel rounds each group of a 32-block of
 // activations (vk::kQuantizeGroups of them) to int8 with a scale of its own; its error is that rounding's and no more: next to the CPU on the rounded
 // activations it agrees to fp32 rounding, and its distance to the CPU on the exact activations is
 // the rounding's own. Runs wherever the device has integer dot products (lavapipe in CI).
@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
 
+#include "quant/block32_formats.h"
 #include "quant/convert.h"
 #include "runtime/cpu/matmul.h"
 #include "runtime/cpu/ops.h"
@@ -59,6 +61,34 @@ std::vector<float> activations(size_t n, uint64_t seed, float scale, bool outlie
   std::vector<float> x = random_floats(n, seed);
   for (size_t i = 0; i < n; ++i) x[i] *= scale * (outliers && i % 7 == 3 ? 40.0f : 1.0f);
   return x;
+}
+
+const char* suffix(DType t) {
+  switch (t) {
+    case DType::Q8_0: return "q8_0";
+    case DType::Q4_0: return "q4_0";
+    case DType::Q5_0: return "q5_0";
+    default: return "iq4_nl";
+  }
+}
+
+// random_matrix's weights; IQ4_NL, which Kiln reads but does not write, as random bytes (every
+// grid value) with scales that give weights of the same size.
+Matrix weights(DType t, int64_t rows, int64_t cols, uint64_t seed) {
+  if (t != DType::IQ4_NL) return random_matrix(t, rows, cols, seed);
+  Matrix m;
+  m.type = t;
+  m.rows = rows;
+  m.cols = cols;
+  m.storage = allocate_aligned(m.bytes());
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i < m.bytes(); ++i) m.storage.get()[i] = uint8_t(rng());
+  std::uniform_real_distribution<float> scale(0.5f / 127.0f, 1.0f / 127.0f);
+  for (size_t b = 0; b < m.bytes(); b += sizeof(BlockIQ4_NL)) {
+    const uint16_t d = float_to_fp16(scale(rng));
+    std::memcpy(m.storage.get() + b, &d, 2);
+  }
+  return m;
 }
 
 }  // namespace
@@ -125,9 +155,9 @@ class VulkanMatmulI8 : public QObject {
     QTest::addColumn<int>("cols");
     QTest::addColumn<int>("tokens");
     QTest::addColumn<int>("chunk_rows");
-    for (DType t : {DType::Q8_0, DType::Q4_0})
+    for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::IQ4_NL})
       for (bool glu : {false, true}) {
-        const std::string s = std::string(t == DType::Q8_0 ? "q8_0" : "q4_0") + (glu ? " glu" : "");
+        const std::string s = std::string(suffix(t)) + (glu ? " glu" : "");
         auto row = [&](const char* what, int rows, int cols, int tokens, int chunk) {
           QTest::newRow((s + " " + what).c_str()) << int(t) << glu << rows << cols << tokens << chunk;
         };
@@ -151,7 +181,7 @@ class VulkanMatmulI8 : public QObject {
     QFETCH(int, tokens);
     QFETCH(int, chunk_rows);
     const DType t = DType(type);
-    const Matrix a = random_matrix(t, rows, cols, 11 + rows), b = random_matrix(t, rows, cols, 97 + cols);
+    const Matrix a = weights(t, rows, cols, 11 + rows), b = weights(t, rows, cols, 97 + cols);
     const Matrix* up = glu ? &b : nullptr;
     // Uniform activations, Gemma's large ones (the MLP reaches thousands), and outliers.
     for (auto [scale, outliers] : {std::pair{1.0f, false}, std::pair{3000.0f, false}, std::pair{1.0f, true}}) {

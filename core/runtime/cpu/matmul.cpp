@@ -3,11 +3,13 @@
 // stored format and never expanded. Prefill (several tokens) expands a tile of rows to floats once
 // and applies it to a group of up to 32 tokens, so the dequantization cost is shared by them.
 // That is the path of F32 / F16 / BF16 (and of Q8_0 / Q4_0 in a set without integer kernels).
-// Q8_0, Q4_0 and K-quant weights take their own path for any number of tokens (integer_matmul):
+// Q8_0, Q4_0, K-quant and GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL) take their own
+// path for any number of tokens (integer_matmul):
 // integer dot products against activations rounded to int8 (int16 for Q8_0), faster than float ones.
 #include "runtime/cpu/matmul.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -52,7 +54,7 @@ void decode(const MatmulKernels& kernels, const Matrix& w, const float* x, float
 }
 
 // Activations rounded to integers (ActivationBlockQ8K for the K-quants, ActivationBlockQ16 for
-// Q8_0, ActivationBlockQ8_0 for Q4_0), any number of tokens: every token is rounded once, then each
+// Q8_0, ActivationBlockQ8_0 for Q4_0 and the other 32-weight formats), any number of tokens: every token is rounded once, then each
 // thread applies its rows to all tokens, a few rows at a time so that they stay in L1 while the
 // kernel walks the tokens (several at a time, unpacking each weight block once for them).
 template <typename Activation, typename Quantize, typename DotRows>
@@ -140,6 +142,8 @@ void matmul_with(const MatmulKernels& kernels, const Matrix& w, const float* x, 
     integer_matmul<ActivationBlockQ16>(kernels.quantize_q16, kernels.dot_rows_q8_0, kBlockSize, w, x, n, y, pool);
   } else if (w.type == DType::Q4_0 && kernels.dot_rows_q4_0 && kernels.quantize_q8_0) {
     integer_matmul<ActivationBlockQ8_0>(kernels.quantize_q8_0, kernels.dot_rows_q4_0, kBlockSize, w, x, n, y, pool);
+  } else if (kernels.dot_rows_i8[type] && kernels.quantize_q8_0) {  // Q5_0, Q4_1, Q5_1, IQ4_NL
+    integer_matmul<ActivationBlockQ8_0>(kernels.quantize_q8_0, kernels.dot_rows_i8[type], kBlockSize, w, x, n, y, pool);
   } else if (n == 1) {
     decode(kernels, w, x, y, pool);
   } else {
@@ -155,6 +159,7 @@ void matmul_float_activations(const Matrix& w, const float* x, int64_t n, float*
   MatmulKernels kernels = best_matmul_kernels();
   kernels.dot_rows_q8_0 = nullptr;  // Q8_0 / Q4_0 fall back to the float decode / prefill paths
   kernels.dot_rows_q4_0 = nullptr;
+  std::fill(std::begin(kernels.dot_rows_i8), std::end(kernels.dot_rows_i8), nullptr);
   matmul_with(kernels, w, x, n, y, pool);
 }
 

@@ -269,6 +269,8 @@ MatmulKernels avx2_matmul_kernels() {
   k.tile_product = tile_product;
   add_avx2_kquant_kernels(k);
   add_avx2_q8_0_kernels(k);
+  add_portable_block32_kernels(k);  // the float reference
+  add_avx2_block32_kernels(k);
   return k;
 }
 

@@ -12,11 +12,15 @@
 
 namespace kiln {
 
-// The weight formats matmul computes with directly: every DType (F32 .. Q3_K in enum order), the
-// K-quants (Q4_K, Q5_K, Q6_K, Q2_K, Q3_K) included.
-constexpr int kMatmulTypeCount = 10;
-static_assert(static_cast<int>(DType::Q3_K) == kMatmulTypeCount - 1, "a DType was added: give it kernels");
+// The weight formats matmul computes with directly: every DType (F32 .. IQ4_NL in enum order), the
+// K-quants and GGUF's other 32-weight formats (quant/block32_formats.h) included. Tables are indexed by DType.
+constexpr int kMatmulTypeCount = 14;
+static_assert(static_cast<int>(DType::IQ4_NL) == kMatmulTypeCount - 1, "a DType was added: give it kernels");
 inline bool is_matmul_type(DType t) { return static_cast<int>(t) < kMatmulTypeCount; }
+// GGUF's 32-weight formats with kernels of their own against int8 activations (dot_rows_i8).
+inline bool is_block32_matmul_type(DType t) {
+  return t == DType::Q5_0 || t == DType::Q4_1 || t == DType::Q5_1 || t == DType::IQ4_NL;
+}
 
 // Activations for the K-quant kernels, rounded to int8 per 256 weights (one super-block):
 // x[i] ~ d * q[i] with d = max |x| / 127 and q[i] = x[i] / d rounded to nearest. Integer products
@@ -87,6 +91,8 @@ struct MatmulKernels {
   using DotRowsQ4_0 = void (*)(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
                                const ActivationBlockQ8_0* x, int64_t tokens, float* y, int64_t ld_y);
   using QuantizeQ8_0 = void (*)(const float* x, int64_t cols, ActivationBlockQ8_0* out);
+  // And for GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL), indexed by DType, against the
+  // same activations (Q5_0 starts each block's sum at 2 * offset, -16 times the activations' sum).
   // And for Q8_0 rows against activations rounded by quantize_activations_q16.
   using DotRowsQ8_0 = void (*)(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
                                const ActivationBlockQ16* x, int64_t tokens, float* y, int64_t ld_y);
@@ -95,14 +101,17 @@ struct MatmulKernels {
   // quantize_activations_q8k, vectorized for the set.
   using QuantizeQ8K = void (*)(const float* x, int64_t cols, ActivationBlockQ8K* out);
 
-  // Indexed by DType. A set fills dot_rows and to_float for F32 .. Q4_0 and dot_rows_q8k for the
-  // K-quants (which matmul never expands to floats). Where a set has dot_rows_q8_0 / dot_rows_q4_0,
-  // matmul uses them for Q8_0 / Q4_0; their dot_rows and to_float are then the float reference.
+  // Indexed by DType. A set fills dot_rows and to_float for F32 .. Q4_0 and the 32-weight GGUF formats,
+  // dot_rows_q8k for the K-quants (which matmul never expands to floats) and dot_rows_i8 for the
+  // 32-weight GGUF formats. Where a set has
+  // dot_rows_q8_0 / dot_rows_q4_0 / dot_rows_i8, matmul uses them; dot_rows and to_float are then
+  // the float reference (matmul_float_activations).
   DotRows dot_rows[kMatmulTypeCount] = {};
   DotRowsQ8_0 dot_rows_q8_0 = nullptr;
   QuantizeQ16 quantize_q16 = nullptr;
   DotRowsQ4_0 dot_rows_q4_0 = nullptr;
   QuantizeQ8_0 quantize_q8_0 = nullptr;
+  DotRowsQ4_0 dot_rows_i8[kMatmulTypeCount] = {};
   DotRowsQ8K dot_rows_q8k[kMatmulTypeCount] = {};
   QuantizeQ8K quantize_q8k = nullptr;
   ToFloat to_float[kMatmulTypeCount] = {};
@@ -118,6 +127,14 @@ void add_portable_kquant_kernels(MatmulKernels& k);
 void add_portable_q8_0_kernels(MatmulKernels& k);
 void add_avx2_q8_0_kernels(MatmulKernels& k);
 void add_avx512_q8_0_kernels(MatmulKernels& k);
+
+// Adds the portable / AVX2 / AVX-512 VNNI kernels for GGUF's other 32-weight formats (Q5_0, Q4_1,
+// Q5_1, IQ4_NL):
+// the float reference (dot_rows, to_float) and dot_rows_i8 (matmul_block32_*.cpp). The SIMD ones
+// only when the CPU has the instructions; they add only dot_rows_i8.
+void add_portable_block32_kernels(MatmulKernels& k);
+void add_avx2_block32_kernels(MatmulKernels& k);
+void add_avx512_block32_kernels(MatmulKernels& k);
 
 // True on x86-64 CPUs with AVX2, FMA and F16C (checked at run time).
 bool cpu_has_avx2_kernels();

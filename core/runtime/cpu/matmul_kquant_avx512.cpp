@@ -37,6 +37,7 @@ MatmulKernels avx512_matmul_kernels() {
   k.name = "avx512_vnni";
   fill_kquant_kernels(k);
   add_avx512_q8_0_kernels(k);
+  add_avx512_block32_kernels(k);
   return k;
 }
 

@@ -133,6 +133,7 @@ MatmulKernels portable_matmul_kernels() {
   k.tile_product = tile_product;
   add_portable_kquant_kernels(k);
   add_portable_q8_0_kernels(k);
+  add_portable_block32_kernels(k);
   return k;
 }
 

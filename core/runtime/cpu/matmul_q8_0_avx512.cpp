@@ -1,7 +1,9 @@
 // AVX-512 VNNI Q8_0 / Q4_0 kernels against integer activations: matmul_q8_0_x86.inc with vpdpbusd /
 // vpdpwssd (256-bit, AVX512VL) for each block's products and 32 vector registers for the 8 tokens a
-// kernel takes at once, and for prefill the repacked 8-row tiles of matmul_q8_0_gemm_vnni.inc.
+// kernel takes at once, and for prefill the repacked 8-row tiles of matmul_q8_0_gemm_vnni.inc (and
+// of matmul_block32_gemm_vnni.inc for GGUF's other 32-weight formats).
 // Compiled for baseline x86-64; run only where the CPU has the instructions.
+#include "quant/block32_formats.h"
 #include "runtime/cpu/matmul_kernels.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -21,7 +23,9 @@
 namespace kiln {
 namespace {
 #include "runtime/cpu/matmul_q8_0_x86.inc"
+#include "runtime/cpu/matmul_block32_x86.inc"
 #include "runtime/cpu/matmul_q8_0_gemm_vnni.inc"
+#include "runtime/cpu/matmul_block32_gemm_vnni.inc"
 }  // namespace
 
 void add_avx512_q8_0_kernels(MatmulKernels& k) {
@@ -30,12 +34,18 @@ void add_avx512_q8_0_kernels(MatmulKernels& k) {
   k.dot_rows_q4_0 = gemm_rows<Q4_0Format>;
 }
 
+void add_avx512_block32_kernels(MatmulKernels& k) {
+  fill_block32_kernels(k);
+  fill_block32_gemm_kernels(k);
+}
+
 }  // namespace kiln
 
 #else  // not x86-64: the portable kernels stand in
 
 namespace kiln {
 void add_avx512_q8_0_kernels(MatmulKernels& k) { add_portable_q8_0_kernels(k); }
+void add_avx512_block32_kernels(MatmulKernels& k) { add_portable_block32_kernels(k); }
 }  // namespace kiln
 
 #endif

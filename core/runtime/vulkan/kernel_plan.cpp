@@ -7,12 +7,19 @@
 #include <iterator>
 #include <vector>
 
+#include "quant/block32_formats.h"
 #include "runtime/vulkan/kquant_layout.h"
 #include "runtime/vulkan/pipeline.h"
 
 namespace kiln::vk {
 
-bool int8_decode_type(DType type) { return type == DType::Q8_0 || type == DType::Q4_0 || gpu_kquant(type); }
+bool int8_decode_type(DType type) {
+  return type == DType::Q8_0 || type == DType::Q4_0 || is_block32_format(type) || gpu_kquant(type);
+}
+
+bool int_dot_prefill_type(DType type) {
+  return type == DType::Q8_0 || type == DType::Q4_0 || type == DType::Q5_0 || type == DType::IQ4_NL;
+}
 
 namespace {
 

@@ -34,7 +34,7 @@ constexpr MatmulTile kMatmulTile{64, 64}, kCoopTile{128, 128};
 
 // The batched matrix kernels (prefill): tensor cores through NVIDIA's extension (matmul_coop_*),
 // through the portable KHR one (matmul_coop_khr_*: RDNA3, Intel, NVIDIA), int8 tiles on integer dot
-// products (matmul_i8_*: Q8_0/Q4_0 weights on devices without tensor cores), or fp32 tiles (matmul_*).
+// products (matmul_i8_*: Q8_0/Q4_0/Q5_0/IQ4_NL weights on devices without tensor cores), or fp32 tiles (matmul_*).
 enum class Prefill { Fp32, NvCoopmat, KhrCoopmat, IntDot };
 const char* prefill_name(Prefill p);  // "fp32", "nv_coopmat", "khr_coopmat", "int_dot"
 // Whether this build embedded the KHR kernels (they need Debian 13's glslc: kernels/vulkan).
@@ -42,8 +42,10 @@ bool khr_coopmat_built();
 
 // Device families: the rows of the table in kernel_plan.cpp (kFamilies).
 // Weights whose one-token kernels take int8 activations (matvec_i8_*, matvec_staged_*,
-// matvec_qin_*): Q8_0, Q4_0 and the K-quants.
+// matvec_qin_*): Q8_0, Q4_0, the K-quants and GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL).
 bool int8_decode_type(DType type);
+// Weights with int8 prefill tiles (matmul_i8_*): Q8_0, Q4_0, Q5_0 and IQ4_NL (no mins to carry).
+bool int_dot_prefill_type(DType type);
 
 enum class DeviceFamily { Nvidia, Amd, Intel, Cpu, Other };
 const char* family_name(DeviceFamily f);  // "nvidia", "amd", "intel", "cpu", "other"
@@ -125,12 +127,10 @@ struct KernelPlan {
   bool coop_for(DType type) const { return coop_matmul && type != DType::F32; }
   MatmulTile matmul_tile(DType type) const { return coop_for(type) ? kCoopTile : kMatmulTile; }
   // Int8 tiles (prefill int_dot): where the device has no tensor cores and the one-token int8
-  // kernels run (int8_dot: hardware dots, or int8_dot=1), for Q8_0/Q4_0 weights; F16/F32 stay on
+  // kernels run (int8_dot: hardware dots, or int8_dot=1), for int_dot_prefill_type weights; F16/F32 stay on
   // fp32 tiles. Each matrix input is rounded to int8 once (quantize_i8), a scale for each 16, as
   // dot_i8.glsl's. prefill=int_dot forces it on any device with the dots (lavapipe's emulated ones).
-  bool int_dot_for(DType type) const {
-    return prefill == Prefill::IntDot && (type == DType::Q8_0 || type == DType::Q4_0);
-  }
+  bool int_dot_for(DType type) const { return prefill == Prefill::IntDot && int_dot_prefill_type(type); }
   // Split-K parts for a matmul_coop call of `rows` x n tokens, at most max_splits (the slices the
   // output buffer holds): more workgroups where few row x token tiles would leave SMs idle
   // (PERFORMANCE.md). coop_split=N forces N (1: off).

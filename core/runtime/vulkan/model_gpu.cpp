@@ -21,6 +21,10 @@ const char* type_suffix(DType t) {
     case DType::F16: return "f16";
     case DType::Q8_0: return "q8_0";
     case DType::Q4_0: return "q4_0";
+    case DType::Q5_0: return "q5_0";  // GGUF's other 32-weight formats, read as the K-quants are
+    case DType::Q4_1: return "q4_1";
+    case DType::Q5_1: return "q5_1";
+    case DType::IQ4_NL: return "iq4_nl";
     case DType::Q4_K: return "q4_k";  // GGUF's K-quants, held as stored (kquant_layout.h)
     case DType::Q5_K: return "q5_k";
     case DType::Q6_K: return "q6_k";
@@ -105,7 +109,7 @@ std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2, b
 }
 
 std::string matmul_i8_kernel_name(DType type, bool glu) {
-  if (type != DType::Q8_0 && type != DType::Q4_0) throw Error("Vulkan: int8 tiles are for Q8_0 and Q4_0 weights");
+  if (!int_dot_prefill_type(type)) throw Error("Vulkan: int8 tiles are for Q8_0, Q4_0, Q5_0 and IQ4_NL weights");
   return std::string("matmul_i8_") + (glu ? "glu_" : "") + type_suffix(type);
 }
 
@@ -177,8 +181,8 @@ const Kernel& ModelGpu::embed_kernel(DType type) {
 
 GpuPlan ModelGpu::summary() const {
   GpuPlan s = plan.summary();
-  // What the weights took: F32 batches stay on fp32 tiles, and only Q8_0/Q4_0 matrices and the
-  // K-quants take the int8 decode kernels.
+  // What the weights took: F32 batches stay on fp32 tiles, and only the quantized formats
+  // (int8_decode_type) take the int8 decode kernels.
   const BoundMatrix& m = layers.empty() ? embed_logits : layers.back().gate_up;
   if (!plan.coop_for(m.m.type)) s.prefill = plan.int_dot_for(m.m.type) ? "int_dot" : "fp32";
   s.decode = m.qact_in ? "int8_act" : m.staged ? "int8_staged"

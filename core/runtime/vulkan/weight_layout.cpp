@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kiln/types.h"
+#include "quant/block32_formats.h"
 #include "runtime/vulkan/kquant_layout.h"
 
 namespace kiln::vk {
@@ -19,7 +20,11 @@ uint64_t layout_weight_bytes(DType type, int64_t rows, int64_t cols) {
     case DType::F32: return n * 4;
     case DType::F16: return n * 2;
     case DType::Q8_0: return n;
-    case DType::Q4_0: return n / 2;
+    case DType::Q4_0:
+    case DType::Q5_0:
+    case DType::Q4_1:
+    case DType::Q5_1:
+    case DType::IQ4_NL: return n / 2;  // nibbles; Q5_0's and Q5_1's fifth bits go with their scales
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K: return n / 2;  // their low nibbles (kquant_layout.h)
@@ -31,6 +36,7 @@ uint64_t layout_weight_bytes(DType type, int64_t rows, int64_t cols) {
 
 uint64_t layout_scale_row_bytes(DType type, int64_t cols) {
   if (gpu_kquant(type)) return kquant_scale_row_bytes(type, cols);
+  if (is_block32_format(type)) return uint64_t(cols / kBlockSize) * (block32_format_bytes(type) - kBlockSize / 2);
   if (type != DType::Q8_0 && type != DType::Q4_0) return 0;
   return uint64_t(cols / kBlockSize) * 2;
 }
@@ -56,6 +62,13 @@ void repack_rows(DType type, int64_t cols, int64_t rows, const std::function<con
         std::memcpy(&blk, src + b * sizeof(BlockQ8_0), sizeof blk);
         std::memcpy(weights + (r * nb + b) * kBlockSize, blk.qs, kBlockSize);
         std::memcpy(scales + (r * nb + b) * 2, &blk.d, 2);
+      }
+    } else if (is_block32_format(type)) {
+      // GGUF's block is its scale words (d; m; qh) then the 16 nibble bytes: split as they are.
+      const size_t block = block32_format_bytes(type), head = block - kBlockSize / 2;
+      for (int64_t b = 0; b < nb; ++b) {
+        std::memcpy(weights + (r * nb + b) * (kBlockSize / 2), src + b * block + head, kBlockSize / 2);
+        std::memcpy(scales + (r * nb + b) * head, src + b * block, head);
       }
     } else {
       for (int64_t b = 0; b < nb; ++b) {

@@ -6,6 +6,8 @@
 //   F16  : weights [rows][cols] fp16                        (4 x 16 B a block)
 //   Q8_0 : weights [blocks][32] int8, scales [blocks] fp16  (2 x 16 B a block, + 2 B)
 //   Q4_0 : weights [blocks][16] nibble bytes as in GGUF, scales [blocks] fp16 (16 B a block, + 2 B)
+//   Q5_0, Q4_1, Q5_1, IQ4_NL: weights as Q4_0's, scales [blocks] of the GGUF block's other bytes as
+//          they are: halfwords d (, m) (, the 32 fifth bits qh as two): 22, 20, 24, 18 B a block as in the file
 //   Q4_K, Q5_K, Q6_K: weights [blocks][16] low nibbles in Q4_0's order (Q3_K, Q2_K: [blocks][8] low
 //          2 bits), scales [super-blocks][words] of scales, mins and high bits (kquant_layout.h)
 // Bytes per weight are unchanged (Q4_0 stays 4.5 bits; Q6_K takes 212 bytes for GGUF's 210). A matrix
