@@ -1,0 +1,177 @@
+// Parallel generation through the engine's slots on a real (tiny) model: several sequences decoded
+// in one forward pass a step give each the text it gets alone, a slot may join while others decode,
+// a follow-up prompt reuses its slot's cache, and a cancelled slot is free at the next step.
+#include <QtTest>
+#include <set>
+
+#include "fixture_reference.h"
+#include "kiln/engine.h"
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+std::unique_ptr<Engine> load(Precision p = Precision::F32, int context = 256) {
+  LoadOptions o;
+  o.path = fixture_dir("tiny-gemma3-a");
+  o.precision = p;
+  o.backend = BackendKind::Cpu;
+  o.context_length = context;
+  o.threads = 2;
+  return Engine::load(o);
+}
+
+// Settings that make the tiny model's text varied (its greedy text is mostly newlines), so that a
+// mix-up between slots shows.
+GenerateOptions varied(uint64_t seed, int max_tokens) {
+  GenerateOptions g;
+  g.sampling = SamplingChoice::exactly({1.5f, 0, 1.0f, 0.0f, 1.5f, 64, seed});
+  g.max_tokens = max_tokens;
+  return g;
+}
+
+GenerateOptions greedy(int max_tokens) {
+  GenerateOptions g;
+  g.sampling.temperature = 0;
+  g.max_tokens = max_tokens;
+  return g;
+}
+
+std::string alone(Engine& e, const std::string& prompt, const GenerateOptions& g) {
+  std::string text;
+  e.reset();
+  e.generate(prompt, g, [&](std::string_view t) {
+    text += t;
+    return true;
+  });
+  return text;
+}
+
+struct Job {
+  std::string prompt;
+  GenerateOptions options;
+  int join_at_step = 0;  // step_slots() calls before it starts
+};
+
+// Runs the jobs in slots 0.. (job i in slot i), starting each at its step; returns each one's text
+// and stats.
+std::vector<std::pair<std::string, GenerationStats>> in_slots(Engine& e, const std::vector<Job>& jobs) {
+  std::vector<std::pair<std::string, GenerationStats>> out(jobs.size());
+  std::vector<bool> started(jobs.size(), false), done(jobs.size(), false);
+  for (int step = 0; std::count(done.begin(), done.end(), true) < int(jobs.size()); ++step) {
+    for (size_t i = 0; i < jobs.size(); ++i)
+      if (!started[i] && jobs[i].join_at_step <= step) {
+        started[i] = true;
+        e.slot_start(int(i), e.tokenize(jobs[i].prompt, true), jobs[i].options, [&out, i](std::string_view t) {
+          out[i].first += t;
+          return true;
+        });
+      }
+    for (const Engine::SlotResult& r : e.step_slots()) {
+      if (!r.error.empty()) qFatal("slot %d failed: %s", r.slot, r.error.c_str());
+      out[size_t(r.slot)].second = r.stats;
+      done[size_t(r.slot)] = true;
+    }
+    if (step > 10000) qFatal("the slots never finished");
+  }
+  return out;
+}
+
+}  // namespace
+
+class EngineSlotsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void slots_decoded_together_give_each_its_text_alone_data() {
+    QTest::addColumn<int>("precision");
+    QTest::newRow("f32") << int(Precision::F32);
+    QTest::newRow("q8_0") << int(Precision::Q8_0);
+    QTest::newRow("q4_0") << int(Precision::Q4_0);
+  }
+  void slots_decoded_together_give_each_its_text_alone() {
+    QFETCH(int, precision);
+    auto e = load(Precision(precision));
+    QCOMPARE(e->open_slots(4), 4);
+    QCOMPARE(e->slot_count(), 4);
+    const std::vector<Job> jobs = {{"The first question", varied(11, 24), 0},
+                                   {"Something else entirely, longer than the first one", varied(22, 30), 0},
+                                   {"The first question", greedy(20), 0},
+                                   {"Short", varied(44, 16), 0}};
+    const auto together = in_slots(*e, jobs);
+    std::set<std::string> distinct;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const std::string expected = alone(*e, jobs[i].prompt, jobs[i].options);
+      QCOMPARE(together[i].first, expected);
+      QVERIFY(together[i].second.generated_tokens > 0);
+      distinct.insert(expected);
+    }
+    QVERIFY(distinct.size() >= 3);  // the texts differ, so a mix-up between slots would show
+  }
+
+  void a_slot_joins_while_others_decode() {
+    auto e = load();
+    QCOMPARE(e->open_slots(3), 3);
+    const std::vector<Job> jobs = {{"Joined first", varied(5, 40), 0},
+                                   {"Joined at step seven", varied(6, 20), 7},
+                                   {"Joined at step twelve", greedy(12), 12}};
+    const auto together = in_slots(*e, jobs);
+    for (size_t i = 0; i < jobs.size(); ++i) QCOMPARE(together[i].first, alone(*e, jobs[i].prompt, jobs[i].options));
+  }
+
+  void a_follow_up_reuses_its_slots_cache() {
+    auto e = load();
+    QCOMPARE(e->open_slots(2), 2);
+    const auto first = in_slots(*e, {{"A conversation starts here", greedy(1), 0}});
+    const std::vector<int32_t> first_prompt = e->tokenize("A conversation starts here", true);
+    QCOMPARE(first[0].second.cached_prompt_tokens, 0);
+    // The follow-up extends the first prompt: slot 0 holds its tokens, slot 1 nothing.
+    const std::vector<int32_t> follow_up = e->tokenize("A conversation starts here and goes on", true);
+    QVERIFY(follow_up.size() > first_prompt.size());
+    QVERIFY(std::equal(first_prompt.begin(), first_prompt.end(), follow_up.begin()));
+    QCOMPARE(e->slot_reuse(0, follow_up), int(first_prompt.size()));
+    QCOMPARE(e->slot_reuse(1, follow_up), 0);
+    std::string text;
+    e->slot_start(0, follow_up, greedy(6), [&](std::string_view t) { text += t; return true; });
+    GenerationStats stats;
+    while (e->slot_busy(0))
+      for (const auto& r : e->step_slots()) stats = r.stats;
+    QCOMPARE(stats.prompt_tokens, int(follow_up.size()));
+    QCOMPARE(stats.cached_prompt_tokens, int(first_prompt.size()));
+    QCOMPARE(text, alone(*e, "A conversation starts here and goes on", greedy(6)));
+  }
+
+  void a_cancelled_slot_is_free_at_the_next_step() {
+    auto e = load();
+    QCOMPARE(e->open_slots(2), 2);
+    std::stop_source stop;
+    GenerateOptions cancellable = greedy(200);
+    cancellable.cancel = stop.get_token();
+    e->slot_start(0, e->tokenize("Long one", true), cancellable, nullptr);
+    e->slot_start(1, e->tokenize("Other one", true), greedy(200), nullptr);
+    QVERIFY(e->step_slots().empty());
+    // Slot 0 is busy: the single-sequence calls that share its cache refuse.
+    QVERIFY_THROWS_EXCEPTION(Error, e->generate("x", greedy(2), nullptr));
+    stop.request_stop();
+    const auto ended = e->step_slots();
+    QCOMPARE(ended.size(), size_t(1));
+    QCOMPARE(ended[0].slot, 0);
+    QCOMPARE(ended[0].stats.stop_reason, StopReason::Cancelled);
+    QVERIFY(!e->slot_busy(0));
+    QVERIFY(e->slot_busy(1));
+    // Slots beyond a smaller count cannot be dropped while busy.
+    QVERIFY_THROWS_EXCEPTION(Error, e->open_slots(1));
+  }
+
+  void a_prompt_that_does_not_fit_leaves_the_slot_free() {
+    auto e = load(Precision::F32, 32);
+    QCOMPARE(e->open_slots(2), 2);
+    std::vector<int32_t> too_long(40, e->tokenize("a", false).at(0));
+    QVERIFY_THROWS_EXCEPTION(Error, e->slot_start(1, too_long, greedy(2), nullptr));
+    QVERIFY(!e->slot_busy(1));
+  }
+};
+
+QTEST_GUILESS_MAIN(EngineSlotsTest)
+#include "test_engine_slots.moc"
