@@ -138,8 +138,11 @@ class ServerQueueTest : public QObject {
   }
 
   void clients_take_turns() {
-    // alice queues three requests before bob queues one: bob is served second, not fourth.
-    auto s = start_with_owner({});
+    // alice queues three requests before bob queues one: bob is served second, not fourth. One slot,
+    // so that each task serves one request.
+    server::ServerOptions one_slot;
+    one_slot.parallel = 1;
+    auto s = start_with_owner(one_slot);
     std::mutex mutex;
     std::vector<std::string> served;
     std::vector<std::thread> clients;
@@ -241,7 +244,9 @@ class ServerQueueTest : public QObject {
   }
 
   void stopping_while_requests_run_and_wait_is_clean() {
-    auto s = start_tiny_server({}, 4096);
+    server::ServerOptions one_slot;  // so that the second request waits
+    one_slot.parallel = 1;
+    auto s = start_tiny_server(one_slot, 4096);
     const HttpClient& c = *s->client;
     std::atomic<bool> first_text{false};
     HttpResponse streaming, queued;
