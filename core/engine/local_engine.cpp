@@ -60,14 +60,14 @@ GenerationStats LocalEngine::chat(const std::vector<ChatMessage>& messages, cons
 namespace {
 
 // How many leading prompt tokens a cache holding `cached` can keep. Local layers keep a ring of
-// recent positions, so the cache can step back one position (re-feeding it rewrites the same ring
-// entry) but no further: a cache that holds more than one token past the common prefix starts over.
-size_t reusable_prefix(const std::vector<int32_t>& cached, std::span<const int32_t> prompt) {
+// recent positions, so the cache can step back `rewind` positions (Backend::rewind_limit) but no
+// further: a cache that holds more past the common prefix starts over.
+size_t reusable_prefix(const std::vector<int32_t>& cached, std::span<const int32_t> prompt, int rewind) {
   if (prompt.empty()) return 0;
   size_t keep = 0;
   while (keep < cached.size() && keep < prompt.size() && cached[keep] == prompt[keep]) ++keep;
   if (keep == prompt.size()) --keep;  // the last prompt token must be fed again for its logits
-  if (cached.size() > keep + 1) keep = 0;
+  if (cached.size() > keep + size_t(std::max(1, rewind))) keep = 0;
   return keep;
 }
 
@@ -76,7 +76,7 @@ size_t reusable_prefix(const std::vector<int32_t>& cached, std::span<const int32
 int LocalEngine::prefill(int slot, const std::vector<int32_t>& prompt) {
   if (prompt.empty()) throw Error("the prompt has no tokens");
   Slot& s = slots_[size_t(slot)];
-  const size_t keep = reusable_prefix(s.cached, prompt);
+  const size_t keep = reusable_prefix(s.cached, prompt, backend_->rewind_limit());
   s.cached.resize(keep);
   std::span<const int32_t> rest(prompt.data() + keep, prompt.size() - keep);
   try {
@@ -177,7 +177,7 @@ bool LocalEngine::slot_busy(int slot) const {
 
 int LocalEngine::slot_reuse(int slot, std::span<const int32_t> prompt) const {
   if (slot < 0 || size_t(slot) >= slots_.size()) return 0;
-  return int(reusable_prefix(slots_[size_t(slot)].cached, prompt));
+  return int(reusable_prefix(slots_[size_t(slot)].cached, prompt, backend_->rewind_limit()));
 }
 
 void LocalEngine::slot_start(int slot, const std::vector<int32_t>& prompt, const GenerateOptions& options,

@@ -36,6 +36,9 @@ class LocalEngine final : public Engine {
   int slot_count() const override { return int(slots_.size()); }
   bool slot_busy(int slot) const override;
   int slot_reuse(int slot, std::span<const int32_t> prompt) const override;
+  int slot_cached_tokens(int slot) const override {
+    return slot >= 0 && size_t(slot) < slots_.size() ? int(slots_[size_t(slot)].cached.size()) : 0;
+  }
   void slot_start(int slot, const std::vector<int32_t>& prompt, const GenerateOptions& options,
                   TokenCallback on_text) override;
   std::vector<SlotResult> step_slots() override;

@@ -59,6 +59,10 @@ class Backend {
                        logits + i * size_t(vocab));
   }
 
+  // How far pos may go back from a sequence's end (1: re-feeding the last position). More lets a
+  // follow-up that diverges a few tokens before the end keep the prefix before them.
+  virtual int rewind_limit() const { return 1; }
+
   virtual int context_length() const = 0;
   virtual uint64_t kv_cache_bytes() const = 0;
 

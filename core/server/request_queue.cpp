@@ -300,14 +300,21 @@ void FairQueue::admit_waiting(Engine& engine) {
     // Counted and refused (too long, cancelled meanwhile) without a slot: accounted as no slot's.
     const std::optional<std::vector<int32_t>> prompt = job->admit(engine, account_for(-1));
     if (!prompt) continue;
-    // The free slot whose cache reuses the most of the prompt; on a tie, the one idle longest.
-    int best = free.front(), best_reuse = -1;
+    // The free slot whose cache reuses the most of the prompt, where the prompt continues what that
+    // slot holds (it reuses at least half of it): every chat shares its first few tokens, and
+    // reusing those is not worth another conversation's cache. Else the slot idle longest.
+    int best = -1, best_reuse = 0;
     for (int slot : free) {
       const int reuse = engine.slot_reuse(slot, *prompt);
-      if (reuse > best_reuse || (reuse == best_reuse && slot_used_[size_t(slot)] < slot_used_[size_t(best)])) {
+      if (reuse > best_reuse && 2 * reuse >= engine.slot_cached_tokens(slot)) {
         best = slot;
         best_reuse = reuse;
       }
+    }
+    if (best < 0) {
+      best = free.front();
+      for (int slot : free)
+        if (slot_used_[size_t(slot)] < slot_used_[size_t(best)]) best = slot;
     }
     slot_used_[size_t(best)] = ++use_clock_;
     {

@@ -46,19 +46,6 @@ class OwnerThreadExecutor : public server::InferenceExecutor {
   std::deque<std::function<void(Engine&)>> tasks_;
 };
 
-QJsonObject health(const HttpClient& c) { return json_object(c.get("/health").body); }
-
-// Polls /health until `done` holds for it, or the time is up.
-bool wait_for_health(const HttpClient& c, const std::function<bool(const QJsonObject&)>& done,
-                     std::chrono::milliseconds limit = 10s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (done(health(c))) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return false;
-}
-
 struct ServerWithOwner {
   std::shared_ptr<OwnerThreadExecutor> executor = std::make_shared<OwnerThreadExecutor>();
   std::unique_ptr<Engine> engine;  // owned by "the app", used only on the test's thread

@@ -62,6 +62,8 @@ class Engine {
   // How many leading tokens of `prompt` the slot would take from its cache (0 when none): the
   // caller gives a request the free slot that reuses the most.
   virtual int slot_reuse(int slot, std::span<const int32_t> prompt) const = 0;
+  // Tokens the slot's cache holds (what a request that reuses little of it would throw away).
+  virtual int slot_cached_tokens(int slot) const = 0;
   // Starts a generation in a free slot: prefills the prompt tokens (chat_tokens() or tokenize())
   // its cache lacks. Its text and stats come out of step_slots(). Throws Error (a prompt that does
   // not fit, a bad schema) with the slot left free.

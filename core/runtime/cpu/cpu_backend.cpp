@@ -31,6 +31,10 @@ namespace {
 
 // Prefill runs in chunks of this many tokens so scratch memory stays bounded for long prompts.
 constexpr int kMaxBatch = 256;
+// Positions local layers' rings hold beyond the window: a chat's follow-up whose rendering of the
+// last answer differs from the tokens generated (a trimmed space, another split) goes back that far
+// and keeps everything before (for the 27B shape, 53 MB of fp16 cache).
+constexpr int kSpareRing = 128;
 
 class CpuBackend final : public Backend {
  public:
@@ -42,7 +46,7 @@ class CpuBackend final : public Backend {
         attention_(c_, options.attention, options.attention_routing, options.context_length,
                    options.kv_element == DType::F16, pool_),
         integer_activations_(options.integer_activations) {
-    seqs_.push_back({std::make_unique<KvCache>(c_, options.context_length, options.kv_element), 0});
+    seqs_.push_back({std::make_unique<KvCache>(c_, options.context_length, options.kv_element, kSpareRing), 0});
   }
 
   std::string name() const override {
@@ -52,6 +56,7 @@ class CpuBackend final : public Backend {
   int context_length() const override { return seqs_[0].cache->context(); }
   uint64_t kv_cache_bytes() const override { return seqs_[0].cache->bytes() * seqs_.size(); }
   int sequences() const override { return int(seqs_.size()); }
+  int rewind_limit() const override { return seqs_[0].cache->rewind_limit(); }
 
   int set_sequences(int count) override {
     count = std::max(1, count);
@@ -63,7 +68,7 @@ class CpuBackend final : public Backend {
     }
     while (int(seqs_.size()) > count) seqs_.pop_back();
     while (int(seqs_.size()) < count)
-      seqs_.push_back({std::make_unique<KvCache>(c_, context_length(), kv_element_), 0});
+      seqs_.push_back({std::make_unique<KvCache>(c_, context_length(), kv_element_, kSpareRing), 0});
     return count;
   }
   void set_profiling(bool enabled) override {
@@ -141,7 +146,7 @@ class CpuBackend final : public Backend {
     if (sequence < 0 || sequence >= int(seqs_.size()))
       throw Error("forward: sequence " + std::to_string(sequence) + " of " + std::to_string(seqs_.size()));
     const int filled = seqs_[size_t(sequence)].filled;
-    if (pos < 0 || pos > filled || (pos != 0 && pos < filled - 1))
+    if (pos < 0 || pos > filled || (pos != 0 && pos < filled - rewind_limit()))
       throw Error("forward: position " + std::to_string(pos) + " cannot follow a cache of " + std::to_string(filled) +
                   " positions");
     if (int64_t(pos) + n > context_length())
