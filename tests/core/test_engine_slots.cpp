@@ -142,6 +142,50 @@ class EngineSlotsTest : public QObject {
     QCOMPARE(text, alone(*e, "A conversation starts here and goes on", greedy(6)));
   }
 
+  void going_back_past_the_cache_end_keeps_the_prefix_before() {
+    // The tiny model's window is 8: 250 tokens wrap its local rings many times. A prompt that
+    // diverges 40 tokens before the cache end keeps the prefix; one that diverges 200 before starts
+    // over (more than the CPU's spare ring positions); both give the log-probabilities a fresh engine gives.
+    auto e = load(Precision::F32, 512);
+    auto fresh = load(Precision::F32, 512);
+    QCOMPARE(e->open_slots(2), 2);
+    const std::vector<int32_t> tail = e->tokenize(" and then something else", false);
+    for (int back : {40, 200}) {
+      std::vector<int32_t> held = e->tokenize("The first conversation", true);
+      GenerateOptions record = varied(3, 250);  // varied tokens: stale keys would differ from the right ones
+      record.logprobs = true;
+      record.on_logprob = [&](const TokenLogprob& t) { held.push_back(t.id); };
+      e->reset();
+      e->slot_start(1, held, record, nullptr);
+      while (e->slot_busy(1)) e->step_slots();
+      QCOMPARE(e->slot_cached_tokens(1), int(held.size()));
+
+      std::vector<int32_t> prompt(held.begin(), held.end() - back);
+      prompt.insert(prompt.end(), tail.begin(), tail.end());
+      const int kept = back <= 100 ? int(held.size()) - back : 0;
+      QCOMPARE(e->slot_reuse(1, prompt), kept);
+      // The model's log-probabilities of each generated token show any stale key or value.
+      std::vector<float> got, expected;
+      GenerateOptions traced = greedy(16);
+      traced.logprobs = true;
+      traced.on_logprob = [&](const TokenLogprob& t) { got.push_back(t.logprob); };
+      e->slot_start(1, prompt, traced, nullptr);
+      GenerationStats stats;
+      while (e->slot_busy(1))
+        for (const auto& r : e->step_slots()) stats = r.stats;
+      QCOMPARE(stats.cached_prompt_tokens, kept);
+      traced.on_logprob = [&](const TokenLogprob& t) { expected.push_back(t.logprob); };
+      fresh->reset();
+      fresh->slot_start(0, prompt, traced, nullptr);
+      while (fresh->slot_busy(0)) fresh->step_slots();
+      QCOMPARE(got.size(), expected.size());
+      float worst = 0;
+      for (size_t t = 0; t < got.size(); ++t) worst = std::max(worst, std::abs(got[t] - expected[t]));
+      qInfo("back %d: %zu tokens, log-probabilities differ by at most %g", back, got.size(), double(worst));
+      QVERIFY2(worst < 1e-6f, qPrintable(QString("log-probabilities differ by %1").arg(worst)));
+    }
+  }
+
   void a_cancelled_slot_is_free_at_the_next_step() {
     auto e = load();
     QCOMPARE(e->open_slots(2), 2);
