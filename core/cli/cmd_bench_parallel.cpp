@@ -64,4 +64,33 @@ void run_parallel_bench(const ModelFlags& model, const std::vector<int>& counts,
   if (json) std::printf("]\n");
 }
 
+void run_prefix_bench(const ModelFlags& model, int prefix_tokens, int prompt_tokens) {
+  std::unique_ptr<Engine> engine = load_engine(model, /*quiet=*/true);
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int32_t> pick(3, engine->info().vocab - 1);
+  std::vector<int32_t> prefix(static_cast<size_t>(prefix_tokens));
+  for (int32_t& t : prefix) t = pick(rng);
+  // Time to the first token of prefix + a question of `prompt_tokens`: cold, then again with another
+  // question after the same prefix (only the new question is prefilled), in slot 0.
+  auto first_token_ms = [&](int& cached) {
+    std::vector<int32_t> prompt = prefix;
+    for (int i = 0; i < prompt_tokens; ++i) prompt.push_back(pick(rng));
+    GenerateOptions o;
+    o.sampling.temperature = 0;
+    o.max_tokens = 1;
+    engine->slot_start(0, prompt, o, nullptr);
+    GenerationStats stats;
+    while (engine->slot_busy(0))
+      for (const Engine::SlotResult& r : engine->step_slots()) stats = r.stats;
+    cached = stats.cached_prompt_tokens;
+    return stats.time_to_first_token_ms;
+  };
+  int cold_cached = 0, warm_cached = 0;
+  const double cold = first_token_ms(cold_cached);
+  const double warm = first_token_ms(warm_cached);
+  std::printf("time to first token after a %d-token shared prefix + %d new tokens: cold %.1f ms (%d cached), "
+              "following request %.1f ms (%d cached), %.1fx faster\n",
+              prefix_tokens, prompt_tokens, cold, cold_cached, warm, warm_cached, warm > 0 ? cold / warm : 0.0);
+}
+
 }  // namespace kiln::cli
