@@ -96,7 +96,10 @@ std::optional<int32_t> Generation::next(std::vector<float>& logits, const std::v
   return next;
 }
 
+bool Generation::cancelled() const { return options_.cancel.stop_requested() || callback_stopped_; }
+
 GenerationStats Generation::finish() {
+  if (stats_.stop_reason == StopReason::None && cancelled()) stats_.stop_reason = StopReason::Cancelled;
   if (stats_.stop_reason != StopReason::StopString) {
     emit(stops_.feed(utf8_.flush()));
     if (!stops_.stopped()) emit(stops_.flush());

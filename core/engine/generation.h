@@ -35,7 +35,11 @@ class Generation {
   std::optional<int32_t> next(std::vector<float>& logits, const std::vector<int32_t>& cached,
                               std::optional<int32_t> picked, int context);
 
-  // After next() returned nullopt: flushes held-back text and completes the timings.
+  // Its caller asked it to stop: then next() ends it (or, before decoding starts, finish() at once).
+  bool cancelled() const;
+
+  // After next() returned nullopt, or cancelled() before the first next(): flushes held-back text
+  // and completes the timings.
   GenerationStats finish();
 
  private:

@@ -186,9 +186,29 @@ void LocalEngine::slot_start(int slot, const std::vector<int32_t>& prompt, const
     throw Error("slot " + std::to_string(slot) + " does not exist; there are " + std::to_string(slots_.size()));
   if (slots_[size_t(slot)].run) throw Error("slot " + std::to_string(slot) + " is busy");
   check_prompt(prompt);
-  auto generation = std::make_unique<Generation>(*this, options, std::move(on_text), Clock::now());
-  generation->prefilled(int(prompt.size()), prefill(slot, prompt));
-  slots_[size_t(slot)].run = std::move(generation);
+  if (prompt.empty()) throw Error("the prompt has no tokens");
+  Slot& s = slots_[size_t(slot)];
+  s.run = std::make_unique<Generation>(*this, options, std::move(on_text), Clock::now());
+  // The cache is cut back to the reused prefix only when the first chunk goes in (prefill_step),
+  // so a generation cancelled before that leaves the slot's record and its cache in agreement.
+  s.prompt = prompt;
+  s.prompt_reused = int(reusable_prefix(s.cached, prompt, backend_->rewind_limit()));
+  s.prompt_fed = size_t(s.prompt_reused);
+  s.last_used = ++use_clock_;
+}
+
+bool LocalEngine::prefill_step(int slot, size_t budget) {
+  Slot& s = slots_[size_t(slot)];
+  if (s.prompt_fed == size_t(s.prompt_reused)) s.cached.resize(s.prompt_fed);
+  const size_t count = std::min(budget, s.prompt.size() - s.prompt_fed);
+  const std::span<const int32_t> chunk(s.prompt.data() + s.prompt_fed, count);
+  backend_->forward_sequence(slot, chunk, int(s.prompt_fed), false, s.logits.data());
+  s.cached.insert(s.cached.end(), chunk.begin(), chunk.end());
+  s.prompt_fed += count;
+  if (s.prompt_fed < s.prompt.size()) return false;
+  s.run->prefilled(int(s.prompt.size()), s.prompt_reused);
+  s.prompt.clear();
+  return true;
 }
 
 std::vector<Engine::SlotResult> LocalEngine::step_slots() {
@@ -197,6 +217,7 @@ std::vector<Engine::SlotResult> LocalEngine::step_slots() {
   const int ctx = backend_->context_length();
   auto end_slot = [&](int i, std::string error) {
     Slot& s = slots_[size_t(i)];
+    s.prompt.clear();
     SlotResult r{i, {}, std::move(error)};
     try {
       r.stats = s.run->finish();
@@ -207,9 +228,32 @@ std::vector<Engine::SlotResult> LocalEngine::step_slots() {
     s.last_used = ++use_clock_;
     ended.push_back(std::move(r));
   };
+  // Starting slots take up to kPrefillChunk prompt tokens a step, in slot order; their first token
+  // is sampled at the step after their prompt is in.
+  size_t budget = kPrefillChunk;
+  std::vector<bool> prefilling(slots_.size(), false);
   for (size_t i = 0; i < slots_.size(); ++i) {
     Slot& s = slots_[i];
-    if (!s.run) continue;
+    if (!s.run || s.prompt.empty()) continue;
+    prefilling[i] = true;
+    if (s.run->cancelled()) {
+      end_slot(int(i), {});
+      continue;
+    }
+    if (budget == 0) continue;
+    const size_t before = s.prompt_fed;
+    try {
+      prefill_step(int(i), budget);
+    } catch (const std::exception& e) {
+      s.cached.clear();  // the cache may hold part of the chunk
+      end_slot(int(i), e.what());
+      continue;
+    }
+    budget -= std::min(budget, s.prompt_fed - before);
+  }
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    if (!s.run || prefilling[i]) continue;
     try {
       if (const std::optional<int32_t> next = s.run->next(s.logits, s.cached, std::nullopt, ctx))
         items.push_back({int(i), *next, int(s.cached.size())});

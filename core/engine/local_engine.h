@@ -59,8 +59,17 @@ class LocalEngine final : public Engine {
     std::vector<float> logits;    // [vocab] after the last token fed (greedy steps through
                                   // forward_argmax leave it behind; prefill refills it)
     std::unique_ptr<Generation> run;  // set while busy
+    // A started generation's prompt, fed prefill_chunk tokens a step (step_slots) so that a long
+    // prompt does not stall the other slots' decoding; empty once it is in the cache.
+    std::vector<int32_t> prompt;
+    size_t prompt_fed = 0;   // prompt[0, prompt_fed) is in the cache
+    int prompt_reused = 0;   // of which this many came from the cache
     uint64_t last_used = 0;
   };
+  // Prompt tokens step_slots() prefills a step, over all slots.
+  static constexpr size_t kPrefillChunk = 128;
+  // Feeds the next chunk of a starting slot's prompt; true once all of it is in.
+  bool prefill_step(int slot, size_t budget);
 
   GenerationStats run(const std::vector<int32_t>& prompt, const GenerateOptions& options, const TokenCallback& on_text);
   // Feeds prompt tokens the slot's cache lacks; leaves the last position's logits in its logits.

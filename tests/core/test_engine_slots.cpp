@@ -146,6 +146,36 @@ class EngineSlotsTest : public QObject {
     for (size_t i = 0; i < jobs.size(); ++i) compare(together[i], alone(*e, jobs[i].prompt, jobs[i].options));
   }
 
+  void a_long_prompt_goes_in_by_chunks_while_others_decode() {
+    // A 300-token prompt takes three steps of prefill (128 tokens a step); the slot already
+    // decoding gets a token at each of them instead of waiting for the whole prompt.
+    auto e = load(Precision::F32, 512);
+    QCOMPARE(e->open_slots(2), 2);
+    int decoded = 0;
+    e->slot_start(0, e->tokenize("Already talking", true), greedy(100), [&](std::string_view) { ++decoded; return true; });
+    for (int i = 0; i < 3; ++i) e->step_slots();
+    std::string long_prompt;
+    for (int i = 0; i < 60; ++i) long_prompt += "word" + std::to_string(i) + " ";
+    std::vector<int32_t> tokens = e->tokenize(long_prompt, true);
+    QVERIFY(tokens.size() > 256);
+    Output late;
+    e->slot_start(1, tokens, traced(varied(9, 12), late), [&](std::string_view t) { late.text += t; return true; });
+    const int before = decoded;
+    int steps_to_first = 0;
+    while (late.logprobs.empty()) {
+      e->step_slots();
+      ++steps_to_first;
+    }
+    QCOMPARE(steps_to_first, int((tokens.size() + 127) / 128) + 1);
+    QVERIFY2(decoded - before >= steps_to_first - 1, qPrintable(QString::number(decoded - before)));
+    while (e->slot_busy(1))
+      for (const auto& r : e->step_slots())
+        if (r.slot == 1) late.stats = r.stats;
+    while (e->slot_busy(0)) e->step_slots();  // generate() shares slot 0
+    compare(late, alone(*e, long_prompt, varied(9, 12)));
+    QCOMPARE(late.stats.prompt_tokens, int(tokens.size()));
+  }
+
   void a_follow_up_reuses_its_slots_cache() {
     auto e = load();
     QCOMPARE(e->open_slots(2), 2);

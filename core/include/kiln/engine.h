@@ -64,13 +64,15 @@ class Engine {
   virtual int slot_reuse(int slot, std::span<const int32_t> prompt) const = 0;
   // Tokens the slot's cache holds (what a request that reuses little of it would throw away).
   virtual int slot_cached_tokens(int slot) const = 0;
-  // Starts a generation in a free slot: prefills the prompt tokens (chat_tokens() or tokenize())
-  // its cache lacks. Its text and stats come out of step_slots(). Throws Error (a prompt that does
-  // not fit, a bad schema) with the slot left free.
+  // Starts a generation in a free slot from the prompt's tokens (chat_tokens() or tokenize()).
+  // step_slots() prefills what the slot's cache lacks, a chunk a step, then decodes; its text and
+  // stats come out of step_slots(). Throws Error (a prompt that does not fit, a bad schema) with
+  // the slot left free.
   virtual void slot_start(int slot, const std::vector<int32_t>& prompt, const GenerateOptions& options,
                           TokenCallback on_text) = 0;
-  // One step of every busy slot: each samples its next token and shows its text, then the tokens go
-  // through one batched forward pass. Returns the generations that ended (their slots are free again);
+  // One step of every busy slot: a chunk of a starting slot's prompt goes in (so a long prompt does
+  // not stall the others for its whole prefill), each decoding slot samples its next token and shows
+  // its text, then those tokens go through one batched forward pass. Returns the generations that ended (their slots are free again);
   // a cancelled one (GenerateOptions::cancel) ends at its slot's next step.
   struct SlotResult {
     int slot = 0;
