@@ -267,14 +267,19 @@ void FairQueue::open_slots(Engine& engine) {
   if (slots_opened_) return;
   slots_opened_ = true;
   int made = 1;
+  bool refused = false;
   try {
     made = engine.open_slots(parallel_);
   } catch (const std::exception& e) {
+    refused = true;
     // Not enough memory for every slot's cache: serve with what the engine already has.
     std::fprintf(stderr, "kiln serve: %d parallel slots do not fit (%s); serving with %d\n", parallel_, e.what(),
                  engine.slot_count());
     made = engine.slot_count();
   }
+  if (!refused && made < parallel_)
+    std::fprintf(stderr, "kiln serve: %s decodes %d sequence(s) at a time: %d of %d parallel slots; the rest wait\n",
+                 engine.info().backend.c_str(), made, made, parallel_);
   std::lock_guard lock(mutex_);
   slots_.resize(size_t(std::max(1, made)));
   slot_used_.assign(slots_.size(), 0);
