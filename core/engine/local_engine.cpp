@@ -67,7 +67,12 @@ size_t reusable_prefix(const std::vector<int32_t>& cached, std::span<const int32
   size_t keep = 0;
   while (keep < cached.size() && keep < prompt.size() && cached[keep] == prompt[keep]) ++keep;
   if (keep == prompt.size()) --keep;  // the last prompt token must be fed again for its logits
-  if (cached.size() > keep + size_t(std::max(1, rewind))) keep = 0;
+  const size_t limit = size_t(std::max(1, rewind));
+  // Two tokens where the cache can go back that far: the last prompt position then goes through the
+  // batched matrix kernels as in a cold prefill (one token alone takes the decode kernels, which
+  // round F32 differently), so a repeated request gets the same logits to the bit.
+  if (keep > 0 && keep + 1 == prompt.size() && cached.size() + 1 <= keep + limit) --keep;
+  if (cached.size() > keep + limit) keep = 0;
   return keep;
 }
 
