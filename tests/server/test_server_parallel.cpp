@@ -30,7 +30,7 @@ std::string answer(const HttpResponse& r, bool stream) {
 }
 
 // Half greedy (the case), half seeded sampling whose varied text shows any mix-up; chat and
-// completions, streamed and not.
+// completions, streamed and not; one under a JSON grammar, one with log-probabilities.
 std::vector<Request> mixed_requests(int count, int max_tokens) {
   std::vector<Request> out;
   for (int i = 0; i < count; ++i) {
@@ -39,6 +39,8 @@ std::vector<Request> mixed_requests(int count, int max_tokens) {
     const bool stream = i % 3 == 1;
     extra["stream"] = stream;
     const std::string prompt = "parallel client " + std::to_string(i) + (i % 4 == 3 ? " with a longer question" : "");
+    if (i == 5) extra["response_format"] = QJsonObject{{"type", "json_object"}};  // a grammar in its slot
+    if (i == 2) extra["logprobs"] = true;
     if (i % 2 == 1 && i % 3 == 0) out.push_back({"/v1/completions", completion_body(prompt, extra), stream});
     else out.push_back({"/v1/chat/completions", chat_body(prompt, extra), stream});
   }
