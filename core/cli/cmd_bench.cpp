@@ -7,6 +7,7 @@
 #include <optional>
 #include <random>
 
+#include "cli/bench_parallel.h"
 #include "cli/common.h"
 #include "engine/backend_factory.h"
 #include "generate/sampler.h"
@@ -32,6 +33,8 @@ struct BenchFlags {
   int gen = 32;
   bool json = false;
   bool profile = false;
+  std::vector<int> parallel;  // --parallel: client counts (bench_parallel.h)
+  int shared_prefix = 0;      // --shared-prefix: time to first token with a cached prefix
 };
 
 struct BenchResult {
@@ -265,8 +268,23 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--gen", f->gen, "Tokens to decode")->capture_default_str();
   cmd->add_flag("--json", f->json, "Print one JSON object");
   cmd->add_flag("--profile", f->profile, "Per-op timings of the decode phase");
+  cmd->add_option("--parallel", f->parallel,
+                  "Aggregate decode speed of N generations decoded together in the engine's slots, for each N "
+                  "(e.g. 1,2,4,8); needs a model (not --synthetic)")
+      ->delimiter(',');
+  cmd->add_option("--shared-prefix", f->shared_prefix,
+                  "Time to first token of a request sharing this many prompt tokens with the one before "
+                  "(then --prompt new ones), against the same request cold");
   cmd->callback([f] {
     if (f->prompt < 1 || f->gen < 1) throw Error("--prompt and --gen must be at least 1");
+    if (f->shared_prefix > 0) {
+      if (!f->synthetic.empty()) throw Error("--shared-prefix runs the engine, which needs a model file: not --synthetic");
+      return run_prefix_bench(f->model, f->shared_prefix, f->prompt);
+    }
+    if (!f->parallel.empty()) {
+      if (!f->synthetic.empty()) throw Error("--parallel runs the engine, which needs a model file: not --synthetic");
+      return run_parallel_bench(f->model, f->parallel, f->prompt, f->gen, f->json);
+    }
     const BenchResult r = run_bench(*f);
     if (f->json) print_json(r);
     else print_text(r);

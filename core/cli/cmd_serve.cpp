@@ -35,7 +35,10 @@ void add_serve_command(CLI::App& app) {
                   "others than the listening address, localhost, 127.0.0.1 and [::1] get 403")
       ->allow_extra_args(false);  // one name an occurrence
   cmd->add_option("--model-id", options->model_id, "Model name shown in /v1/models (default: folder or file name)");
-  cmd->add_option("--max-waiting", options->max_waiting, "Requests that may wait behind the running one; more get 503")
+  cmd->add_option("--parallel", options->parallel,
+                  "Requests generated at once, decoded together; each slot has its own KV cache (memory x N)")
+      ->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--max-waiting", options->max_waiting, "Requests that may wait for a free slot; more get 503")
       ->capture_default_str()->check(CLI::Range(1, 4096));
   cmd->add_option("--max-body-kib", *max_body_kib, "Largest request body in KiB; larger gets 413")
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));

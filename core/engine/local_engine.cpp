@@ -4,19 +4,15 @@
 #include <chrono>
 #include <optional>
 
+#include "engine/generation.h"
 #include "generate/chat_roll_off.h"
 #include "generate/chat_template.h"
-#include "generate/constrained_pick.h"
 #include "generate/logprobs.h"
-#include "generate/sampler.h"
-#include "generate/stop_matcher.h"
-#include "grammar/json_matcher.h"
 
 namespace kiln {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 }  // namespace
 
@@ -25,7 +21,11 @@ LocalEngine::LocalEngine(ModelInfo info, Gemma3Config config, Tokenizer tokenize
       config_(std::move(config)),
       tokenizer_(std::move(tokenizer)),
       backend_(std::move(backend)),
-      logits_(config_.vocab_size) {}
+      slots_(1) {
+  slots_[0].logits.resize(size_t(config_.vocab_size));
+}
+
+LocalEngine::~LocalEngine() = default;
 
 std::vector<int32_t> LocalEngine::tokenize(const std::string& text, bool add_bos, bool parse_special) const {
   std::vector<int32_t> ids = tokenizer_.encode(text, parse_special ? SpecialText::Parse : SpecialText::Literal);
@@ -63,18 +63,41 @@ GenerationStats LocalEngine::chat(const std::vector<ChatMessage>& messages, cons
   return stats;
 }
 
-int LocalEngine::prefill(const std::vector<int32_t>& prompt) {
-  // Reuse the longest common prefix. Local layers keep a ring of recent positions, so the cache
-  // can step back one position (re-feeding it rewrites the same slot) but no further.
-  if (prompt.empty()) throw Error("the prompt has no tokens");
+namespace {
+
+// How many leading prompt tokens a cache holding `cached` can keep. Local layers keep a ring of
+// recent positions, so the cache can step back `rewind` positions (Backend::rewind_limit) but no
+// further: a cache that holds more past the common prefix starts over.
+size_t reusable_prefix(const std::vector<int32_t>& cached, std::span<const int32_t> prompt, int rewind) {
+  if (prompt.empty()) return 0;
   size_t keep = 0;
-  while (keep < cached_.size() && keep < prompt.size() && cached_[keep] == prompt[keep]) ++keep;
+  while (keep < cached.size() && keep < prompt.size() && cached[keep] == prompt[keep]) ++keep;
   if (keep == prompt.size()) --keep;  // the last prompt token must be fed again for its logits
-  if (cached_.size() > keep + 1) keep = 0;
-  cached_.resize(keep);
+  const size_t limit = size_t(std::max(1, rewind));
+  // Two tokens where the cache can go back that far: the last prompt position then goes through the
+  // batched matrix kernels as in a cold prefill (one token alone takes the decode kernels, which
+  // round F32 differently), so a repeated request gets the same logits to the bit.
+  if (keep > 0 && keep + 1 == prompt.size() && cached.size() + 1 <= keep + limit) --keep;
+  if (cached.size() > keep + limit) keep = 0;
+  return keep;
+}
+
+}  // namespace
+
+int LocalEngine::prefill(int slot, const std::vector<int32_t>& prompt) {
+  if (prompt.empty()) throw Error("the prompt has no tokens");
+  Slot& s = slots_[size_t(slot)];
+  const size_t keep = reusable_prefix(s.cached, prompt, backend_->rewind_limit());
+  s.cached.resize(keep);
   std::span<const int32_t> rest(prompt.data() + keep, prompt.size() - keep);
-  backend_->forward(rest, int(keep), false, logits_.data());
-  cached_ = prompt;
+  try {
+    backend_->forward_sequence(slot, rest, int(keep), false, s.logits.data());
+  } catch (...) {
+    s.cached.clear();  // the cache may hold part of the batch
+    throw;
+  }
+  s.cached = prompt;
+  s.last_used = ++use_clock_;
   return int(keep);
 }
 
@@ -87,8 +110,8 @@ const std::vector<std::string>& LocalEngine::token_pieces() {
   return pieces_;
 }
 
-TokenLogprob LocalEngine::token_logprob(int32_t id, int top_count) const {
-  const LogSoftmax log_softmax(logits_);
+TokenLogprob LocalEngine::token_logprob(const std::vector<float>& logits, int32_t id, int top_count) const {
+  const LogSoftmax log_softmax(logits);
   TokenLogprob t{id, tokenizer_.piece_bytes(id), log_softmax.of(id), {}};
   for (const auto& [alt, logprob] : log_softmax.top(std::clamp(top_count, 0, 20)))
     t.top.push_back({alt, tokenizer_.piece_bytes(alt), logprob});
@@ -108,108 +131,171 @@ bool LocalEngine::is_end_token(int32_t id, StopReason& reason) const {
   return false;
 }
 
-GenerationStats LocalEngine::run(const std::vector<int32_t>& prompt, const GenerateOptions& options,
-                                 const TokenCallback& on_text) {
-  GenerationStats stats;
-  stats.prompt_tokens = int(prompt.size());
+void LocalEngine::check_prompt(const std::vector<int32_t>& prompt) const {
   const int ctx = backend_->context_length();
   if (int(prompt.size()) >= ctx)
     throw Error("the prompt has " + std::to_string(prompt.size()) + " tokens; the context holds " +
                 std::to_string(ctx));
+}
+
+void LocalEngine::refuse_if_serving() const {
+  if (slots_[0].run) throw Error("the engine's first slot is busy with a parallel generation");
+}
+
+void LocalEngine::reset() {
+  for (Slot& s : slots_)
+    if (!s.run) s.cached.clear();
+}
+
+GenerationStats LocalEngine::run(const std::vector<int32_t>& prompt, const GenerateOptions& options,
+                                 const TokenCallback& on_text) {
+  refuse_if_serving();
+  check_prompt(prompt);
   const auto start = Clock::now();
   if (profiling_) backend_->take_profile();  // drop timings from earlier calls
+  Generation generation(*this, options, on_text, start);
+  generation.prefilled(int(prompt.size()), prefill(0, prompt));
 
-  stats.cached_prompt_tokens = prefill(prompt);
-  const double prefill_ms = ms_since(start);
-  const int fed = stats.prompt_tokens - stats.cached_prompt_tokens;
-  stats.prefill_tokens_per_s = prefill_ms > 0 ? fed / (prefill_ms / 1000.0) : 0;
-
-  Sampler sampler(options.sampling.over(info_.sampling_defaults));
-  // Greedy decoding where the backend picks on its device: forward_argmax returns the next token
-  // and logits_ is not read back (PERFORMANCE.md, "Greedy decoding's pick on the GPU").
-  // Log-probabilities need the logits on the host, and as the model gave them: the sampler may
-  // change its input in place (repetition penalty), so it samples from a copy.
-  const bool want_logprobs = options.logprobs && options.on_logprob;
-  std::optional<grammar::JsonMatcher> matcher;
-  if (options.format == GenerateOptions::Format::JsonObject) matcher.emplace(grammar::JsonSchema::any_object());
-  if (options.format == GenerateOptions::Format::JsonSchema) matcher.emplace(grammar::JsonSchema::compile(options.json_schema));
-  const auto ends = [this](int32_t id) {
-    StopReason ignored;
-    return is_end_token(id, ignored);
-  };
-  const bool device_pick = sampler.is_plain_argmax() && !want_logprobs && !matcher;
-  std::vector<float> sampled_logits;
+  Slot& s = slots_[0];
+  const int ctx = backend_->context_length();
   std::optional<int32_t> picked;
-  Utf8Stream utf8;
-  StopMatcher stops(options.stop);
-  bool callback_stopped = false;
-  auto emit = [&](const std::string& text) {
-    if (!text.empty() && on_text && !on_text(text)) callback_stopped = true;
-  };
-
-  Clock::time_point first_token_at;
-  while (true) {
-    if (options.cancel.stop_requested() || callback_stopped) {
-      stats.stop_reason = StopReason::Cancelled;
-      break;
-    }
-    if (stats.generated_tokens >= options.max_tokens) {
-      stats.stop_reason = StopReason::MaxTokens;
-      break;
-    }
-    if (int(cached_.size()) >= ctx) {
-      stats.stop_reason = StopReason::ContextFull;
-      break;
-    }
-    if (matcher && !matcher->can_continue()) {  // the document is complete: nothing else may follow
-      stats.stop_reason = StopReason::EndOfTurn;
-      break;
-    }
-    int32_t next = -1;
-    if (picked) {
-      next = *picked;
-    } else if (matcher) {
-      next = pick_constrained(sampler, logits_, cached_, *matcher, token_pieces(), ends, sampled_logits);
-    } else if (want_logprobs) {
-      sampled_logits = logits_;
-      next = sampler.sample(sampled_logits, cached_);
-    } else {
-      next = sampler.sample(logits_, cached_);
-    }
-    if (next < 0) throw Error("every logit the model produced is NaN");
-    if (stats.generated_tokens == 0) {
-      first_token_at = Clock::now();
-      stats.time_to_first_token_ms = ms_since(start);
-    }
-    if (is_end_token(next, stats.stop_reason)) break;
-    ++stats.generated_tokens;
-    stats.token_times_ms.push_back(ms_since(start));
-    if (want_logprobs) options.on_logprob(token_logprob(next, options.top_logprobs));
-    if (matcher && !matcher->feed(tokenizer_.piece_bytes(next)))
-      throw Error("constrained output: the sampled token does not continue the JSON document");
-    emit(stops.feed(utf8.feed(tokenizer_.piece_bytes(next))));
-    if (stops.stopped()) {
-      stats.stop_reason = StopReason::StopString;
-      break;
-    }
-    // Feed the token so the cache holds everything shown, even when this was the last one.
-    const std::span<const int32_t> fed(&next, 1);
-    picked = device_pick ? backend_->forward_argmax(fed, int(cached_.size())) : std::nullopt;
-    if (!picked) backend_->forward(fed, int(cached_.size()), false, logits_.data());
-    cached_.push_back(next);
+  while (const std::optional<int32_t> next = generation.next(s.logits, s.cached, picked, ctx)) {
+    const std::span<const int32_t> fed(&*next, 1);
+    picked = generation.device_pick() ? backend_->forward_argmax(fed, int(s.cached.size())) : std::nullopt;
+    if (!picked) backend_->forward(fed, int(s.cached.size()), false, s.logits.data());
+    s.cached.push_back(*next);
   }
-  if (stats.stop_reason != StopReason::StopString) {
-    emit(stops.feed(utf8.flush()));
-    if (!stops.stopped()) emit(stops.flush());
-  }
-  stats.total_ms = ms_since(start);
-  if (stats.generated_tokens > 1) {
-    const double decode_ms = std::chrono::duration<double, std::milli>(Clock::now() - first_token_at).count();
-    stats.decode_tokens_per_s = decode_ms > 0 ? (stats.generated_tokens - 1) / (decode_ms / 1000.0) : 0;
-  }
+  GenerationStats stats = generation.finish();
   if (profiling_) stats.profile = backend_->take_profile();
   stats.notes = backend_->take_notes();
   return stats;
+}
+
+int LocalEngine::open_slots(int count) {
+  count = std::max(1, count);
+  for (size_t i = size_t(count); i < slots_.size(); ++i)
+    if (slots_[i].run) throw Error("slot " + std::to_string(i) + " is busy; it cannot be dropped");
+  const int made = backend_->set_sequences(count);
+  slots_.resize(size_t(made));
+  for (Slot& s : slots_) s.logits.resize(size_t(config_.vocab_size));
+  info_.kv_cache_bytes = backend_->kv_cache_bytes();
+  return made;
+}
+
+bool LocalEngine::slot_busy(int slot) const {
+  return slot >= 0 && size_t(slot) < slots_.size() && slots_[size_t(slot)].run != nullptr;
+}
+
+int LocalEngine::slot_reuse(int slot, std::span<const int32_t> prompt) const {
+  if (slot < 0 || size_t(slot) >= slots_.size()) return 0;
+  return int(reusable_prefix(slots_[size_t(slot)].cached, prompt, backend_->rewind_limit()));
+}
+
+void LocalEngine::slot_start(int slot, const std::vector<int32_t>& prompt, const GenerateOptions& options,
+                             TokenCallback on_text) {
+  if (slot < 0 || size_t(slot) >= slots_.size())
+    throw Error("slot " + std::to_string(slot) + " does not exist; there are " + std::to_string(slots_.size()));
+  if (slots_[size_t(slot)].run) throw Error("slot " + std::to_string(slot) + " is busy");
+  check_prompt(prompt);
+  if (prompt.empty()) throw Error("the prompt has no tokens");
+  Slot& s = slots_[size_t(slot)];
+  s.run = std::make_unique<Generation>(*this, options, std::move(on_text), Clock::now());
+  // The cache is cut back to the reused prefix only when the first chunk goes in (prefill_step),
+  // so a generation cancelled before that leaves the slot's record and its cache in agreement.
+  s.prompt = prompt;
+  s.prompt_reused = int(reusable_prefix(s.cached, prompt, backend_->rewind_limit()));
+  s.prompt_fed = size_t(s.prompt_reused);
+  s.last_used = ++use_clock_;
+}
+
+bool LocalEngine::prefill_step(int slot, size_t budget) {
+  Slot& s = slots_[size_t(slot)];
+  if (s.prompt_fed == size_t(s.prompt_reused)) s.cached.resize(s.prompt_fed);
+  const size_t count = std::min(budget, s.prompt.size() - s.prompt_fed);
+  const std::span<const int32_t> chunk(s.prompt.data() + s.prompt_fed, count);
+  backend_->forward_sequence(slot, chunk, int(s.prompt_fed), false, s.logits.data());
+  s.cached.insert(s.cached.end(), chunk.begin(), chunk.end());
+  s.prompt_fed += count;
+  if (s.prompt_fed < s.prompt.size()) return false;
+  s.run->prefilled(int(s.prompt.size()), s.prompt_reused);
+  s.prompt.clear();
+  return true;
+}
+
+std::vector<Engine::SlotResult> LocalEngine::step_slots() {
+  std::vector<SlotResult> ended;
+  std::vector<Backend::SequenceToken> items;
+  const int ctx = backend_->context_length();
+  auto end_slot = [&](int i, std::string error) {
+    Slot& s = slots_[size_t(i)];
+    s.prompt.clear();
+    SlotResult r{i, {}, std::move(error)};
+    try {
+      r.stats = s.run->finish();
+    } catch (const std::exception& e) {
+      if (r.error.empty()) r.error = e.what();
+    }
+    s.run.reset();
+    s.last_used = ++use_clock_;
+    ended.push_back(std::move(r));
+  };
+  // Starting slots take up to kPrefillChunk prompt tokens a step, in slot order; their first token
+  // is sampled at the step after their prompt is in.
+  size_t budget = kPrefillChunk;
+  std::vector<bool> prefilling(slots_.size(), false);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    if (!s.run || s.prompt.empty()) continue;
+    prefilling[i] = true;
+    if (s.run->cancelled()) {
+      end_slot(int(i), {});
+      continue;
+    }
+    if (budget == 0) continue;
+    const size_t before = s.prompt_fed;
+    try {
+      prefill_step(int(i), budget);
+    } catch (const std::exception& e) {
+      s.cached.clear();  // the cache may hold part of the chunk
+      end_slot(int(i), e.what());
+      continue;
+    }
+    budget -= std::min(budget, s.prompt_fed - before);
+  }
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    if (!s.run || prefilling[i]) continue;
+    try {
+      if (const std::optional<int32_t> next = s.run->next(s.logits, s.cached, std::nullopt, ctx))
+        items.push_back({int(i), *next, int(s.cached.size())});
+      else
+        end_slot(int(i), {});
+    } catch (const std::exception& e) {  // this generation alone failed (e.g. all logits NaN)
+      end_slot(int(i), e.what());
+    }
+  }
+  if (items.empty()) return ended;
+  const size_t vocab = size_t(config_.vocab_size);
+  try {
+    if (items.size() == 1) {
+      const Backend::SequenceToken& one = items[0];
+      backend_->forward_sequence(one.sequence, std::span<const int32_t>(&one.token, 1), one.pos, false,
+                                 slots_[size_t(one.sequence)].logits.data());
+    } else {
+      step_logits_.resize(items.size() * vocab);
+      backend_->forward_sequences(items, int(vocab), step_logits_.data());
+      for (size_t i = 0; i < items.size(); ++i)
+        std::copy_n(step_logits_.begin() + ptrdiff_t(i * vocab), vocab, slots_[size_t(items[i].sequence)].logits.begin());
+    }
+  } catch (const std::exception& e) {  // the pass failed for all of them; their caches start over
+    for (const Backend::SequenceToken& item : items) {
+      slots_[size_t(item.sequence)].cached.clear();
+      end_slot(item.sequence, e.what());
+    }
+    return ended;
+  }
+  for (const Backend::SequenceToken& item : items) slots_[size_t(item.sequence)].cached.push_back(item.token);
+  return ended;
 }
 
 std::vector<std::vector<float>> LocalEngine::logits(std::span<const int32_t> tokens, int prefill_count,
@@ -219,18 +305,21 @@ std::vector<std::vector<float>> LocalEngine::logits(std::span<const int32_t> tok
   if (prefill_count <= 0 || prefill_count > n) prefill_count = n;
   first_row = std::clamp(first_row, 0, n - 1);
   const int vocab = config_.vocab_size;
-  cached_.clear();
+  refuse_if_serving();
+  Slot& s = slots_[0];
+  std::vector<float>& last = s.logits;  // the last position's row
+  s.cached.clear();
   std::vector<std::vector<float>> rows;
   // The prefill batch. Positions before first_row need no logits; the rest come in slices so that
   // only one slice of all-position logits exists at a time.
   constexpr int kRowsPerSlice = 64;
   int pos = 0;
   if (first_row > 0 && first_row < prefill_count) {
-    backend_->forward(tokens.subspan(0, first_row), 0, false, logits_.data());
+    backend_->forward(tokens.subspan(0, first_row), 0, false, last.data());
     pos = first_row;
   }
   if (first_row >= prefill_count) {
-    backend_->forward(tokens.subspan(0, prefill_count), 0, false, logits_.data());
+    backend_->forward(tokens.subspan(0, prefill_count), 0, false, last.data());
     pos = prefill_count;
   }
   std::vector<float> slice;
@@ -242,11 +331,11 @@ std::vector<std::vector<float>> LocalEngine::logits(std::span<const int32_t> tok
     pos += len;
   }
   for (int t = prefill_count; t < n; ++t) {
-    backend_->forward(tokens.subspan(t, 1), t, false, logits_.data());
-    if (t >= first_row) rows.push_back(logits_);
+    backend_->forward(tokens.subspan(t, 1), t, false, last.data());
+    if (t >= first_row) rows.push_back(last);
   }
-  cached_.assign(tokens.begin(), tokens.end());
-  if (!rows.empty()) logits_ = rows.back();
+  s.cached.assign(tokens.begin(), tokens.end());
+  if (!rows.empty()) last = rows.back();
   return rows;
 }
 

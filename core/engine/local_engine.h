@@ -1,7 +1,8 @@
-// The Engine implementation: one model, one backend, one KV cache, used from one thread.
+// The Engine implementation: one model, one backend, a KV cache a slot, used from one thread.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,9 +13,12 @@
 
 namespace kiln {
 
+class Generation;
+
 class LocalEngine final : public Engine {
  public:
   LocalEngine(ModelInfo info, Gemma3Config config, Tokenizer tokenizer, std::unique_ptr<Backend> backend);
+  ~LocalEngine() override;
 
   const ModelInfo& info() const override { return info_; }
   GenerationStats generate(const std::string& prompt, const GenerateOptions& options,
@@ -26,26 +30,61 @@ class LocalEngine final : public Engine {
   std::string detokenize(std::span<const int32_t> ids) const override;
   std::vector<int32_t> chat_tokens(const std::vector<ChatMessage>& messages) const override;
   void set_profiling(bool enabled) override;
-  void reset() override { cached_.clear(); }
+  void reset() override;
 
- private:
-  GenerationStats run(const std::vector<int32_t>& prompt, const GenerateOptions& options, const TokenCallback& on_text);
-  // Feeds prompt tokens the cache lacks; leaves the last position's logits in logits_. Returns how
-  // many prompt tokens were reused from the cache.
-  int prefill(const std::vector<int32_t>& prompt);
+  int open_slots(int count) override;
+  int slot_count() const override { return int(slots_.size()); }
+  bool slot_busy(int slot) const override;
+  int slot_reuse(int slot, std::span<const int32_t> prompt) const override;
+  int slot_cached_tokens(int slot) const override {
+    return slot >= 0 && size_t(slot) < slots_.size() ? int(slots_[size_t(slot)].cached.size()) : 0;
+  }
+  void slot_start(int slot, const std::vector<int32_t>& prompt, const GenerateOptions& options,
+                  TokenCallback on_text) override;
+  std::vector<SlotResult> step_slots() override;
+
+  // For Generation (engine/generation.h).
   bool is_end_token(int32_t id, StopReason& reason) const;
-  // `id`'s log-probability and the top_count likeliest tokens under the logits in logits_.
-  TokenLogprob token_logprob(int32_t id, int top_count) const;
+  // `id`'s log-probability and the top_count likeliest tokens under `logits`.
+  TokenLogprob token_logprob(const std::vector<float>& logits, int32_t id, int top_count) const;
+  std::string piece_bytes(int32_t id) const { return tokenizer_.piece_bytes(id); }
   // Every token's bytes, built on first use (constrained output walks them).
   const std::vector<std::string>& token_pieces();
+
+ private:
+  // One sequence of the backend: slot i is backend sequence i; slot 0 is also the sequence of
+  // generate(), chat() and logits().
+  struct Slot {
+    std::vector<int32_t> cached;  // the tokens whose K/V are in its cache, in order
+    std::vector<float> logits;    // [vocab] after the last token fed (greedy steps through
+                                  // forward_argmax leave it behind; prefill refills it)
+    std::unique_ptr<Generation> run;  // set while busy
+    // A started generation's prompt, fed prefill_chunk tokens a step (step_slots) so that a long
+    // prompt does not stall the other slots' decoding; empty once it is in the cache.
+    std::vector<int32_t> prompt;
+    size_t prompt_fed = 0;   // prompt[0, prompt_fed) is in the cache
+    int prompt_reused = 0;   // of which this many came from the cache
+    uint64_t last_used = 0;
+  };
+  // Prompt tokens step_slots() prefills a step, over all slots.
+  static constexpr size_t kPrefillChunk = 128;
+  // Feeds the next chunk of a starting slot's prompt; true once all of it is in.
+  bool prefill_step(int slot, size_t budget);
+
+  GenerationStats run(const std::vector<int32_t>& prompt, const GenerateOptions& options, const TokenCallback& on_text);
+  // Feeds prompt tokens the slot's cache lacks; leaves the last position's logits in its logits.
+  // Returns how many prompt tokens were reused from the cache.
+  int prefill(int slot, const std::vector<int32_t>& prompt);
+  void check_prompt(const std::vector<int32_t>& prompt) const;
+  void refuse_if_serving() const;
 
   ModelInfo info_;
   Gemma3Config config_;
   Tokenizer tokenizer_;
   std::unique_ptr<Backend> backend_;
-  std::vector<int32_t> cached_;  // the tokens whose K/V are in the cache, in order
-  std::vector<float> logits_;    // [vocab] after the last token fed through forward() (greedy steps
-                                 // through forward_argmax leave it behind; prefill refills it)
+  std::vector<Slot> slots_;      // at least one
+  std::vector<float> step_logits_;  // [busy slots][vocab] of a step_slots() pass
+  uint64_t use_clock_ = 0;
   bool profiling_ = false;
   std::vector<std::string> pieces_;  // [vocab] token bytes; empty until token_pieces()
 };

@@ -31,6 +31,38 @@ class Backend {
   // bytes a decode step instead of the whole row of logits.
   virtual std::optional<int32_t> forward_argmax(std::span<const int32_t> tokens, int pos) { return std::nullopt; }
 
+  // ---- Several sequences (the server's slots) ----
+  // Independent KV caches, each with its own position; sequence 0 is the one forward() uses.
+  // sequences(): how many there are. set_sequences(count) makes `count` (sequence 0 keeps its
+  // cache; others start empty) and returns how many it made: backends without support keep 1.
+  // Throws Error when memory lacks.
+  virtual int sequences() const { return 1; }
+  virtual int set_sequences(int count) { (void)count; return 1; }
+  // forward() on sequence `sequence`, with the same rules for pos against that sequence's cache.
+  virtual void forward_sequence(int sequence, std::span<const int32_t> tokens, int pos, bool all_logits,
+                                float* logits) {
+    if (sequence != 0) throw Error("this backend holds one sequence, not sequence " + std::to_string(sequence));
+    forward(tokens, pos, all_logits, logits);
+  }
+  // One decode step of several sequences at once: item i feeds `token` to sequence `sequence` at
+  // position `pos` (that sequence's next, or its last again). logits: one row of vocab floats per
+  // item. Backends that batch it read each weight once for all items; the default runs them one
+  // after another. Each sequence appears at most once.
+  struct SequenceToken {
+    int sequence = 0;
+    int32_t token = 0;
+    int pos = 0;
+  };
+  virtual void forward_sequences(std::span<const SequenceToken> items, int vocab, float* logits) {
+    for (size_t i = 0; i < items.size(); ++i)
+      forward_sequence(items[i].sequence, std::span<const int32_t>(&items[i].token, 1), items[i].pos, false,
+                       logits + i * size_t(vocab));
+  }
+
+  // How far pos may go back from a sequence's end (1: re-feeding the last position). More lets a
+  // follow-up that diverges a few tokens before the end keep the prefix before them.
+  virtual int rewind_limit() const { return 1; }
+
   virtual int context_length() const = 0;
   virtual uint64_t kv_cache_bytes() const = 0;
 

@@ -1,6 +1,7 @@
 // Prometheus text exposition of the server's counters.
 #include "server/metrics.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace kiln::server {
@@ -36,6 +37,10 @@ std::string prometheus_text(const RequestMetrics& requests, const QueueCounters&
   sample(out, "kiln_requests_waiting", static_cast<double>(q.waiting));
   header(out, "kiln_requests_running", "gauge", "Requests generating now (slots in use).");
   sample(out, "kiln_requests_running", static_cast<double>(q.running));
+  header(out, "kiln_slots", "gauge", "Slots (sequences decoded together, each with its own KV cache); 0 before the first request.");
+  sample(out, "kiln_slots", static_cast<double>(q.slot_count));
+  header(out, "kiln_slots_idle", "gauge", "Slots free for the next request.");
+  sample(out, "kiln_slots_idle", static_cast<double>(q.slot_count - std::min(q.slot_count, q.running)));
   header(out, "kiln_decode_tokens_per_second", "gauge", "Decode rate of the last generation that finished.");
   sample(out, "kiln_decode_tokens_per_second", q.last_decode_tokens_per_s);
   return out;

@@ -2,31 +2,36 @@
 #include "server/request_queue.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace kiln::server {
 
 InferenceJob::InferenceJob(CompletionRequest request, std::string client_key)
     : request_(std::move(request)), client_key_(std::move(client_key)) {}
 
-void InferenceJob::conclude(const std::function<void(const RunResult&)>& account, RunResult result,
-                            const GenerationStats& stats, std::optional<ApiError> failure) {
+void InferenceJob::conclude(const Account& account, RunResult result, const GenerationStats& stats,
+                            std::optional<ApiError> failure) {
   account(result);
   finish(stats, std::move(failure));
 }
 
-void InferenceJob::run(Engine& engine, const std::function<void(const RunResult&)>& account) {
-  if (stop_.stop_requested()) return account({Outcome::Cancelled, 0});
+std::optional<std::vector<int32_t>> InferenceJob::admit(Engine& engine, const Account& account) {
+  if (stop_.stop_requested()) {
+    account({Outcome::Cancelled, 0});
+    return std::nullopt;
+  }
   const bool chat = request_.endpoint == Endpoint::ChatCompletions;
 
   // The prompt is counted here, on the engine's thread: only this thread may use the engine.
-  size_t prompt_tokens = 0;
   try {
-    prompt_tokens = chat ? engine.chat_tokens(request_.messages).size()
-                         : engine.tokenize(request_.prompt, /*add_bos=*/true).size();
+    prompt_ = chat ? engine.chat_tokens(request_.messages)
+                   : engine.tokenize(request_.prompt, /*add_bos=*/true, request_.options.parse_special);
   } catch (const std::exception& e) {
-    return conclude(account, {Outcome::Failed, 0}, {},
-                    ApiError(500, std::string("Could not tokenize the prompt: ") + e.what(), "server_error"));
+    conclude(account, {Outcome::Failed, 0}, {},
+             ApiError(500, std::string("Could not tokenize the prompt: ") + e.what(), "server_error"));
+    return std::nullopt;
   }
+  const size_t prompt_tokens = prompt_.size();
   const int context = engine.info().context_length;
   if (prompt_tokens >= static_cast<size_t>(context)) {
     const std::string what = chat ? "messages" : "prompt";
@@ -36,14 +41,20 @@ void InferenceJob::run(Engine& engine, const std::function<void(const RunResult&
                           " tokens (at least one token must be left for the reply). Please reduce the length of the " +
                           what + ".",
                       "invalid_request_error", what, "context_length_exceeded");
-    return conclude(account, {Outcome::Refused, 0}, {}, std::move(too_long));
+    conclude(account, {Outcome::Refused, 0}, {}, std::move(too_long));
+    return std::nullopt;
   }
 
-  GenerateOptions options = request_.options;
+  options_ = request_.options;
   const int room = context - static_cast<int>(prompt_tokens);
   // A max_tokens beyond the room left is cut to fit (finish_reason "length"), as llama.cpp does.
-  options.max_tokens = request_.max_tokens > 0 ? std::min(request_.max_tokens, room) : room;
-  options.cancel = stop_.get_token();
+  options_.max_tokens = request_.max_tokens > 0 ? std::min(request_.max_tokens, room) : room;
+  options_.cancel = stop_.get_token();
+  if (options_.logprobs)
+    options_.on_logprob = [this](const TokenLogprob& token) {
+      std::lock_guard lock(mutex_);
+      pending_segment().logprobs.push_back(token);
+    };  // the text that follows wakes the HTTP thread
   bool admitted = false;
   {
     std::lock_guard lock(mutex_);
@@ -52,9 +63,23 @@ void InferenceJob::run(Engine& engine, const std::function<void(const RunResult&
       admitted = admitted_ = true;
     }
   }
-  if (!admitted) return account({Outcome::Cancelled, 0});
+  if (!admitted) {
+    account({Outcome::Cancelled, 0});
+    return std::nullopt;
+  }
   changed_.notify_all();
+  return prompt_;
+}
 
+bool InferenceJob::start_choice(Engine& engine, int slot, const Account& account) {
+  const int c = next_choice_++;
+  {
+    std::lock_guard lock(mutex_);
+    running_choice_ = c;
+  }
+  GenerateOptions choice_options = options_;
+  // n choices one after another in the same slot, each reproducible from seed + index.
+  if (request_.options.sampling.seed) choice_options.sampling.seed = *request_.options.sampling.seed + uint64_t(c);
   auto on_text = [this](std::string_view text) {
     {
       std::lock_guard lock(mutex_);
@@ -63,45 +88,41 @@ void InferenceJob::run(Engine& engine, const std::function<void(const RunResult&
     changed_.notify_all();
     return !stop_.stop_requested();
   };
-  if (options.logprobs)
-    options.on_logprob = [this](const TokenLogprob& token) {
-      std::lock_guard lock(mutex_);
-      pending_segment().logprobs.push_back(token);
-    };  // the text that follows wakes the HTTP thread
   try {
-    // n choices one after another; the prompt stays in the KV cache, so only the first prefills it.
-    GenerationStats stats;
-    for (int c = 0; c < request_.n; ++c) {
-      {
-        std::lock_guard lock(mutex_);
-        running_choice_ = c;
-      }
-      GenerateOptions choice_options = options;
-      if (request_.options.sampling.seed) choice_options.sampling.seed = *request_.options.sampling.seed + uint64_t(c);
-      const GenerationStats one = chat ? engine.chat(request_.messages, choice_options, on_text)
-                                       : engine.generate(request_.prompt, choice_options, on_text);
-      {
-        std::lock_guard lock(mutex_);
-        choice_reasons_.push_back(one.stop_reason);
-      }
-      if (c == 0) {
-        stats = one;
-      } else {
-        stats.generated_tokens += one.generated_tokens;
-        stats.stop_reason = one.stop_reason;
-        stats.decode_tokens_per_s = one.decode_tokens_per_s;
-      }
-      if (stop_.stop_requested() || one.stop_reason == StopReason::Cancelled) break;
-    }
-    const bool cancelled = stop_.stop_requested() || stats.stop_reason == StopReason::Cancelled;
-    return conclude(account,
-                    {cancelled ? Outcome::Cancelled : Outcome::Completed, stats.generated_tokens, stats.prompt_tokens,
-                     stats.decode_tokens_per_s},
-                    stats, std::nullopt);
+    engine.slot_start(slot, prompt_, choice_options, on_text);
+    return true;
   } catch (const std::exception& e) {
-    return conclude(account, {Outcome::Failed, 0}, {},
-                    ApiError(500, std::string("Generation failed: ") + e.what(), "server_error"));
+    conclude(account, {Outcome::Failed, so_far_.generated_tokens}, so_far_,
+             ApiError(500, std::string("Generation failed: ") + e.what(), "server_error"));
+    return false;
   }
+}
+
+bool InferenceJob::choice_ended(Engine& engine, const Engine::SlotResult& result, const Account& account) {
+  const GenerationStats& one = result.stats;
+  {
+    std::lock_guard lock(mutex_);
+    choice_reasons_.push_back(one.stop_reason);
+  }
+  if (next_choice_ == 1) {
+    so_far_ = one;  // the prompt once, from the first choice
+  } else {
+    so_far_.generated_tokens += one.generated_tokens;
+    so_far_.stop_reason = one.stop_reason;
+    so_far_.decode_tokens_per_s = one.decode_tokens_per_s;
+  }
+  if (!result.error.empty()) {
+    conclude(account, {Outcome::Failed, so_far_.generated_tokens}, so_far_,
+             ApiError(500, "Generation failed: " + result.error, "server_error"));
+    return false;
+  }
+  const bool cancelled = stop_.stop_requested() || one.stop_reason == StopReason::Cancelled;
+  if (!cancelled && next_choice_ < request_.n) return start_choice(engine, result.slot, account);
+  conclude(account,
+           {cancelled ? Outcome::Cancelled : Outcome::Completed, so_far_.generated_tokens, so_far_.prompt_tokens,
+            so_far_.decode_tokens_per_s},
+           so_far_, std::nullopt);
+  return false;
 }
 
 std::optional<ApiError> InferenceJob::wait_admission() {
@@ -170,7 +191,7 @@ void InferenceJob::finish(const GenerationStats& stats, std::optional<ApiError> 
   changed_.notify_all();
 }
 
-FairQueue::FairQueue(size_t max_waiting) : max_waiting_(max_waiting) {}
+FairQueue::FairQueue(size_t max_waiting, int parallel) : max_waiting_(max_waiting), parallel_(std::max(1, parallel)) {}
 
 void FairQueue::push(std::shared_ptr<InferenceJob> job) {
   std::lock_guard lock(mutex_);
@@ -226,17 +247,10 @@ void FairQueue::cancel(const std::shared_ptr<InferenceJob>& job) {
   job->cancel(std::nullopt);
 }
 
-bool FairQueue::run_next(Engine& engine) {
-  std::shared_ptr<InferenceJob> job;
-  {
+InferenceJob::Account FairQueue::account_for(int slot) {
+  return [this, slot](const InferenceJob::RunResult& result) {
     std::lock_guard lock(mutex_);
-    job = pop_locked();
-    if (!job) return false;
-    running_ = job;
-  }
-  job->run(engine, [&](const InferenceJob::RunResult& result) {
-    std::lock_guard lock(mutex_);
-    running_.reset();
+    if (slot >= 0 && size_t(slot) < slots_.size()) slots_[size_t(slot)].reset();
     counters_.generated_tokens += static_cast<uint64_t>(std::max(0, result.generated_tokens));
     counters_.prompt_tokens += static_cast<uint64_t>(std::max(0, result.prompt_tokens));
     if (result.outcome == InferenceJob::Outcome::Completed) counters_.last_decode_tokens_per_s = result.decode_tokens_per_s;
@@ -246,30 +260,119 @@ bool FairQueue::run_next(Engine& engine) {
       case InferenceJob::Outcome::Refused: ++counters_.refused; break;
       case InferenceJob::Outcome::Failed: ++counters_.failed; break;
     }
-  });
+  };
+}
+
+void FairQueue::open_slots(Engine& engine) {
+  if (slots_opened_) return;
+  slots_opened_ = true;
+  int made = 1;
+  bool refused = false;
+  try {
+    made = engine.open_slots(parallel_);
+  } catch (const std::exception& e) {
+    refused = true;
+    // Not enough memory for every slot's cache: serve with what the engine already has.
+    std::fprintf(stderr, "kiln serve: %d parallel slots do not fit (%s); serving with %d\n", parallel_, e.what(),
+                 engine.slot_count());
+    made = engine.slot_count();
+  }
+  if (!refused && made < parallel_)
+    std::fprintf(stderr, "kiln serve: %s decodes %d sequence(s) at a time: %d of %d parallel slots; the rest wait\n",
+                 engine.info().backend.c_str(), made, made, parallel_);
+  std::lock_guard lock(mutex_);
+  slots_.resize(size_t(std::max(1, made)));
+  slot_used_.assign(slots_.size(), 0);
+}
+
+bool FairQueue::any_busy() const {
+  std::lock_guard lock(mutex_);
+  return std::any_of(slots_.begin(), slots_.end(), [](const auto& job) { return job != nullptr; });
+}
+
+void FairQueue::admit_waiting(Engine& engine) {
+  for (;;) {
+    std::shared_ptr<InferenceJob> job;
+    std::vector<int> free;
+    {
+      std::lock_guard lock(mutex_);
+      for (size_t i = 0; i < slots_.size(); ++i)
+        if (!slots_[i] && !engine.slot_busy(int(i))) free.push_back(int(i));
+      if (free.empty()) return;
+      job = pop_locked();
+      if (!job) return;
+    }
+    // Counted and refused (too long, cancelled meanwhile) without a slot: accounted as no slot's.
+    const std::optional<std::vector<int32_t>> prompt = job->admit(engine, account_for(-1));
+    if (!prompt) continue;
+    // The free slot whose cache reuses the most of the prompt, where the prompt continues what that
+    // slot holds (it reuses at least half of it): every chat shares its first few tokens, and
+    // reusing those is not worth another conversation's cache. Else the slot idle longest.
+    int best = -1, best_reuse = 0;
+    for (int slot : free) {
+      const int reuse = engine.slot_reuse(slot, *prompt);
+      if (reuse > best_reuse && 2 * reuse >= engine.slot_cached_tokens(slot)) {
+        best = slot;
+        best_reuse = reuse;
+      }
+    }
+    if (best < 0) {
+      best = free.front();
+      for (int slot : free)
+        if (slot_used_[size_t(slot)] < slot_used_[size_t(best)]) best = slot;
+    }
+    slot_used_[size_t(best)] = ++use_clock_;
+    {
+      std::lock_guard lock(mutex_);
+      slots_[size_t(best)] = job;
+    }
+    job->start_choice(engine, best, account_for(best));  // a failure frees the slot through its account
+  }
+}
+
+bool FairQueue::serve(Engine& engine) {
+  open_slots(engine);
+  admit_waiting(engine);
+  if (!any_busy()) return false;
+  while (any_busy()) {
+    const std::vector<Engine::SlotResult> ended = engine.step_slots();
+    for (const Engine::SlotResult& result : ended) {
+      std::shared_ptr<InferenceJob> job;
+      {
+        std::lock_guard lock(mutex_);
+        if (result.slot >= 0 && size_t(result.slot) < slots_.size()) job = slots_[size_t(result.slot)];
+      }
+      if (job) job->choice_ended(engine, result, account_for(result.slot));
+    }
+    // Continuous batching: requests that arrived during the step join while others still decode.
+    // Once every slot is free this task returns; a request still waiting has a task of its own.
+    if (any_busy()) admit_waiting(engine);
+  }
   return true;
 }
 
 void FairQueue::shutdown() {
   std::vector<std::shared_ptr<InferenceJob>> dropped;
-  std::shared_ptr<InferenceJob> running;
+  std::vector<std::shared_ptr<InferenceJob>> running;
   {
     std::lock_guard lock(mutex_);
     shut_down_ = true;
     while (auto job = pop_locked()) dropped.push_back(std::move(job));
     counters_.refused += dropped.size();
-    running = running_;
+    running = slots_;
   }
   const ApiError stopping(503, "The server is shutting down.", "server_error", {}, "server_shutting_down");
   for (auto& job : dropped) job->cancel(stopping);
-  if (running) running->cancel(stopping);
+  for (auto& job : running)
+    if (job) job->cancel(stopping);
 }
 
 QueueCounters FairQueue::counters() const {
   std::lock_guard lock(mutex_);
   QueueCounters c = counters_;
   c.waiting = waiting_;
-  c.running = running_ ? 1 : 0;
+  c.running = size_t(std::count_if(slots_.begin(), slots_.end(), [](const auto& job) { return job != nullptr; }));
+  c.slot_count = slots_.size();
   return c;
 }
 

@@ -1,9 +1,11 @@
 // The hand-over between HTTP threads and the one inference thread.
 //
 // An HTTP thread parses a request into an InferenceJob and pushes it into the FairQueue, then waits on
-// the job. The inference thread (whoever owns the Engine) calls FairQueue::run_next(engine), which picks
-// the next job round-robin over clients and runs it; the job's text flows back through the job.
-// HTTP threads never touch the Engine; the inference thread never touches a socket.
+// the job. The inference thread (whoever owns the Engine) calls FairQueue::serve(engine), which gives
+// waiting jobs (round-robin over clients) the engine's free slots and steps every busy slot together
+// (Engine::step_slots) until none is busy; jobs that arrive meanwhile join between steps (continuous
+// batching). The job's text flows back through the job. HTTP threads never touch the Engine; the
+// inference thread never touches a socket.
 #pragma once
 
 #include <chrono>
@@ -39,9 +41,16 @@ class InferenceJob {
     int prompt_tokens = 0;             // as the response's usage reports them
     double decode_tokens_per_s = 0;
   };
-  // Counts the prompt, refuses one that does not fit the context, then generates. `account` sees the
-  // outcome just before the client is told, so counters are up to date when a client reads them.
-  void run(Engine& engine, const std::function<void(const RunResult&)>& account);
+  using Account = std::function<void(const RunResult&)>;
+  // Counts the prompt and refuses one that does not fit the context. Returns the prompt's tokens,
+  // or nullopt when the job ended here (refused, failed, or cancelled while it waited). `account`
+  // sees the outcome just before the client is told, so counters are up to date when a client reads them.
+  std::optional<std::vector<int32_t>> admit(Engine& engine, const Account& account);
+  // Starts the next choice in `slot` (free). false: it ended at once (failed), accounted.
+  bool start_choice(Engine& engine, int slot, const Account& account);
+  // The slot's generation ended: the next choice starts in the same slot (true: the slot stays busy),
+  // or the job is concluded (false: the slot is free).
+  bool choice_ended(Engine& engine, const Engine::SlotResult& result, const Account& account);
 
   // ---- HTTP threads ----
   // Blocks until the job was admitted (returns nullopt) or refused (returns why).
@@ -68,12 +77,17 @@ class InferenceJob {
  private:
   enum class Phase { Queued, Running, Finished };
   void finish(const GenerationStats& stats, std::optional<ApiError> failure);
-  void conclude(const std::function<void(const RunResult&)>& account, RunResult result,
-                const GenerationStats& stats, std::optional<ApiError> failure);
+  void conclude(const Account& account, RunResult result, const GenerationStats& stats,
+                std::optional<ApiError> failure);
 
   const CompletionRequest request_;
   const std::string client_key_;
   std::stop_source stop_;
+  // Inference thread only: the prompt, the options every choice starts from, and the stats so far.
+  std::vector<int32_t> prompt_;
+  GenerateOptions options_;
+  GenerationStats so_far_;
+  int next_choice_ = 0;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
@@ -94,7 +108,8 @@ class InferenceJob {
 
 struct QueueCounters {
   size_t waiting = 0;
-  size_t running = 0;
+  size_t running = 0;             // busy slots
+  size_t slot_count = 0;          // the engine's slots (0 until the first request is served)
   uint64_t completed = 0;         // ran to the end (stop, length)
   uint64_t cancelled = 0;         // client left or server stopped
   uint64_t refused = 0;           // prompt too long, queue full, or shutting down
@@ -106,16 +121,19 @@ struct QueueCounters {
 
 class FairQueue {
  public:
-  explicit FairQueue(size_t max_waiting);
+  // parallel: the slots asked of the engine (Engine::open_slots; it may give fewer).
+  FairQueue(size_t max_waiting, int parallel = 1);
 
   // HTTP thread. Throws ApiError 503 when max_waiting jobs already wait or the queue was shut down.
   void push(std::shared_ptr<InferenceJob> job);
   // Any thread: the client left. A waiting job leaves the queue at once; a running one is stopped.
   void cancel(const std::shared_ptr<InferenceJob>& job);
 
-  // Inference thread: runs the next job (round-robin over client keys, first come first served within
-  // one client). Returns false when there was none.
-  bool run_next(Engine& engine);
+  // Inference thread: gives waiting jobs free slots (round-robin over client keys, first come first
+  // served within one client; each to the free slot whose cache holds the longest prefix of its
+  // prompt) and steps the busy slots until none is busy, admitting jobs that arrive between steps.
+  // Returns false when there was nothing to do.
+  bool serve(Engine& engine);
 
   // Refuses every waiting job with 503, stops the running one, and refuses later pushes.
   void shutdown();
@@ -123,14 +141,23 @@ class FairQueue {
 
  private:
   std::shared_ptr<InferenceJob> pop_locked();
+  void open_slots(Engine& engine);
+  // Gives waiting jobs the free slots.
+  void admit_waiting(Engine& engine);
+  InferenceJob::Account account_for(int slot);
+  bool any_busy() const;
 
   const size_t max_waiting_;
+  const int parallel_;
+  bool slots_opened_ = false;        // inference thread
+  std::vector<uint64_t> slot_used_;  // inference thread: when each slot last took a job (ties go to the oldest)
+  uint64_t use_clock_ = 0;
   mutable std::mutex mutex_;
   bool shut_down_ = false;
   size_t waiting_ = 0;
   std::map<std::string, std::deque<std::shared_ptr<InferenceJob>>> by_client_;
   std::deque<std::string> turn_order_;  // client keys with waiting jobs, next to serve first
-  std::shared_ptr<InferenceJob> running_;
+  std::vector<std::shared_ptr<InferenceJob>> slots_;  // [engine slots]: the job in each, null when free
   QueueCounters counters_;
 };
 

@@ -73,7 +73,7 @@ Server::Server(ServerOptions options, ModelInfo model, std::shared_ptr<Inference
       model_(std::move(model)),
       model_id_(options_.model_id.empty() ? default_model_id(model_.path) : options_.model_id),
       executor_(std::move(executor)),
-      queue_(std::make_shared<FairQueue>(options_.max_waiting)),
+      queue_(std::make_shared<FairQueue>(options_.max_waiting, options_.parallel)),
       metrics_(std::make_shared<RequestMetrics>()),
       http_(std::make_unique<Http>()),
       id_salt_(std::random_device{}()),
@@ -91,7 +91,7 @@ std::string Server::base_url() const {
 
 ServerCounters Server::counters() const {
   const QueueCounters q = queue_->counters();
-  return {q.waiting, q.running, q.completed, q.cancelled, q.refused, q.failed, q.generated_tokens};
+  return {q.waiting, q.running, q.slot_count, q.completed, q.cancelled, q.refused, q.failed, q.generated_tokens};
 }
 
 void Server::start() {
@@ -101,6 +101,8 @@ void Server::start() {
   // Every connection holds a thread (a waiting request too); the cap answers 503 past max_connections.
   if (options_.max_connections < 1 || options_.head_timeout_ms < 1 || options_.body_timeout_ms < 1)
     throw Error("the server's connection cap and timeouts must be positive");
+  if (options_.parallel < 1 || options_.parallel > 64)
+    throw Error("--parallel must be 1 to 64 slots, got " + std::to_string(options_.parallel));
   http.set_limits({std::chrono::milliseconds(options_.head_timeout_ms),
                    std::chrono::milliseconds(options_.body_timeout_ms), options_.max_connections});
   http.set_payload_max_length(options_.max_body_bytes);
@@ -207,6 +209,7 @@ void Server::install_routes() {
     const ServerCounters c = counters();
     res.set_content(health_body(model_id_, {{"waiting", c.waiting},
                                             {"running", c.running},
+                                            {"slots", c.slot_count},
                                             {"completed", c.completed},
                                             {"cancelled", c.cancelled},
                                             {"refused", c.refused},
@@ -268,7 +271,7 @@ void Server::install_routes() {
           auto job = std::make_shared<InferenceJob>(std::move(request), client);
           queued = job;
           queue_->push(job);
-          executor_->post([queue = queue_](Engine& engine) { queue->run_next(engine); });
+          executor_->post([queue = queue_](Engine& engine) { queue->serve(engine); });
           if (auto refused = job->wait_admission()) return send_error(res, *refused);
 
           const bool chat = endpoint == Endpoint::ChatCompletions;

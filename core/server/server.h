@@ -4,9 +4,12 @@
 // POST /v1/completions (streaming as server-sent events ending with "data: [DONE]").
 //
 // Threads. HTTP threads parse and validate requests and write responses; they never touch the Engine.
-// Every generation runs on ONE inference thread, the thread that owns the Engine, one request at a time,
-// taken from a queue that serves clients round-robin (the client is OpenAI's `user` field when given,
-// else the remote address). Who provides that thread is the owner's choice, through InferenceExecutor:
+// Every generation runs on ONE inference thread, the thread that owns the Engine. It serves up to
+// ServerOptions::parallel requests at once in the engine's slots (each its own KV cache), decoded
+// together one token a step (Engine::step_slots); requests beyond that wait in a queue that serves
+// clients round-robin (the client is OpenAI's `user` field when given, else the remote address), and
+// join between steps as slots free up. Who provides that thread is the owner's choice, through
+// InferenceExecutor:
 //
 //  * `kiln serve`: the server's owner makes an EngineThread, which owns the Engine and its own thread:
 //        auto engine_thread = std::make_shared<EngineThread>(Engine::load(options));
@@ -15,12 +18,14 @@
 //
 //  * The desktop app: its worker thread already owns the Engine. It implements InferenceExecutor::post
 //    by queueing the task onto that worker (e.g. QMetaObject::invokeMethod(worker, …, Qt::QueuedConnection))
-//    where it calls task(engine). Each task runs at most one request and returns; a task that finds the
-//    queue empty returns at once. So the worker interleaves server requests with its own work, and the
-//    Engine is never shared between threads. Stop the server before unloading or replacing the Engine.
+//    where it calls task(engine). A task serves until no slot is busy (with parallel 1: one request)
+//    and returns; a task that finds the queue empty returns at once. So the worker interleaves server
+//    requests with its own work, and the Engine is never shared between threads. Stop the server
+//    before unloading or replacing the Engine. The first task opens the engine's slots
+//    (Engine::open_slots); slot 0 is the cache the worker's own chat() uses.
 //
 // A client that hangs up stops its generation within a token (through GenerateOptions::cancel) and frees
-// its place; stop() refuses waiting requests with 503, stops the running one, and joins the HTTP threads.
+// its slot at the next step; stop() refuses waiting requests with 503, stops the running one, and joins the HTTP threads.
 //
 // Web pages and slow clients: request_policy.h says which Host and Origin values are served (others get
 // 403); connection_guard.h gives each request head and body a deadline (408) and caps connections (503).
@@ -53,7 +58,10 @@ struct ServerOptions {
   std::vector<std::string> allowed_hosts;
   std::string model_id;             // the name /v1/models shows; empty: the model's folder or file name
   size_t max_body_bytes = 4u << 20; // larger request bodies get 413
-  size_t max_waiting = 16;          // requests waiting behind the running one; more get 503
+  size_t max_waiting = 16;          // requests waiting for a slot; more get 503
+  // Requests generated at once, each in a slot with its own KV cache (parallel x the cache's memory),
+  // decoded together. Fewer where the engine's backend decodes one sequence at a time.
+  int parallel = 4;
   // Slow clients (see connection_guard.h): the whole request head must arrive within head_timeout_ms,
   // the body within body_timeout_ms after it, or the server answers 408 and closes the connection.
   int head_timeout_ms = 10000;
@@ -99,7 +107,7 @@ class RequestMetrics;
 
 // Counters for /health and for tests.
 struct ServerCounters {
-  size_t waiting = 0, running = 0;
+  size_t waiting = 0, running = 0, slot_count = 0;
   uint64_t completed = 0, cancelled = 0, refused = 0, failed = 0, generated_tokens = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "server_fixture.h"
 
 #include <QJsonDocument>
+#include <thread>
 
 namespace kiln::test {
 
@@ -101,6 +102,18 @@ StreamResult read_stream(const std::string& stream) {
     }
   }
   return r;
+}
+
+QJsonObject health(const HttpClient& c) { return json_object(c.get("/health").body); }
+
+bool wait_for_health(const HttpClient& c, const std::function<bool(const QJsonObject&)>& done,
+                     std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (done(health(c))) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
 }
 
 }  // namespace kiln::test

@@ -4,6 +4,8 @@
 
 #include <QJsonArray>
 #include <QJsonObject>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -55,5 +57,11 @@ struct StreamResult {
   int events = 0;
 };
 StreamResult read_stream(const std::string& stream);
+
+// GET /health as JSON.
+QJsonObject health(const HttpClient& c);
+// Polls /health until `done` holds for it, or the time is up.
+bool wait_for_health(const HttpClient& c, const std::function<bool(const QJsonObject&)>& done,
+                     std::chrono::milliseconds limit = std::chrono::seconds(10));
 
 }  // namespace kiln::test

@@ -46,19 +46,6 @@ class OwnerThreadExecutor : public server::InferenceExecutor {
   std::deque<std::function<void(Engine&)>> tasks_;
 };
 
-QJsonObject health(const HttpClient& c) { return json_object(c.get("/health").body); }
-
-// Polls /health until `done` holds for it, or the time is up.
-bool wait_for_health(const HttpClient& c, const std::function<bool(const QJsonObject&)>& done,
-                     std::chrono::milliseconds limit = 10s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (done(health(c))) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return false;
-}
-
 struct ServerWithOwner {
   std::shared_ptr<OwnerThreadExecutor> executor = std::make_shared<OwnerThreadExecutor>();
   std::unique_ptr<Engine> engine;  // owned by "the app", used only on the test's thread
@@ -138,8 +125,11 @@ class ServerQueueTest : public QObject {
   }
 
   void clients_take_turns() {
-    // alice queues three requests before bob queues one: bob is served second, not fourth.
-    auto s = start_with_owner({});
+    // alice queues three requests before bob queues one: bob is served second, not fourth. One slot,
+    // so that each task serves one request.
+    server::ServerOptions one_slot;
+    one_slot.parallel = 1;
+    auto s = start_with_owner(one_slot);
     std::mutex mutex;
     std::vector<std::string> served;
     std::vector<std::thread> clients;
@@ -241,7 +231,9 @@ class ServerQueueTest : public QObject {
   }
 
   void stopping_while_requests_run_and_wait_is_clean() {
-    auto s = start_tiny_server({}, 4096);
+    server::ServerOptions one_slot;  // so that the second request waits
+    one_slot.parallel = 1;
+    auto s = start_tiny_server(one_slot, 4096);
     const HttpClient& c = *s->client;
     std::atomic<bool> first_text{false};
     HttpResponse streaming, queued;

@@ -51,6 +51,40 @@ class Engine {
   // Chat messages as the token ids the model sees (with BOS and the open model turn).
   virtual std::vector<int32_t> chat_tokens(const std::vector<ChatMessage>& messages) const = 0;
 
+  // ---- Parallel generation: slots (the server's --parallel) ----
+  // A slot is a sequence with its own KV cache and position. step_slots() decodes every busy slot
+  // together: one forward pass over one token of each, so each weight is read once a step. Slot 0
+  // shares its cache with generate(), chat() and logits(), which refuse to run while it is busy.
+  // Callbacks of a slot's generation run inside slot_start() and step_slots(), on this thread.
+  //
+  // Makes `count` slots (at least 1) and returns how many there are: fewer where the backend decodes
+  // one sequence at a time (then requests take turns in slot 0). Throws Error when memory lacks.
+  // Slots beyond `count` are dropped, so none may be busy then.
+  virtual int open_slots(int count) = 0;
+  virtual int slot_count() const = 0;
+  virtual bool slot_busy(int slot) const = 0;
+  // How many leading tokens of `prompt` the slot would take from its cache (0 when none): the
+  // caller gives a request the free slot that reuses the most.
+  virtual int slot_reuse(int slot, std::span<const int32_t> prompt) const = 0;
+  // Tokens the slot's cache holds (what a request that reuses little of it would throw away).
+  virtual int slot_cached_tokens(int slot) const = 0;
+  // Starts a generation in a free slot from the prompt's tokens (chat_tokens() or tokenize()).
+  // step_slots() prefills what the slot's cache lacks, a chunk a step, then decodes; its text and
+  // stats come out of step_slots(). Throws Error (a prompt that does not fit, a bad schema) with
+  // the slot left free.
+  virtual void slot_start(int slot, const std::vector<int32_t>& prompt, const GenerateOptions& options,
+                          TokenCallback on_text) = 0;
+  // One step of every busy slot: a chunk of a starting slot's prompt goes in (so a long prompt does
+  // not stall the others for its whole prefill), each decoding slot samples its next token and shows
+  // its text, then those tokens go through one batched forward pass. Returns the generations that ended (their slots are free again);
+  // a cancelled one (GenerateOptions::cancel) ends at its slot's next step.
+  struct SlotResult {
+    int slot = 0;
+    GenerationStats stats;
+    std::string error;  // non-empty: the generation failed (stats hold what it did before)
+  };
+  virtual std::vector<SlotResult> step_slots() = 0;
+
   // Per-op timing of following generations (CPU timers; GPU timestamps on Vulkan).
   virtual void set_profiling(bool enabled) = 0;
   // Forget the KV cache (the next call prefills from scratch).

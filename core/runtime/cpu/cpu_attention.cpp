@@ -45,51 +45,89 @@ int key_runs(const KvCache& cache, int layer, int kv_head, int head_dim, const f
 
 }  // namespace
 
-void attention_batch(const Gemma3Config& c, int layer, const KvCache& cache, const float* q, const float* k,
-                     const float* v, int64_t pos, int n, float* att, ThreadPool& pool) {
-  // The matmul kernels' row dot products and row conversions are the vectorised inner loops.
-  static const MatmulKernels kernels = best_matmul_kernels();
+namespace {
+
+// One query head of token t of a batch at positions [pos, ...): scores against the keys the query
+// sees (cache, then the batch's own rows), softmax, the weighted sum of values into out[head_dim].
+void attend_head(const MatmulKernels& kernels, const Gemma3Config& c, int layer, const KvCache& cache,
+                 const float* q, const float* k, const float* v, int64_t pos, int t, int h, float* out,
+                 std::vector<float>& scores, std::vector<float>& value) {
   const bool global = c.is_global(layer);
   const int D = c.head_dim;
   const int heads = c.num_heads;
   const int group = c.num_heads / c.num_kv_heads;
   const float scale = 1.0f / std::sqrt(c.query_pre_attn_scalar);
+  const int64_t p = pos + t;
+  // A local layer's query sees the `window` positions ending at itself.
+  const int64_t lo = global ? 0 : std::max<int64_t>(0, p - c.sliding_window + 1);
+  RowRun runs[3];
+  const int count = key_runs(cache, layer, h / group, D, k, v, pos, lo, p, runs);
+  const float* qv = q + int64_t(t) * heads * D + int64_t(h) * D;
+  scores.resize(p - lo + 1);
+  value.resize(D);
+  for (int r = 0; r < count; ++r)
+    kernels.dot_rows[int(runs[r].type)](runs[r].k, runs[r].stride, runs[r].count, D, qv,
+                                        scores.data() + (runs[r].first - lo));
+  for (float& s : scores) s *= scale;
+  if (c.attn_logit_softcapping > 0)
+    for (float& s : scores) s = c.attn_logit_softcapping * std::tanh(s / c.attn_logit_softcapping);
+  softmax(scores.data(), int64_t(scores.size()));
+  std::fill(out, out + D, 0.0f);
+  for (int r = 0; r < count; ++r)
+    for (int64_t j = 0; j < runs[r].count; ++j) {
+      const uint8_t* row = runs[r].v + j * runs[r].stride;
+      const float* vr = reinterpret_cast<const float*>(row);
+      if (runs[r].type != DType::F32) {
+        kernels.to_float[int(runs[r].type)](row, D, value.data());
+        vr = value.data();
+      }
+      const float w = scores[runs[r].first - lo + j];
+      for (int d = 0; d < D; ++d) out[d] += w * vr[d];
+    }
+}
+
+}  // namespace
+
+void attention_batch(const Gemma3Config& c, int layer, const KvCache& cache, const float* q, const float* k,
+                     const float* v, int64_t pos, int n, float* att, ThreadPool& pool) {
+  // The matmul kernels' row dot products and row conversions are the vectorised inner loops.
+  static const MatmulKernels kernels = best_matmul_kernels();
+  const int D = c.head_dim;
+  const int heads = c.num_heads;
   // Short contexts are cheaper on one thread than the wake-up of the others: aim for chunks of
   // at least ~64k multiply-adds.
-  const int64_t keys = global ? pos + n : std::min<int64_t>(c.sliding_window, pos + n);
+  const int64_t keys = c.is_global(layer) ? pos + n : std::min<int64_t>(c.sliding_window, pos + n);
   const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, keys * D));
   pool.parallel_for(int64_t(n) * heads, [&](int64_t begin, int64_t end) {
-    std::vector<float> scores, value(D);
+    std::vector<float> scores, value;
     for (int64_t item = begin; item < end; ++item) {
       const int t = int(item / heads);
       const int h = int(item % heads);
-      const int64_t p = pos + t;
-      // A local layer's query sees the `window` positions ending at itself.
-      const int64_t lo = global ? 0 : std::max<int64_t>(0, p - c.sliding_window + 1);
-      RowRun runs[3];
-      const int count = key_runs(cache, layer, h / group, D, k, v, pos, lo, p, runs);
-      const float* qv = q + int64_t(t) * heads * D + int64_t(h) * D;
-      scores.resize(p - lo + 1);
-      for (int r = 0; r < count; ++r)
-        kernels.dot_rows[int(runs[r].type)](runs[r].k, runs[r].stride, runs[r].count, D, qv,
-                                            scores.data() + (runs[r].first - lo));
-      for (float& s : scores) s *= scale;
-      if (c.attn_logit_softcapping > 0)
-        for (float& s : scores) s = c.attn_logit_softcapping * std::tanh(s / c.attn_logit_softcapping);
-      softmax(scores.data(), int64_t(scores.size()));
-      float* out = att + int64_t(t) * heads * D + int64_t(h) * D;
-      std::fill(out, out + D, 0.0f);
-      for (int r = 0; r < count; ++r)
-        for (int64_t j = 0; j < runs[r].count; ++j) {
-          const uint8_t* row = runs[r].v + j * runs[r].stride;
-          const float* vr = reinterpret_cast<const float*>(row);
-          if (runs[r].type != DType::F32) {
-            kernels.to_float[int(runs[r].type)](row, D, value.data());
-            vr = value.data();
-          }
-          const float w = scores[runs[r].first - lo + j];
-          for (int d = 0; d < D; ++d) out[d] += w * vr[d];
-        }
+      attend_head(kernels, c, layer, cache, q, k, v, pos, t, h, att + int64_t(t) * heads * D + int64_t(h) * D, scores,
+                  value);
+    }
+  }, grain);
+}
+
+void attention_sequences(const Gemma3Config& c, int layer, std::span<const KvCache* const> caches,
+                         std::span<const int64_t> positions, const float* q, const float* k, const float* v,
+                         float* att, ThreadPool& pool) {
+  static const MatmulKernels kernels = best_matmul_kernels();
+  const int n = int(caches.size());
+  const int D = c.head_dim;
+  const int heads = c.num_heads;
+  const int64_t q_dim = int64_t(heads) * D, kv_dim = int64_t(c.num_kv_heads) * D;
+  int64_t longest = 1;
+  for (int64_t p : positions) longest = std::max(longest, c.is_global(layer) ? p + 1 : std::min<int64_t>(c.sliding_window, p + 1));
+  const int64_t grain = std::max<int64_t>(1, 65536 / (longest * D));
+  pool.parallel_for(int64_t(n) * heads, [&](int64_t begin, int64_t end) {
+    std::vector<float> scores, value;
+    for (int64_t item = begin; item < end; ++item) {
+      const int i = int(item / heads);
+      const int h = int(item % heads);
+      // Item i is a batch of one token at positions[i] over its own cache: its rows of q, k and v.
+      attend_head(kernels, c, layer, *caches[i], q + i * q_dim, k + i * kv_dim, v + i * kv_dim, positions[i], 0, h,
+                  att + i * q_dim + int64_t(h) * D, scores, value);
     }
   }, grain);
 }

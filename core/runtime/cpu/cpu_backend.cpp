@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "kiln/hardware.h"
 #include "kiln/types.h"
 #include "runtime/cpu/matmul.h"
 #include "runtime/cpu/ops.h"
@@ -30,6 +31,10 @@ namespace {
 
 // Prefill runs in chunks of this many tokens so scratch memory stays bounded for long prompts.
 constexpr int kMaxBatch = 256;
+// Positions local layers' rings hold beyond the window: a chat's follow-up whose rendering of the
+// last answer differs from the tokens generated (a trimmed space, another split) goes back that far
+// and keeps everything before (for the 27B shape, 53 MB of fp16 cache).
+constexpr int kSpareRing = 128;
 
 class CpuBackend final : public Backend {
  public:
@@ -37,17 +42,35 @@ class CpuBackend final : public Backend {
       : w_(std::move(weights)),
         c_(w_->config),
         pool_(options.threads),
-        cache_(c_, options.context_length, options.kv_element),
+        kv_element_(options.kv_element),
         attention_(c_, options.attention, options.attention_routing, options.context_length,
                    options.kv_element == DType::F16, pool_),
-        integer_activations_(options.integer_activations) {}
+        integer_activations_(options.integer_activations) {
+    seqs_.push_back({std::make_unique<KvCache>(c_, options.context_length, options.kv_element, kSpareRing), 0});
+  }
 
   std::string name() const override {
     const std::string routed = attention_.describe();
     return "cpu (" + std::to_string(pool_.size()) + " threads" + (routed.empty() ? "" : ", " + routed) + ")";
   }
-  int context_length() const override { return cache_.context(); }
-  uint64_t kv_cache_bytes() const override { return cache_.bytes(); }
+  int context_length() const override { return seqs_[0].cache->context(); }
+  uint64_t kv_cache_bytes() const override { return seqs_[0].cache->bytes() * seqs_.size(); }
+  int sequences() const override { return int(seqs_.size()); }
+  int rewind_limit() const override { return seqs_[0].cache->rewind_limit(); }
+
+  int set_sequences(int count) override {
+    count = std::max(1, count);
+    if (count > int(seqs_.size())) {
+      const uint64_t more = seqs_[0].cache->bytes() * uint64_t(count - int(seqs_.size()));
+      if (const uint64_t available = available_memory_bytes(); available > 0 && more > available)
+        throw Error(std::to_string(count) + " sequences need " + std::to_string(more >> 20) +
+                    " MiB more of KV cache but only " + std::to_string(available >> 20) + " MiB of memory is available");
+    }
+    while (int(seqs_.size()) > count) seqs_.pop_back();
+    while (int(seqs_.size()) < count)
+      seqs_.push_back({std::make_unique<KvCache>(c_, context_length(), kv_element_, kSpareRing), 0});
+    return count;
+  }
   void set_profiling(bool enabled) override {
     profile_.set_enabled(enabled);
     routed_profile_.set_enabled(enabled);
@@ -61,28 +84,79 @@ class CpuBackend final : public Backend {
   std::vector<std::string> take_notes() override { return attention_.take_notes(); }
 
   void forward(std::span<const int32_t> tokens, int pos, bool all_logits, float* logits) override {
+    forward_sequence(0, tokens, pos, all_logits, logits);
+  }
+
+  void forward_sequence(int sequence, std::span<const int32_t> tokens, int pos, bool all_logits,
+                        float* logits) override {
     const int n = int(tokens.size());
     if (n == 0) throw Error("forward: no tokens");
-    if (pos < 0 || pos > filled_ || (pos != 0 && pos < filled_ - 1))
-      throw Error("forward: position " + std::to_string(pos) + " cannot follow a cache of " +
-                  std::to_string(filled_) + " positions");
-    if (int64_t(pos) + n > cache_.context())
-      throw Error("the context is full: " + std::to_string(pos + n) + " tokens > context length " +
-                  std::to_string(cache_.context()));
-    for (int32_t t : tokens)
-      if (t < 0 || t >= c_.vocab_size)
-        throw Error("token id " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(c_.vocab_size));
+    check_step(sequence, pos, n, tokens);
+    Sequence& seq = seqs_[size_t(sequence)];
+    current_ = seq.cache.get();
     attention_.begin_request();
     for (int start = 0; start < n; start += kMaxBatch) {
       const int len = std::min(kMaxBatch, n - start);
       const bool last_chunk = start + len == n;
       float* out = all_logits ? logits + int64_t(start) * c_.vocab_size : (last_chunk ? logits : nullptr);
       forward_chunk(tokens.subspan(start, len), pos + start, all_logits, out);
-      filled_ = pos + start + len;
+      seq.filled = pos + start + len;
     }
   }
 
+  // One token of each item's sequence through every layer together: the matrices see n tokens (each
+  // weight read once for all), attention runs per item on its own cache and position.
+  void forward_sequences(std::span<const SequenceToken> items, int vocab, float* logits) override {
+    const int n = int(items.size());
+    if (n == 0) return;
+    if (vocab != c_.vocab_size) throw Error("forward_sequences: logits rows of " + std::to_string(vocab) + " floats");
+    if (n > kMaxBatch) throw Error("forward_sequences: more than " + std::to_string(kMaxBatch) + " sequences in a step");
+    std::vector<int32_t> tokens(static_cast<size_t>(n));
+    step_caches_.assign(size_t(n), nullptr);
+    step_cache_views_.assign(size_t(n), nullptr);
+    step_positions_.assign(size_t(n), 0);
+    for (int i = 0; i < n; ++i) {
+      const SequenceToken& item = items[size_t(i)];
+      check_step(item.sequence, item.pos, 1, std::span<const int32_t>(&item.token, 1));
+      for (int j = 0; j < i; ++j)
+        if (items[size_t(j)].sequence == item.sequence)
+          throw Error("forward_sequences: sequence " + std::to_string(item.sequence) + " appears twice");
+      tokens[size_t(i)] = item.token;
+      step_caches_[size_t(i)] = seqs_[size_t(item.sequence)].cache.get();
+      step_cache_views_[size_t(i)] = step_caches_[size_t(i)];
+      step_positions_[size_t(i)] = item.pos;
+    }
+    s_.reserve(c_, n);
+    embed(tokens);
+    for (int layer = 0; layer < c_.num_layers; ++layer) {
+      attention_block(layer, 0, n, /*per_sequence=*/true);
+      mlp_block(layer, n);
+    }
+    output_logits(n, true, logits);
+    for (const SequenceToken& item : items) seqs_[size_t(item.sequence)].filled = item.pos + 1;
+  }
+
  private:
+  struct Sequence {
+    std::unique_ptr<KvCache> cache;
+    int filled = 0;  // positions [0, filled) are in the cache
+  };
+
+  void check_step(int sequence, int pos, int n, std::span<const int32_t> tokens) const {
+    if (sequence < 0 || sequence >= int(seqs_.size()))
+      throw Error("forward: sequence " + std::to_string(sequence) + " of " + std::to_string(seqs_.size()));
+    const int filled = seqs_[size_t(sequence)].filled;
+    if (pos < 0 || pos > filled || (pos != 0 && pos < filled - rewind_limit()))
+      throw Error("forward: position " + std::to_string(pos) + " cannot follow a cache of " + std::to_string(filled) +
+                  " positions");
+    if (int64_t(pos) + n > context_length())
+      throw Error("the context is full: " + std::to_string(pos + n) + " tokens > context length " +
+                  std::to_string(context_length()));
+    for (int32_t t : tokens)
+      if (t < 0 || t >= c_.vocab_size)
+        throw Error("token id " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(c_.vocab_size));
+  }
+
   // One batch of tokens through every layer; logits for all of them or only the last.
   void forward_chunk(std::span<const int32_t> tokens, int64_t pos, bool all_logits, float* logits) {
     const int n = int(tokens.size());
@@ -107,7 +181,9 @@ class CpuBackend final : public Backend {
   }
 
   // x = x + post_attn_norm(o_proj(attention(rope(norm(q)), rope(norm(k)), v)))
-  void attention_block(int layer, int64_t pos, int n) {
+  // per_sequence: token t is a step of its own sequence (step_caches_[t] at step_positions_[t]);
+  // else the n tokens are positions [pos, pos + n) of current_.
+  void attention_block(int layer, int64_t pos, int n, bool per_sequence = false) {
     const LayerWeights& l = w_->layers[layer];
     norm_rows(s_.x.data(), l.input_norm.data(), n, s_.xn.data(), layer);
     project(l.wq, s_.xn.data(), n, s_.q.data(), layer);
@@ -125,16 +201,26 @@ class CpuBackend final : public Backend {
           rms_norm(q + h * c_.head_dim, l.q_norm.data(), c_.head_dim, c_.rms_norm_eps, q + h * c_.head_dim);
         for (int h = 0; h < c_.num_kv_heads; ++h)
           rms_norm(k + h * c_.head_dim, l.k_norm.data(), c_.head_dim, c_.rms_norm_eps, k + h * c_.head_dim);
-        rope(q, c_.num_heads, c_.head_dim, pos + t, base, scaling);
-        rope(k, c_.num_kv_heads, c_.head_dim, pos + t, base, scaling);
+        const int64_t at = per_sequence ? step_positions_[size_t(t)] : pos + t;
+        rope(q, c_.num_heads, c_.head_dim, at, base, scaling);
+        rope(k, c_.num_kv_heads, c_.head_dim, at, base, scaling);
       }
     }
-    {
+    if (per_sequence) {
+      // Several sequences' decode steps: the CPU's attention, each on its own cache.
+      OpProfile::Scope timer(profile_, "attention", layer);
+      attention_sequences(c_, layer, step_cache_views_, step_positions_, s_.q.data(), s_.k.data(), s_.v.data(),
+                          s_.att.data(), pool_);
+      const int64_t kv_dim = int64_t(c_.num_kv_heads) * c_.head_dim;
+      for (int t = 0; t < n; ++t)
+        store_kv(c_, layer, *step_caches_[size_t(t)], s_.k.data() + t * kv_dim, s_.v.data() + t * kv_dim,
+                 step_positions_[size_t(t)], 1);
+    } else {
       // Timed under the device that ran it: the NPU path may fall back to the CPU mid-request.
       const auto start = profile_.enabled() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       const AttentionDevice ran =
-          attention_.run(layer, cache_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n, s_.att.data());
-      store_kv(c_, layer, cache_, s_.k.data(), s_.v.data(), pos, n);
+          attention_.run(layer, *current_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n, s_.att.data());
+      store_kv(c_, layer, *current_, s_.k.data(), s_.v.data(), pos, n);
       if (profile_.enabled()) {
         const double micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
         if (ran == AttentionDevice::Cpu) {
@@ -197,14 +283,18 @@ class CpuBackend final : public Backend {
   std::shared_ptr<const Gemma3Weights> w_;
   const Gemma3Config& c_;
   ThreadPool pool_;
-  KvCache cache_;
+  DType kv_element_;
+  std::vector<Sequence> seqs_;        // [0] is forward()'s
+  KvCache* current_ = nullptr;        // the sequence forward_sequence() runs
+  std::vector<KvCache*> step_caches_;  // forward_sequences(): [n] each item's cache
+  std::vector<const KvCache*> step_cache_views_;  // the same, read-only for attention
+  std::vector<int64_t> step_positions_;      // [n] each item's position
   RunState s_;
   OpProfile profile_;
   AttentionRouter attention_;
   bool integer_activations_;  // CpuOptions::integer_activations
   OpProfile routed_profile_;  // attention that ran on routed_device_ ("npu", "npu-emulator")
   std::string routed_device_ = "npu";
-  int filled_ = 0;  // positions [0, filled_) are in the cache
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 
 #include "model/weights.h"
 #include "profile/op_profile.h"
@@ -45,6 +46,13 @@ struct RunState {
 // Writes att [n][heads * head_dim]. Does not write the cache.
 void attention_batch(const Gemma3Config& c, int layer, const KvCache& cache, const float* q, const float* k,
                      const float* v, int64_t pos, int n, float* att, ThreadPool& pool);
+
+// Attention of n tokens of n different sequences, one decode step each: token i at positions[i]
+// over caches[i] (earlier positions) and its own fresh k/v rows. q [n][heads * head_dim], k and v
+// [n][kv_heads * head_dim]; writes att [n][heads * head_dim]. Does not write the caches.
+void attention_sequences(const Gemma3Config& c, int layer, std::span<const KvCache* const> caches,
+                         std::span<const int64_t> positions, const float* q, const float* k, const float* v,
+                         float* att, ThreadPool& pool);
 
 // Stores the batch's keys and values in the cache (after attention_batch: a local layer's ring may
 // overwrite positions that queries of the same batch still needed).

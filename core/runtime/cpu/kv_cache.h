@@ -13,8 +13,10 @@ namespace kiln {
 
 class KvCache {
  public:
-  // element: DType::F32 (exact) or DType::F16 (half the memory).
-  KvCache(const Gemma3Config& config, int context, DType element);
+  // element: DType::F32 (exact) or DType::F16 (half the memory). spare: positions a local layer's
+  // ring holds beyond the window, so that a sequence can go back that many more positions and keep
+  // its earlier ones (Backend::rewind_limit; the server's prefix reuse).
+  KvCache(const Gemma3Config& config, int context, DType element, int spare = 0);
 
   DType element() const { return element_; }
   int context() const { return context_; }
@@ -29,12 +31,16 @@ class KvCache {
   const uint8_t* values(int layer) const { return values_[layer].get(); }
 
   uint64_t bytes() const;
+  // How many positions a sequence may go back from its end and still find the window before it
+  // intact: 1 + the spare positions of the local rings (the whole context where no ring is shorter).
+  int rewind_limit() const { return rewind_limit_; }
   static uint64_t bytes_for(const Gemma3Config& config, int context, DType element);
 
  private:
   DType element_;
   int context_;
   int64_t row_elements_;
+  int rewind_limit_ = 1;
   std::vector<int> slots_;
   std::vector<AlignedBytes> keys_, values_;
 };
