@@ -38,6 +38,9 @@ QString LocalServerHost::start(EngineWorker* worker, const kiln::ModelInfo& mode
   stop();
   kiln::server::ServerOptions options;
   options.port = port;
+  // One request at a time: the app's chat shares this engine, and each slot would hold a KV cache
+  // of the model's whole context beside the chat's.
+  options.parallel = 1;
   try {
     auto server = std::make_unique<kiln::server::Server>(options, model, std::make_shared<WorkerExecutor>(worker));
     server->start();
