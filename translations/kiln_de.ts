@@ -1419,6 +1419,10 @@
         <source>Each bar is one layer, split by operation</source>
         <translation>Jeder Balken ist eine Schicht, aufgeteilt nach Operation</translation>
     </message>
+    <message>
+        <source>Save</source>
+        <translation>Speichern</translation>
+    </message>
 </context>
 <context>
     <name>RemoteEndpointsCard</name>

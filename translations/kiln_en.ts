@@ -1419,6 +1419,10 @@
         <source>Each bar is one layer, split by operation</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Save</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>RemoteEndpointsCard</name>
