@@ -182,13 +182,7 @@ class VulkanKquantKernels : public QObject {
 
     vk::BufferSlice xs = h.upload(x);
     const vk::BufferSlice ys = h.poisoned(expected.size());
-    if (half_x) {  // the model's way: x converted to fp16 once, dense (x_stride = cols, as here)
-      const vk::BufferSlice xh = h.poisoned(x.size() / 2);
-      h.run(h.pipelines->get("convert_f16", 2), {xs, xh},
-            vk::QuantizePush{uint32_t(tokens), uint32_t(cols / 32), 0, uint32_t(cols)}, uint32_t(cols / 32 + 63) / 64,
-            uint32_t(tokens));
-      xs = xh;
-    }
+    if (half_x) xs = h.to_f16(xs, uint32_t(tokens), uint32_t(cols));  // the model's way: dense, x_stride = cols
     const vk::MatmulTile tile = coop ? vk::kCoopTile : vk::kMatmulTile;
     const vk::MatvecShape shape{64, 2, 64};
     const char* matvec = staged ? "matvec_staged_" : int8_dot ? "matvec_i8_" : "matvec_";

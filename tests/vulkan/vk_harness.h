@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpu_context.h"
+#include "runtime/vulkan/push_constants.h"
 #include "quant/convert.h"
 #include "quant/matrix.h"
 
@@ -37,6 +38,15 @@ struct VkHarness : GpuContext {
     std::vector<T> out(count);
     std::memcpy(out.data(), host.mapped, count * sizeof(T));
     return out;
+  }
+
+  // x ([tokens][cols] floats on the device) in fp16 as the model feeds the tensor-core tiles with
+  // fp16 input (convert_f16.comp): dense, [tokens][cols].
+  vk::BufferSlice to_f16(const vk::BufferSlice& x, uint32_t tokens, uint32_t cols) {
+    const vk::BufferSlice xh = poisoned(size_t(tokens) * cols / 2);
+    run(pipelines->get("convert_f16", 2), {x, xh}, vk::QuantizePush{tokens, cols / 32, 0, cols}, (cols / 32 + 63) / 64,
+        tokens);
+    return xh;
   }
 
   template <typename Push>

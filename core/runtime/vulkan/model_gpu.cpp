@@ -541,42 +541,33 @@ void ModelGpu::build_sets() {
       l.token_wide_norm_sets[1] = d.allocate(*add_norm_slots_kernel, n2);
     }
   }
-  if (quantize_kernel) {  // int8 tiles: input -> xq, then xq -> output
-    auto bind_int_dot = [&](BoundMatrix& bm, const BufferSlice& in, const BufferSlice& out) {
-      if (bm.m.mixed() || !plan.int_dot_for(bm.m.type)) return;
-      const BufferSlice q[] = {in, xq};
-      bm.quantize_set = d.allocate(*quantize_kernel, q);
-      for (const auto& c : bm.m.chunks) {
-        const BufferSlice b[] = {c.weights, c.scales, xq, out};
-        bm.int_dot_sets.push_back(d.allocate(any4, b));
+  // Batches whose input is converted first (int8 tiles: quantize_i8 into xq; tensor cores on fp16
+  // input: convert_f16 into xh): the conversion's set, then each chunk's set reading the converted form.
+  auto bind_converted = [&](const Kernel& convert, const BufferSlice& converted, auto takes,
+                            VkDescriptorSet BoundMatrix::*convert_set, std::vector<VkDescriptorSet> BoundMatrix::*sets) {
+    auto bind = [&](BoundMatrix& bm, const BufferSlice& in, const BufferSlice& out) {
+      if (!takes(bm)) return;
+      const BufferSlice c[] = {in, converted};
+      bm.*convert_set = d.allocate(convert, c);
+      for (const auto& chunk : bm.m.chunks) {
+        const BufferSlice b[] = {chunk.weights, chunk.scales, converted, out};
+        (bm.*sets).push_back(d.allocate(any4, b));
       }
     };
-    bind_int_dot(embed_logits, xn, logits);
+    bind(embed_logits, xn, logits);
     for (LayerGpu& l : layers) {
-      bind_int_dot(l.qkv, xn, qkv);
-      bind_int_dot(l.o, att, proj);
-      bind_int_dot(l.gate_up, xn, act);
-      bind_int_dot(l.down, act, proj);
+      bind(l.qkv, xn, qkv);
+      bind(l.o, att, proj);
+      bind(l.gate_up, xn, act);
+      bind(l.down, act, proj);
     }
-  }
-  if (convert_kernel) {  // tensor cores on fp16 input: input -> xh, then xh -> output
-    auto bind_half = [&](BoundMatrix& bm, const BufferSlice& in, const BufferSlice& out) {
-      if (!half_input(bm)) return;
-      const BufferSlice h[] = {in, xh};
-      bm.convert_set = d.allocate(*convert_kernel, h);
-      for (const auto& c : bm.m.chunks) {
-        const BufferSlice b[] = {c.weights, c.scales, xh, out};
-        bm.half_sets.push_back(d.allocate(any4, b));
-      }
-    };
-    bind_half(embed_logits, xn, logits);
-    for (LayerGpu& l : layers) {
-      bind_half(l.qkv, xn, qkv);
-      bind_half(l.o, att, proj);
-      bind_half(l.gate_up, xn, act);
-      bind_half(l.down, act, proj);
-    }
-  }
+  };
+  if (quantize_kernel)
+    bind_converted(*quantize_kernel, xq, [&](const BoundMatrix& bm) { return !bm.m.mixed() && plan.int_dot_for(bm.m.type); },
+                   &BoundMatrix::quantize_set, &BoundMatrix::int_dot_sets);
+  if (convert_kernel)
+    bind_converted(*convert_kernel, xh, [&](const BoundMatrix& bm) { return half_input(bm); }, &BoundMatrix::convert_set,
+                   &BoundMatrix::half_sets);
   const BufferSlice am[] = {logits, argmax_partials, pick_host, tokens};
   argmax_set = d.allocate(*argmax_kernel, am);
   const BufferSlice n[] = {proj, x, xn, norms, x};  // batches: the residual in place
