@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "gpu_context.h"
-#include "runtime/vulkan/push_constants.h"
 #include "quant/convert.h"
 #include "quant/matrix.h"
+#include "runtime/cpu/matmul.h"
+#include "runtime/cpu/ops.h"
+#include "runtime/vulkan/push_constants.h"
+#include "runtime/vulkan/weight_layout.h"
 
 namespace kiln::test {
 
@@ -89,6 +92,39 @@ inline double relative_error(const std::vector<float>& a, const std::vector<floa
     norm += double(b[i]) * b[i];
   }
   return std::sqrt(diff / std::max(norm, 1e-30));
+}
+
+// embed_<type> (`kernel`) on six tokens of e, uploaded in chunks of 64 rows when `chunked`, against
+// the CPU: x = row * sqrt(hidden) and xn = rms_norm(x) * w. The relative errors of x and xn, and how
+// many chunks the upload made.
+struct EmbedCheck {
+  double x = 0, xn = 0;
+  size_t chunks = 0;
+};
+inline EmbedCheck check_embed(VkHarness& h, const Matrix& e, const std::string& kernel, bool chunked) {
+  const int64_t hidden = e.cols, last = e.rows - 1;
+  const std::vector<int32_t> tokens{0, int32_t(last), 150, 7, int32_t(last), 64};
+  const std::vector<float> w = random_floats(size_t(hidden) + 4, 8, 0.5f, 1.5f);  // offset 4 in the norms buffer
+  const float eps = 1e-6f;
+  const size_t n = tokens.size();
+  std::vector<float> x(n * hidden), xn(n * hidden);
+  for (size_t i = 0; i < n; ++i) {
+    matrix_row(e, tokens[i], &x[i * hidden]);
+    scale(&x[i * hidden], hidden, std::sqrt(float(hidden)));
+    rms_norm(&x[i * hidden], w.data() + 4, hidden, eps, &xn[i * hidden]);
+  }
+  const uint64_t limit = chunked ? 64 * vk::layout_weight_bytes(e.type, 1, hidden) : ~0ull;
+  const vk::DeviceMatrix dm = vk::upload_matrix(*h.arena, *h.uploader, e.type, e.rows, hidden,
+                                                [&](int64_t r) { return e.row(r); }, limit, 64);
+  h.uploader->finish();
+  const vk::BufferSlice ts = h.upload(tokens), xs = h.poisoned(x.size()), xns = h.poisoned(xn.size()), ws = h.upload(w);
+  const vk::Kernel& k = h.pipelines->get(kernel, 6, {256});
+  for (const auto& c : dm.chunks) {
+    vk::EmbedPush p{uint32_t(n), uint32_t(hidden), uint32_t(hidden / 32), uint32_t(c.row_begin), uint32_t(c.rows), 4,
+                    std::sqrt(float(hidden)), eps};
+    h.run(k, {c.weights, c.scales, ts, xs, xns, ws}, p, uint32_t(n));
+  }
+  return {relative_error(h.read(xs, x.size()), x), relative_error(h.read(xns, xn.size()), xn), dm.chunks.size()};
 }
 
 }  // namespace kiln::test
