@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "download/md_ending.h"
+
 namespace kiln {
 namespace {
 
@@ -67,21 +69,8 @@ void Sha1::update(const void* data, size_t bytes) {
 }
 
 std::string Sha1::hex_digest() {
-  const uint64_t bits = total_bytes_ * 8;
-  const uint8_t pad = 0x80;
-  update(&pad, 1);
-  const uint8_t zero = 0;
-  while (buffered_ != 56) update(&zero, 1);
-  uint8_t length[8];
-  for (int i = 0; i < 8; ++i) length[i] = uint8_t(bits >> (56 - 8 * i));
-  update(length, 8);
-  std::string hex;
-  char buf[9];
-  for (uint32_t word : state_) {
-    std::snprintf(buf, sizeof buf, "%08x", word);
-    hex += buf;
-  }
-  return hex;
+  md_pad(*this, total_bytes_);
+  return hex_words(state_);
 }
 
 Sha1 git_blob_hasher(uint64_t size) {

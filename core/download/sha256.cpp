@@ -7,6 +7,7 @@
 #include <fstream>
 #include <vector>
 
+#include "download/md_ending.h"
 #include "kiln/types.h"
 
 namespace kiln {
@@ -76,21 +77,8 @@ void Sha256::update(const void* data, size_t bytes) {
 }
 
 std::string Sha256::hex_digest() {
-  // Padding: a 1 bit, zeros up to 56 bytes mod 64, then the message length in bits (big-endian).
-  const uint64_t bits = total_bytes_ * 8;
-  const uint8_t one = 0x80, zero = 0;
-  update(&one, 1);
-  while (buffered_ != 56) update(&zero, 1);
-  uint8_t length[8];
-  for (int i = 0; i < 8; ++i) length[i] = uint8_t(bits >> (56 - 8 * i));
-  update(length, 8);
-  std::string hex;
-  char buf[9];
-  for (uint32_t word : state_) {
-    std::snprintf(buf, sizeof buf, "%08x", word);
-    hex += buf;
-  }
-  return hex;
+  md_pad(*this, total_bytes_);
+  return hex_words(state_);
 }
 
 std::string sha256_of_file(const std::string& path) {
