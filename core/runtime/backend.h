@@ -24,6 +24,24 @@ class Backend {
   // logits: n * vocab floats when all_logits, else vocab floats for the last token.
   virtual void forward(std::span<const int32_t> tokens, int pos, bool all_logits, float* logits) = 0;
 
+  // Soft tokens (an image's): positions [pos, pos + count) of a forward_embedded() call take
+  // `rows` ([count][hidden] floats, the projector's output, used as they are: not scaled by
+  // sqrt(hidden) as token embeddings are), and attention among them is bidirectional on every
+  // layer, local ones included: each of them sees the whole span, even one longer than the window.
+  struct EmbeddingSpan {
+    int pos = 0;
+    int count = 0;
+    const float* rows = nullptr;
+  };
+  // forward_sequence() with spans inside [pos, pos + tokens.size()) (their token ids are ignored),
+  // in order, not overlapping. A backend without it throws Error.
+  virtual void forward_embedded(int sequence, std::span<const int32_t> tokens, int pos,
+                                std::span<const EmbeddingSpan> spans, bool all_logits, float* logits) {
+    if (spans.empty()) return forward_sequence(sequence, tokens, pos, all_logits, logits);
+    (void)sequence; (void)pos; (void)all_logits; (void)logits;
+    throw Error(name() + " cannot take image embeddings");
+  }
+
   // Greedy decoding: forward() of tokens, returning only the index of the largest of the last
   // token's logits (kiln::argmax's rule: the lowest index on ties, NaN never wins, -1 when all are
   // NaN) instead of the logits. nullopt, having run nothing, where the backend cannot pick on its

@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/types.h"
@@ -41,15 +42,24 @@ class Engine {
   // vocabulary makes every row 1 MB, so callers that score a window's second half ask for that
   // half only). The first `prefill` tokens go in as one batch (all of them when prefill <= 0 or
   // >= size), the rest one at a time.
-  virtual std::vector<std::vector<float>> logits(std::span<const int32_t> tokens, int prefill = 0,
-                                                 int first_row = 0) = 0;
+  // With images, the prompt's image-token runs take their embeddings, and attention within each
+  // image is bidirectional (as transformers runs Gemma 3). An image the model cannot see, or a
+  // count of images that does not match the runs, is an Error naming the image.
+  virtual std::vector<std::vector<float>> logits(const Prompt& prompt, int prefill = 0, int first_row = 0) = 0;
+  std::vector<std::vector<float>> logits(std::span<const int32_t> tokens, int prefill = 0, int first_row = 0) {
+    return logits(Prompt{{tokens.begin(), tokens.end()}, {}}, prefill, first_row);
+  }
 
   // parse_special: special-token text becomes the token (raw prompts); false keeps it as text.
   // BOS is not added twice when the text starts with one.
   virtual std::vector<int32_t> tokenize(const std::string& text, bool add_bos, bool parse_special = true) const = 0;
   virtual std::string detokenize(std::span<const int32_t> ids) const = 0;
-  // Chat messages as the token ids the model sees (with BOS and the open model turn).
-  virtual std::vector<int32_t> chat_tokens(const std::vector<ChatMessage>& messages) const = 0;
+  // Chat messages as the prompt the model sees (with BOS and the open model turn; images expanded
+  // to their image-token runs). Messages with images on a model without vision: an Error that says so.
+  virtual Prompt chat_prompt(const std::vector<ChatMessage>& messages) const = 0;
+  std::vector<int32_t> chat_tokens(const std::vector<ChatMessage>& messages) const {
+    return chat_prompt(messages).tokens;
+  }
 
   // ---- Parallel generation: slots (the server's --parallel) ----
   // A slot is a sequence with its own KV cache and position. step_slots() decodes every busy slot
@@ -65,15 +75,21 @@ class Engine {
   virtual bool slot_busy(int slot) const = 0;
   // How many leading tokens of `prompt` the slot would take from its cache (0 when none): the
   // caller gives a request the free slot that reuses the most.
-  virtual int slot_reuse(int slot, std::span<const int32_t> prompt) const = 0;
+  // An image run counts as reused only where the cache holds the same image.
+  virtual int slot_reuse(int slot, const Prompt& prompt) const = 0;
+  int slot_reuse(int slot, std::span<const int32_t> tokens) const {
+    return slot_reuse(slot, Prompt{{tokens.begin(), tokens.end()}, {}});
+  }
   // Tokens the slot's cache holds (what a request that reuses little of it would throw away).
   virtual int slot_cached_tokens(int slot) const = 0;
-  // Starts a generation in a free slot from the prompt's tokens (chat_tokens() or tokenize()).
+  // Starts a generation in a free slot from a prompt (chat_prompt(), or tokenize()'s tokens).
   // step_slots() prefills what the slot's cache lacks, a chunk a step, then decodes; its text and
   // stats come out of step_slots(). Throws Error (a prompt that does not fit, a bad schema) with
   // the slot left free.
-  virtual void slot_start(int slot, const std::vector<int32_t>& prompt, const GenerateOptions& options,
-                          TokenCallback on_text) = 0;
+  virtual void slot_start(int slot, const Prompt& prompt, const GenerateOptions& options, TokenCallback on_text) = 0;
+  void slot_start(int slot, const std::vector<int32_t>& tokens, const GenerateOptions& options, TokenCallback on_text) {
+    slot_start(slot, Prompt{tokens, {}}, options, std::move(on_text));
+  }
   // One step of every busy slot: a chunk of a starting slot's prompt goes in (so a long prompt does
   // not stall the others for its whole prefill), each decoding slot samples its next token and shows
   // its text, then those tokens go through one batched forward pass. Returns the generations that ended (their slots are free again);

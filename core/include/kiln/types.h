@@ -36,6 +36,22 @@ enum class AttentionPlacement { Auto, Cpu, Gpu, Npu, NpuEmulator };
 std::string to_string(AttentionPlacement a);
 std::optional<AttentionPlacement> parse_attention(std::string_view text);
 
+// A picture for a model that sees (ModelInfo::vision): the file's bytes as they were read or sent
+// (PNG, JPEG, or WebP); `name` (a file name, "image 1") is what error messages call it.
+struct Image {
+  std::string name;
+  std::string bytes;
+};
+
+// How images become the vision tower's input.
+struct ImageOptions {
+  // A large or elongated image also goes in as crops of it, each its own 256 image tokens, after
+  // the whole (Gemma 3's pan-and-scan; off by default, as in transformers).
+  bool pan_and_scan = false;
+  uint64_t max_bytes = uint64_t(32) << 20;  // larger files are refused before decoding
+  uint64_t max_pixels = 50'000'000;         // width * height past this is refused (decompression bombs)
+};
+
 struct LoadProgress {
   std::string stage;   // "reading", "quantizing", "uploading", "ready"
   double fraction = 0; // 0..1 within the whole load
@@ -60,6 +76,10 @@ struct LoadOptions {
   enum class BeyondTraining { Refuse, Clamp, Allow };
   BeyondTraining context_beyond_training = BeyondTraining::Refuse;
   int threads = 0;                     // 0: all cores
+  // The vision tower of a GGUF model: llama.cpp's mmproj file. "": a Hugging Face folder's own
+  // tower, or for a GGUF file the one mmproj-*.gguf beside it, if there is exactly one.
+  std::string mmproj;
+  ImageOptions images;
   std::function<void(const LoadProgress&)> on_progress;
   std::stop_token cancel;              // stops a long load between tensors
 };
@@ -124,6 +144,13 @@ struct ModelInfo {
   // generation uses for every setting its caller leaves unset.
   SamplingParams sampling_defaults;
   std::vector<SettingOrigin> settings;  // where each setting came from
+  // Images: the model has a vision tower (its weights load on the first image, so text-only use
+  // costs nothing for them). image_tokens: the soft tokens one image becomes (mm_tokens_per_image);
+  // image_size: the tower's square input; vision_source: where the tower comes from (the folder, or
+  // the mmproj file).
+  bool vision = false;
+  int image_tokens = 0, image_size = 0;
+  std::string vision_source;
   // GGUF: the file's own quantization, each storage type and how many tensors hold it
   // ({"Q4_K", 169}, {"Q6_K", 28}, {"F32", 73}); empty for Hugging Face folders.
   std::vector<std::pair<std::string, int>> stored_types;
@@ -185,6 +212,16 @@ enum class Role { System, User, Assistant };
 struct ChatMessage {
   Role role = Role::User;
   std::string content;
+  // User turns: shown to the model before the text, in order, each as <start_of_image>, the image
+  // tokens and <end_of_image> between blank lines (Gemma 3's chat format).
+  std::vector<Image> images;
+};
+
+// Token ids and the images whose embeddings fill its runs of the image token (ModelInfo::
+// image_tokens ids of Gemma's image_token_index each), one image per run, in order.
+struct Prompt {
+  std::vector<int32_t> tokens;
+  std::vector<Image> images;
 };
 
 // Time spent in one kind of operation during the last generation.
@@ -205,6 +242,8 @@ struct GenerationStats {
   double prefill_tokens_per_s = 0;
   double decode_tokens_per_s = 0;
   double total_ms = 0;
+  int images_encoded = 0;              // images run through the vision tower (not found in its cache)
+  double image_encode_ms = 0;          // their time, part of time_to_first_token_ms
   StopReason stop_reason = StopReason::None;
   std::vector<double> token_times_ms;  // when each generated token arrived, from the start
   std::vector<OpTiming> profile;       // empty unless profiling was enabled
