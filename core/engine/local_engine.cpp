@@ -39,8 +39,10 @@ std::vector<int32_t> LocalEngine::tokenize(const std::string& text, bool add_bos
 
 std::string LocalEngine::detokenize(std::span<const int32_t> ids) const { return tokenizer_.decode(ids); }
 
-std::vector<int32_t> LocalEngine::chat_tokens(const std::vector<ChatMessage>& messages) const {
-  return render_chat(tokenizer_, messages);
+Prompt LocalEngine::chat_prompt(const std::vector<ChatMessage>& messages) const {
+  for (const ChatMessage& m : messages)
+    if (!m.images.empty()) throw Error(info_.path + " cannot see images");
+  return {render_chat(tokenizer_, messages), {}};
 }
 
 void LocalEngine::set_profiling(bool enabled) {
@@ -186,13 +188,14 @@ bool LocalEngine::slot_busy(int slot) const {
   return slot >= 0 && size_t(slot) < slots_.size() && slots_[size_t(slot)].run != nullptr;
 }
 
-int LocalEngine::slot_reuse(int slot, std::span<const int32_t> prompt) const {
+int LocalEngine::slot_reuse(int slot, const Prompt& whole) const {
   if (slot < 0 || size_t(slot) >= slots_.size()) return 0;
-  return int(reusable_prefix(slots_[size_t(slot)].cached, prompt, backend_->rewind_limit()));
+  return int(reusable_prefix(slots_[size_t(slot)].cached, whole.tokens, backend_->rewind_limit()));
 }
 
-void LocalEngine::slot_start(int slot, const std::vector<int32_t>& prompt, const GenerateOptions& options,
-                             TokenCallback on_text) {
+void LocalEngine::slot_start(int slot, const Prompt& whole, const GenerateOptions& options, TokenCallback on_text) {
+  if (!whole.images.empty()) throw Error(info_.path + " cannot see images");
+  const std::vector<int32_t>& prompt = whole.tokens;
   if (slot < 0 || size_t(slot) >= slots_.size())
     throw Error("slot " + std::to_string(slot) + " does not exist; there are " + std::to_string(slots_.size()));
   if (slots_[size_t(slot)].run) throw Error("slot " + std::to_string(slot) + " is busy");
@@ -298,8 +301,9 @@ std::vector<Engine::SlotResult> LocalEngine::step_slots() {
   return ended;
 }
 
-std::vector<std::vector<float>> LocalEngine::logits(std::span<const int32_t> tokens, int prefill_count,
-                                                    int first_row) {
+std::vector<std::vector<float>> LocalEngine::logits(const Prompt& prompt, int prefill_count, int first_row) {
+  if (!prompt.images.empty()) throw Error(info_.path + " cannot see images");
+  const std::span<const int32_t> tokens = prompt.tokens;
   const int n = int(tokens.size());
   if (n == 0) return {};
   if (prefill_count <= 0 || prefill_count > n) prefill_count = n;

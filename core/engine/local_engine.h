@@ -25,22 +25,24 @@ class LocalEngine final : public Engine {
                            const TokenCallback& on_text) override;
   GenerationStats chat(const std::vector<ChatMessage>& messages, const GenerateOptions& options,
                        const TokenCallback& on_text) override;
-  std::vector<std::vector<float>> logits(std::span<const int32_t> tokens, int prefill, int first_row) override;
+  using Engine::logits;
+  using Engine::slot_reuse;
+  using Engine::slot_start;
+  std::vector<std::vector<float>> logits(const Prompt& prompt, int prefill, int first_row) override;
   std::vector<int32_t> tokenize(const std::string& text, bool add_bos, bool parse_special) const override;
   std::string detokenize(std::span<const int32_t> ids) const override;
-  std::vector<int32_t> chat_tokens(const std::vector<ChatMessage>& messages) const override;
+  Prompt chat_prompt(const std::vector<ChatMessage>& messages) const override;
   void set_profiling(bool enabled) override;
   void reset() override;
 
   int open_slots(int count) override;
   int slot_count() const override { return int(slots_.size()); }
   bool slot_busy(int slot) const override;
-  int slot_reuse(int slot, std::span<const int32_t> prompt) const override;
+  int slot_reuse(int slot, const Prompt& prompt) const override;
   int slot_cached_tokens(int slot) const override {
     return slot >= 0 && size_t(slot) < slots_.size() ? int(slots_[size_t(slot)].cached.size()) : 0;
   }
-  void slot_start(int slot, const std::vector<int32_t>& prompt, const GenerateOptions& options,
-                  TokenCallback on_text) override;
+  void slot_start(int slot, const Prompt& prompt, const GenerateOptions& options, TokenCallback on_text) override;
   std::vector<SlotResult> step_slots() override;
 
   // For Generation (engine/generation.h).
