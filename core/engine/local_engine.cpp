@@ -27,7 +27,8 @@ LocalEngine::LocalEngine(ModelInfo info, Gemma3Config config, Tokenizer tokenize
   slots_[0].logits.resize(size_t(config_.vocab_size));
   if (vision_) {
     const VisionConfig& v = vision_->config();
-    image_tokens_ = {v.boi_token, v.eoi_token, v.image_token, v.tokens_per_image};
+    image_tokens_ = {v.boi_token, v.eoi_token, v.image_token, v.tokens_per_image,
+                     [eyes = vision_.get()](const Image& image) { return eyes->views(image); }};
   }
 }
 
@@ -141,7 +142,7 @@ size_t LocalEngine::reusable(const Slot& s, const std::vector<int32_t>& tokens, 
 void LocalEngine::embed_runs(std::vector<ImageRun>& runs, const std::vector<Image>& images, size_t from,
                              VisionSession::Spent& spent) {
   for (size_t i = 0; i < runs.size(); ++i)
-    if (size_t(runs[i].pos) >= from) vision_->embed(runs[i], images[i], spent);
+    if (size_t(runs[i].pos) >= from) vision_->embed(runs[i], images[size_t(runs[i].image)], spent);
 }
 
 int LocalEngine::prefill(int slot, const std::vector<int32_t>& prompt, std::vector<ImageRun> runs) {
@@ -306,7 +307,7 @@ bool LocalEngine::prefill_step(int slot, size_t budget) {
                              s.logits.data());
   s.cached.insert(s.cached.end(), chunk.begin(), chunk.end());
   for (const ImageRun& r : s.prompt_images)
-    if (size_t(r.pos) >= s.prompt_fed && size_t(r.pos) < end) s.images.push_back({r.pos, r.count, r.key, nullptr});
+    if (size_t(r.pos) >= s.prompt_fed && size_t(r.pos) < end) s.images.push_back({r.pos, r.count, r.image, r.view, r.key, nullptr});
   s.prompt_fed = end;
   if (s.prompt_fed < s.prompt.size()) return false;
   s.run->prefilled(int(s.prompt.size()), s.prompt_reused);

@@ -194,6 +194,28 @@ class VisionLogits : public QObject {
     const int image_at = int(std::find(prompt.tokens.begin(), prompt.tokens.end(), 640) - prompt.tokens.begin());
     QVERIFY(third.cached_prompt_tokens <= image_at);
   }
+
+  // Pan-and-scan: a 1200x400 picture goes in whole and as three 400x400 crops, in the processor's
+  // wording; each view is encoded once.
+  void pan_and_scan_adds_the_crops() {
+    LoadOptions o;
+    o.path = kVision.toStdString();
+    o.backend = BackendKind::Cpu;
+    o.images.pan_and_scan = true;
+    auto engine = Engine::load(o);
+    const Image image = file_image(kVision + "/banner.png");  // 1200x400
+    const std::vector<ChatMessage> chat{{Role::User, "Read it.", {image}}};
+    const Prompt prompt = engine->chat_prompt(chat);
+    QCOMPARE(std::count(prompt.tokens.begin(), prompt.tokens.end(), 640), 4 * 16);
+    const std::string text = engine->detokenize(prompt.tokens);
+    QVERIFY2(text.find("Here is the original image") != std::string::npos &&
+                 text.find("and here are some crops to help you see better") != std::string::npos,
+             text.c_str());
+    GenerateOptions g;
+    g.sampling.temperature = 0.0f;
+    g.max_tokens = 2;
+    QCOMPARE(engine->chat(chat, g, nullptr).images_encoded, 4);
+  }
 };
 
 QTEST_GUILESS_MAIN(VisionLogits)
