@@ -8,7 +8,7 @@
 #include <random>
 
 #include "model_fixture.h"
-#include "soft_token_reference.h"
+#include "runtime/cpu/cpu_backend.h"
 
 using namespace kiln;
 using namespace kiln::test;
@@ -54,16 +54,12 @@ std::vector<std::vector<float>> embedded_logits(Backend& b, const std::vector<in
   return rows;
 }
 
-// What the CPU computes. TEMPORARY: a plain reference until the CPU backend's forward_embedded lands.
-std::vector<std::vector<float>> expected(const Gemma3Weights& w, const std::vector<int32_t>& ids,
+// What the CPU backend computes, in one call from position 0.
+std::vector<std::vector<float>> expected(std::shared_ptr<const Gemma3Weights> w, const std::vector<int32_t>& ids,
                                          const std::vector<SoftImage>& images) {
-  std::vector<Backend::EmbeddingSpan> spans;
-  for (const SoftImage& im : images) spans.push_back({im.pos, im.count, im.rows.data()});
-  const std::vector<float> all = reference_logits(w, ids, spans);
-  const size_t vocab = size_t(w.config.vocab_size);
-  std::vector<std::vector<float>> rows;
-  for (size_t p = 0; p < ids.size(); ++p) rows.emplace_back(all.begin() + p * vocab, all.begin() + (p + 1) * vocab);
-  return rows;
+  const int vocab = w->config.vocab_size;
+  auto cpu = make_cpu_backend(std::move(w), CpuOptions{int(ids.size()), 2});
+  return embedded_logits(*cpu, ids, images, vocab);
 }
 
 std::vector<std::vector<float>> text_logits(Backend& b, const std::vector<int32_t>& ids, int vocab) {
@@ -74,7 +70,11 @@ std::vector<std::vector<float>> slice(const std::vector<std::vector<float>>& row
   return {rows.begin() + begin, rows.begin() + end};
 }
 
-constexpr const char* kFixture = "tiny-gemma3-vision";
+// The tiny vision fixture's text model (tests/data/vision).
+std::shared_ptr<const Gemma3Weights> load_vision_model() {
+  const Checkpoint ck = open_checkpoint(std::string(KILN_TEST_DATA) + "/vision");
+  return std::make_shared<Gemma3Weights>(load_weights(ck.config, *ck.tensors, DType::F32, 2, nullptr));
+}
 
 }  // namespace
 
@@ -90,13 +90,13 @@ class VulkanSoftTokens : public QObject {
   }
   void images_match_cpu() {
     QFETCH(QString, queries);
-    auto w = load_fixture(kFixture, DType::F32);
+    auto w = load_vision_model();
     const Gemma3Config& c = w->config;
     QVERIFY(c.sliding_window < 16);
     const std::vector<SoftImage> images = {soft_image(5, 16, c.hidden_size, 1), soft_image(30, 6, c.hidden_size, 2)};
     const std::vector<int32_t> ids = prompt(44, c.vocab_size, images, 3);
     auto gpu = vulkan(w, {{"prefill_queries", queries.toStdString()}});
-    const Agreement a = compare(embedded_logits(*gpu, ids, images, c.vocab_size), expected(*w, ids, images));
+    const Agreement a = compare(embedded_logits(*gpu, ids, images, c.vocab_size), expected(w, ids, images));
     QVERIFY2(a.relative_error < 1e-4, qPrintable(QString("relative error %1").arg(a.relative_error)));
     QCOMPARE(a.top1, 1.0);
     // Decode after the images reads their keys from the cache.
@@ -104,19 +104,19 @@ class VulkanSoftTokens : public QObject {
     std::vector<int32_t> longer = ids;
     longer.push_back(7);
     gpu->forward(std::span(longer).last(1), int(ids.size()), false, next.data());
-    const Agreement d = compare({next}, {expected(*w, longer, images).back()});
+    const Agreement d = compare({next}, {expected(w, longer, images).back()});
     QVERIFY2(d.relative_error < 1e-4, qPrintable(QString("decode after: relative error %1").arg(d.relative_error)));
   }
 
   // A logits buffer shorter than an image (a real vocabulary leaves 64 rows): the batch still
   // holds the image whole, and its logits come back a slice at a time.
   void logits_in_slices() {
-    auto w = load_fixture(kFixture, DType::F32);
+    auto w = load_vision_model();
     const Gemma3Config& c = w->config;
     const std::vector<SoftImage> images = {soft_image(3, 16, c.hidden_size, 1), soft_image(21, 5, c.hidden_size, 2)};
     const std::vector<int32_t> ids = prompt(30, c.vocab_size, images, 3);
     auto gpu = vulkan(w, {{"max_logit_rows", "8"}});
-    const Agreement a = compare(embedded_logits(*gpu, ids, images, c.vocab_size), expected(*w, ids, images));
+    const Agreement a = compare(embedded_logits(*gpu, ids, images, c.vocab_size), expected(w, ids, images));
     QVERIFY2(a.relative_error < 1e-4, qPrintable(QString("relative error %1").arg(a.relative_error)));
     QCOMPARE(a.top1, 1.0);
   }
@@ -124,7 +124,7 @@ class VulkanSoftTokens : public QObject {
   // The tests above cannot pass by ignoring the spans: the rows change the logits from the image
   // on, and attention inside an image is bidirectional: its first position sees its last row.
   void spans_change_the_logits() {
-    auto w = load_fixture(kFixture, DType::F32);
+    auto w = load_vision_model();
     const Gemma3Config& c = w->config;
     std::vector<SoftImage> images = {soft_image(5, 16, c.hidden_size, 1)};
     const std::vector<int32_t> ids = prompt(30, c.vocab_size, images, 3);
@@ -144,14 +144,14 @@ class VulkanSoftTokens : public QObject {
   // ends that batch before it; ten images in the next would be more than one batch's attention
   // takes (8), so it ends before the ninth.
   void batches_end_before_an_image() {
-    auto w = load_fixture(kFixture, DType::F32);
+    auto w = load_vision_model();
     const Gemma3Config& c = w->config;
     std::vector<SoftImage> images = {soft_image(40, 16, c.hidden_size, 20), soft_image(500, 16, c.hidden_size, 21)};
     for (int i = 0; i < 10; ++i) images.push_back(soft_image(520 + 7 * i, 2 + i % 3, c.hidden_size, 30 + i));
     const std::vector<int32_t> ids = prompt(600, c.vocab_size, images, 4);
     auto gpu = vulkan(w, {}, 640);
     QCOMPARE(counter(*gpu, "max_batch"), 512.0);
-    const Agreement a = compare(embedded_logits(*gpu, ids, images, c.vocab_size), expected(*w, ids, images));
+    const Agreement a = compare(embedded_logits(*gpu, ids, images, c.vocab_size), expected(w, ids, images));
     QVERIFY2(a.relative_error < 1e-4, qPrintable(QString("relative error %1").arg(a.relative_error)));
     QCOMPARE(a.top1, 1.0);
     // An image longer than a batch cannot be run.
@@ -165,7 +165,7 @@ class VulkanSoftTokens : public QObject {
   // Text alone takes exactly the pass it took before any image: bitwise the same logits, with
   // the same number of dispatches, on a backend that has run images and on a fresh one.
   void text_only_is_unchanged() {
-    auto w = load_fixture(kFixture, DType::F32);
+    auto w = load_vision_model();
     const Gemma3Config& c = w->config;
     const std::vector<SoftImage> images = {soft_image(3, 16, c.hidden_size, 1)};
     const std::vector<int32_t> ids = prompt(24, c.vocab_size, {}, 5);
@@ -190,7 +190,7 @@ class VulkanSoftTokens : public QObject {
 
   // Bad spans: a clear error, nothing run.
   void bad_spans_are_refused() {
-    auto w = load_fixture(kFixture, DType::F32);
+    auto w = load_vision_model();
     const Gemma3Config& c = w->config;
     auto gpu = vulkan(w);
     const std::vector<int32_t> ids = prompt(20, c.vocab_size, {}, 7);
