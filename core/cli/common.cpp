@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <fstream>
+#include <sstream>
 #include <cstdio>
 #include <iostream>
 
@@ -28,6 +30,8 @@ void add_model_flags(CLI::App& cmd, ModelFlags& f, const std::string& default_pr
                  "Vulkan tuning or experiment, key=value over the device's plan (repeatable; e.g. stage_flags=0; "
                  "see core/runtime/vulkan/PERFORMANCE.md, \"Device plans\")")
       ->allow_extra_args(false);  // one pair an occurrence: never the prompt after it
+  cmd.add_option("--mmproj", f.mmproj,
+                 "Vision tower for a GGUF model (llama.cpp's mmproj file; default: the one mmproj*.gguf beside it)");
 }
 
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
@@ -61,6 +65,7 @@ LoadOptions load_options(const ModelFlags& f) {
   o.context_length = f.context;
   if (f.context_force) o.context_beyond_training = LoadOptions::BeyondTraining::Allow;
   o.threads = f.threads;
+  o.mmproj = f.mmproj;
   for (const std::string& t : f.tune) {
     const size_t eq = t.find('=');
     if (eq == std::string::npos || eq == 0) throw Error("--tune takes key=value, not '" + t + "'");
@@ -89,6 +94,15 @@ GenerateOptions generate_options(const SamplingFlags& f) {
   g.max_tokens = f.max_tokens;
   g.stop = f.stop;
   return g;
+}
+
+Image read_image_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open the image file");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) throw Error(path + ": cannot read the image file");
+  return {path, std::move(bytes).str()};
 }
 
 namespace {
