@@ -10,6 +10,7 @@
 #include "model/gguf_file.h"
 #include "model/mapped_file.h"
 #include "vision/vision_encoder.h"
+#include "vision/vision_weights.h"
 
 namespace kiln {
 namespace {
@@ -111,6 +112,8 @@ std::optional<VisionSource> hugging_face_vision(const Checkpoint& model) {
   auto vision = config.is_object() ? config.find("vision_config") : config.end();
   if (vision == config.end() || vision->is_null()) return std::nullopt;
   if (!vision->is_object()) throw Error(file + ": vision_config is not an object");
+  // Text-only copies of a multimodal checkpoint keep its config but drop the tower's tensors.
+  if (!folder_has_vision_tensors(folder.string())) return std::nullopt;
 
   VisionSource source;
   source.path = folder.string();

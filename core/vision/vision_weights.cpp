@@ -53,16 +53,19 @@ void add_shard(VisionTensors& tensors, SafetensorsFile shard) {
   }
 }
 
-VisionTensors hugging_face_tensors(const std::string& folder_path) {
-  const fs::path folder(folder_path);
-  VisionTensors tensors;
+// The safetensors files of a folder that hold tower tensors: model.safetensors, or the shards its
+// index names for them. Empty when no file holds any.
+std::vector<fs::path> tower_files(const fs::path& folder) {
   std::error_code error;
-  if (fs::is_regular_file(folder / "model.safetensors", error)) {
-    add_shard(tensors, SafetensorsFile::open((folder / "model.safetensors").string()));
-    return tensors;
+  const fs::path single = folder / "model.safetensors";
+  if (fs::is_regular_file(single, error)) {
+    const SafetensorsFile file = SafetensorsFile::open(single.string());
+    for (const TensorView& view : file.tensors())
+      if (!hub_canonical(view.name).empty()) return {single};
+    return {};
   }
-  // Sharded: open only the shards that hold tower tensors.
   const fs::path index_path = folder / "model.safetensors.index.json";
+  if (!fs::is_regular_file(index_path, error)) return {};
   const MappedFile index_file = MappedFile::open(index_path.string());
   nlohmann::json index;
   try {
@@ -73,15 +76,23 @@ VisionTensors hugging_face_tensors(const std::string& folder_path) {
   }
   auto map = index.is_object() ? index.find("weight_map") : index.end();
   if (map == index.end() || !map->is_object()) throw Error(index_path.string() + ": no weight_map object");
-  std::vector<std::string> shard_names;
+  std::vector<fs::path> shards;
   for (const auto& [tensor, shard] : map->items()) {
     if (hub_canonical(tensor).empty()) continue;
     const std::string name = shard.is_string() ? shard.get<std::string>() : "";
+    // Only plain file names: an index must not reach outside its folder.
     if (name.empty() || fs::path(name).filename() != fs::path(name) || name == "..")
       throw Error(index_path.string() + ": tensor " + tensor + " has no plain shard file name");
-    if (std::find(shard_names.begin(), shard_names.end(), name) == shard_names.end()) shard_names.push_back(name);
+    if (std::find(shards.begin(), shards.end(), folder / name) == shards.end()) shards.push_back(folder / name);
   }
-  for (const std::string& name : shard_names) add_shard(tensors, SafetensorsFile::open((folder / name).string()));
+  return shards;
+}
+
+VisionTensors hugging_face_tensors(const std::string& folder) {
+  VisionTensors tensors;
+  const std::vector<fs::path> files = tower_files(fs::path(folder));
+  if (files.empty()) throw Error(folder + ": no vision tower tensors (vision_tower.*) in the model's safetensors");
+  for (const fs::path& file : files) add_shard(tensors, SafetensorsFile::open(file.string()));
   return tensors;
 }
 
@@ -266,45 +277,16 @@ class Reader {
   mutable std::vector<uint8_t> scratch_;
 };
 
-void check_matrix_type(DType matrices) {
+uint64_t float_bytes(const std::vector<float>& v) { return v.size() * sizeof(float); }
+
+}  // namespace
+
+void check_vision_matrix_type(DType matrices) {
   if (matrices != DType::F32 && matrices != DType::F16)
     throw Error(std::string("vision tower: matrices are held in F32 or F16, not ") + to_string(matrices));
 }
 
-uint64_t float_bytes(const std::vector<float>& v) { return v.size() * sizeof(float); }
-
-// Deterministic uniform values in [-scale, scale) (splitmix64).
-class Random {
- public:
-  explicit Random(uint64_t seed) : state_(seed) {}
-  float next(float scale) {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return scale * (static_cast<float>(z >> 40) * (2.0f / 16777216.0f) - 1.0f);
-  }
-  std::vector<float> values(int64_t n, float center, float scale) {
-    std::vector<float> v(static_cast<size_t>(n));
-    for (float& x : v) x = center + next(scale);
-    return v;
-  }
-  Matrix matrix(DType type, int64_t rows, int64_t cols) {
-    Matrix m = Reader::empty_matrix(type, rows, cols);
-    const float scale = std::sqrt(3.0f / static_cast<float>(cols));  // unit variance out for unit variance in
-    std::vector<float> line(static_cast<size_t>(cols));
-    for (int64_t r = 0; r < rows; ++r) {
-      for (float& x : line) x = next(scale);
-      quantize_row(type, line.data(), cols, m.row(r));
-    }
-    return m;
-  }
-
- private:
-  uint64_t state_;
-};
-
-}  // namespace
+bool folder_has_vision_tensors(const std::string& folder) { return !tower_files(fs::path(folder)).empty(); }
 
 uint64_t SiglipWeights::bytes() const {
   uint64_t total = patch.bytes() + projection.bytes() + float_bytes(patch_bias) + float_bytes(position) +
@@ -319,7 +301,7 @@ uint64_t SiglipWeights::bytes() const {
 }
 
 SiglipWeights load_siglip_weights(const VisionSource& source, DType matrices) {
-  check_matrix_type(matrices);
+  check_vision_matrix_type(matrices);
   const VisionTensors tensors = source.gguf ? mmproj_tensors(source.path) : hugging_face_tensors(source.path);
   const Reader read(tensors);
   const VisionConfig& c = source.config;
@@ -357,42 +339,6 @@ SiglipWeights load_siglip_weights(const VisionSource& source, DType matrices) {
   if (!tensors.soft_norm_includes_one)
     for (float& x : w.soft_norm) x += 1.0f;
   w.projection = read.transposed("mm_input_projection_weight", c.text_hidden, h, matrices);
-  return w;
-}
-
-SiglipWeights synthetic_siglip_weights(const VisionConfig& c, DType matrices, uint64_t seed) {
-  check_matrix_type(matrices);
-  Random random(seed);
-  const int64_t h = c.hidden, p = c.patch_size, grid = c.image_size / c.patch_size;
-  SiglipWeights w;
-  w.config = c;
-  w.patch = random.matrix(DType::F32, h, 3 * p * p);
-  w.patch_bias = random.values(h, 0, 0.1f);
-  w.position = random.values(grid * grid * h, 0, 0.5f);
-  for (int l = 0; l < c.layers; ++l) {
-    SiglipLayer layer;
-    layer.norm1_weight = random.values(h, 1, 0.1f);
-    layer.norm1_bias = random.values(h, 0, 0.1f);
-    layer.norm2_weight = random.values(h, 1, 0.1f);
-    layer.norm2_bias = random.values(h, 0, 0.1f);
-    layer.q = random.matrix(matrices, h, h);
-    layer.k = random.matrix(matrices, h, h);
-    layer.v = random.matrix(matrices, h, h);
-    layer.out = random.matrix(matrices, h, h);
-    layer.q_bias = random.values(h, 0, 0.1f);
-    layer.k_bias = random.values(h, 0, 0.1f);
-    layer.v_bias = random.values(h, 0, 0.1f);
-    layer.out_bias = random.values(h, 0, 0.1f);
-    layer.fc1 = random.matrix(matrices, c.intermediate, h);
-    layer.fc1_bias = random.values(c.intermediate, 0, 0.1f);
-    layer.fc2 = random.matrix(matrices, h, c.intermediate);
-    layer.fc2_bias = random.values(h, 0, 0.1f);
-    w.layers.push_back(std::move(layer));
-  }
-  w.post_norm_weight = random.values(h, 1, 0.1f);
-  w.post_norm_bias = random.values(h, 0, 0.1f);
-  w.soft_norm = random.values(h, 1, 0.1f);
-  w.projection = random.matrix(matrices, c.text_hidden, h);
   return w;
 }
 

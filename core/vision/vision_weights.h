@@ -34,6 +34,13 @@ struct SiglipWeights {
   uint64_t bytes() const;
 };
 
+// Throws kiln::Error unless the tower's matrices can be held in `matrices` (F32 or F16).
+void check_vision_matrix_type(DType matrices);
+
+// Whether a Hugging Face folder's weights hold any tower tensor (read from the safetensors header or
+// the shard index, no weight touched): a config with vision_config but no tower is a text model.
+bool folder_has_vision_tensors(const std::string& folder);
+
 // Reads and converts every tensor, matrices to `matrices` (F32 or F16). Throws kiln::Error
 // "FILE: tensor NAME: problem" for a missing tensor, a wrong shape or an unreadable type.
 SiglipWeights load_siglip_weights(const VisionSource& source, DType matrices);

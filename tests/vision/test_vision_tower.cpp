@@ -132,6 +132,8 @@ class VisionTowerTest : public QObject {
 
   void text_only_models_have_no_tower() {
     QVERIFY(!find(kTextOnlyFolder).has_value());
+    // A multimodal config (vision_config) over text weights only: a text model.
+    QVERIFY(!find(KILN_TEST_DATA "/fixtures/tiny-gemma3-b").has_value());
     QVERIFY(!find(kTextOnlyGguf).has_value());  // no mmproj beside it
     // Two mmproj files beside a model: which one is meant is not clear, so none.
     QTemporaryDir dir;
@@ -204,6 +206,23 @@ class VisionTowerTest : public QObject {
     QVERIFY2(error < 1e-3, qPrintable(QString::number(error)));
     QVERIFY2(error_f16 < 1e-3, qPrintable(QString::number(error_f16)));
     qInfo("mmproj against the Hugging Face tower: %g (F32 matrices), %g (F16)", error, error_f16);
+  }
+
+  void sharded_folder_gives_the_same_tower() {
+    QTemporaryDir dir;
+    for (const char* name : {"config.json", "preprocessor_config.json", "tokenizer.model"})
+      QVERIFY(QFile::copy(QString::fromStdString(kVision + "/" + name), dir.filePath(name)));
+    const QByteArray weights = read_file(kVision + "/model.safetensors");
+    write_file(dir.filePath("model-00001-of-00001.safetensors"), weights);
+    quint64 header = 0;
+    memcpy(&header, weights.constData(), 8);
+    QJsonObject map;
+    for (const QString& tensor : QJsonDocument::fromJson(weights.mid(8, int(header))).object().keys())
+      if (tensor != "__metadata__") map[tensor] = "model-00001-of-00001.safetensors";
+    write_file(dir.filePath("model.safetensors.index.json"), QJsonDocument(QJsonObject{{"weight_map", map}}).toJson());
+    const auto sharded = find(dir.path().toStdString());
+    QVERIFY(sharded.has_value());
+    QCOMPARE(encode(*sharded, kiln::DType::F32), encode(*find(kVision), kiln::DType::F32));
   }
 
   void blocked_attention_equals_plain_softmax_attention() {
