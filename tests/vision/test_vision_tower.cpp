@@ -225,6 +225,32 @@ class VisionTowerTest : public QObject {
     QCOMPARE(encode(*sharded, kiln::DType::F32), encode(*find(kVision), kiln::DType::F32));
   }
 
+  // transformers >= 4.52 saves the tower as model.vision_tower.* and model.multi_modal_projector.*.
+  void newer_transformers_layout_gives_the_same_tower() {
+    QTemporaryDir dir;
+    for (const char* name : {"config.json", "preprocessor_config.json", "tokenizer.model"})
+      QVERIFY(QFile::copy(QString::fromStdString(kVision + "/" + name), dir.filePath(name)));
+    const QByteArray weights = read_file(kVision + "/model.safetensors");
+    quint64 size = 0;
+    memcpy(&size, weights.constData(), 8);
+    const QJsonObject header = QJsonDocument::fromJson(weights.mid(8, int(size))).object();
+    QJsonObject renamed;
+    for (auto it = header.begin(); it != header.end(); ++it) {
+      const QString name = it.key();
+      const bool tower = name.startsWith("vision_tower.") || name.startsWith("multi_modal_projector.");
+      const QString text = name.startsWith("language_model.model.") ? "model.language_model." + name.mid(21) : name;
+      renamed[tower ? "model." + name : text] = it.value();
+    }
+    QByteArray json = QJsonDocument(renamed).toJson(QJsonDocument::Compact);
+    json.append(QByteArray((8 - json.size() % 8) % 8, ' '));  // data stays 8-byte aligned
+    quint64 new_size = quint64(json.size());
+    write_file(dir.filePath("model.safetensors"),
+               QByteArray(reinterpret_cast<const char*>(&new_size), 8) + json + weights.mid(8 + int(size)));
+    const auto newer = find(dir.path().toStdString());
+    QVERIFY(newer.has_value());
+    QCOMPARE(encode(*newer, kiln::DType::F32), encode(*find(kVision), kiln::DType::F32));
+  }
+
   void blocked_attention_equals_plain_softmax_attention() {
     // Sizes off every block boundary: 301 keys span two key blocks and end mid-tile, 16 and 72
     // dimensions a head are the tiny and the real towers'.
