@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <optional>
 
 #include "engine/generation.h"
@@ -182,6 +183,11 @@ TokenLogprob LocalEngine::token_logprob(const std::vector<float>& logits, int32_
   return t;
 }
 
+void LocalEngine::mask_unspeakable(std::vector<float>& logits) const {
+  for (size_t v = size_t(std::max(0, tokenizer_.vocab_size())); v < logits.size(); ++v)
+    logits[v] = -std::numeric_limits<float>::infinity();
+}
+
 bool LocalEngine::is_end_token(int32_t id, StopReason& reason) const {
   if (id == tokenizer_.end_of_turn_id()) {
     reason = StopReason::EndOfTurn;
@@ -233,7 +239,11 @@ GenerationStats LocalEngine::run(const Prompt& whole, const GenerateOptions& opt
   while (const std::optional<int32_t> next = generation.next(s.logits, s.cached, picked, ctx)) {
     const std::span<const int32_t> fed(&*next, 1);
     picked = generation.device_pick() ? backend_->forward_argmax(fed, int(s.cached.size())) : std::nullopt;
-    if (!picked) backend_->forward(fed, int(s.cached.size()), false, s.logits.data());
+    // A device pick past the tokenizer (never for a trained model): the step again, for the logits.
+    if (!picked || !speakable(*picked)) {
+      backend_->forward(fed, int(s.cached.size()), false, s.logits.data());
+      picked.reset();
+    }
     s.cached.push_back(*next);
   }
   GenerationStats stats = generation.finish();

@@ -3,7 +3,7 @@
 // queries and written every token's keys and values to the cache): one workgroup a (token, query
 // head) over all its keys, causal, with a sliding window on local layers. GQA: query head h reads
 // kv head h / (heads / kv_heads). Single-token steps use attention_decode.comp. Built with SPANS,
-// queries inside soft-token spans also see their whole span (attention_spans.glsl).
+// queries inside soft-token spans also see the rest of their span (attention_spans.glsl).
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
 

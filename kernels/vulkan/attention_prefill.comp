@@ -7,7 +7,7 @@
 // summed. Online softmax per query, causal, with the sliding window on local layers: the masks
 // differ per query, so they are applied per (query, key). Same bindings and push block as
 // attention.comp (qk_norm_rope has already written every token's keys and values to the cache).
-// Built with SPANS, queries inside soft-token spans also see their whole span (attention_spans.glsl):
+// Built with SPANS, queries inside soft-token spans also see the rest of their span (attention_spans.glsl):
 // each query's key range is then kept per query, and the block walks the union of them.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;  // WG: keys a tile, >= head_dim / 4

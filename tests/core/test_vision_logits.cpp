@@ -207,7 +207,9 @@ class VisionLogits : public QObject {
     const std::vector<ChatMessage> chat{{Role::User, "Read it.", {image}}};
     const Prompt prompt = engine->chat_prompt(chat);
     QCOMPARE(std::count(prompt.tokens.begin(), prompt.tokens.end(), 640), 4 * 16);
-    const std::string text = engine->detokenize(prompt.tokens);
+    std::vector<int32_t> words;  // the image token lies past the tokenizer's pieces
+    std::copy_if(prompt.tokens.begin(), prompt.tokens.end(), std::back_inserter(words), [](int32_t id) { return id < 630; });
+    const std::string text = engine->detokenize(words);
     QVERIFY2(text.find("Here is the original image") != std::string::npos &&
                  text.find("and here are some crops to help you see better") != std::string::npos,
              text.c_str());

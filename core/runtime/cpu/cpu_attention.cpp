@@ -22,7 +22,7 @@ struct RowRun {
 
 // The keys of positions [lo, p] for one kv head as at most three runs: the cache ring may wrap
 // once, and positions from `pos` on come from the batch's own fresh rows (p may lie past the query
-// inside the batch: an image's tokens see the whole image).
+// inside the batch: an image's tokens see the rest of their image).
 int key_runs(const KvCache& cache, int layer, int kv_head, int head_dim, const float* batch_k, const float* batch_v,
              int64_t pos, int64_t lo, int64_t p, RowRun runs[3]) {
   const int64_t row = cache.row_elements();
