@@ -27,6 +27,11 @@ void print_model(const ModelInfo& i) {
   std::printf("heads          %d query, %d key/value, head dim %d\n", i.heads, i.kv_heads, i.head_dim);
   std::printf("vocabulary     %d\n", i.vocab);
   std::printf("context        %d tokens\n", i.max_context);
+  if (i.vision)
+    std::printf("vision         %d image tokens of %dx%d pixels, tower from %s (loaded on the first image)\n",
+                i.image_tokens, i.image_size, i.image_size, printable(i.vision_source).c_str());
+  else
+    std::printf("vision         none (text only)\n");
   if (!i.stored_types.empty()) {
     std::string types;
     for (const auto& [type, count] : i.stored_types)
