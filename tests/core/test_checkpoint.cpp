@@ -12,31 +12,13 @@
 
 #include "kiln/types.h"
 #include "model/checkpoint.h"
+#include "test_files.h"
+
+using namespace kiln::test;
 
 namespace {
 
 QString fixture(const char* name) { return QStringLiteral(KILN_TEST_DATA "/fixtures/") + name; }
-
-QByteArray read_file(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
-  return file.readAll();
-}
-
-void write_file(const QString& path, const QByteArray& bytes) {
-  QFile file(path);
-  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size()) qFatal("cannot write %s", qPrintable(path));
-}
-
-template <typename Action>
-QString error_of(Action&& action) {
-  try {
-    action();
-  } catch (const kiln::Error& error) {
-    return QString::fromStdString(error.what());
-  }
-  return {};
-}
 
 // A tensor as the test reads it from a file, with Qt alone.
 struct RawTensor {

@@ -12,24 +12,13 @@
 #include "model/gguf_file.h"
 #include "runtime/cpu/matmul_kernels.h"
 #include "runtime/cpu/thread_pool.h"
+#include "test_files.h"
 
 #include <map>
 
 using namespace kiln::test;
 
 namespace {
-
-struct Run {
-  int code;
-  QByteArray out, err;
-};
-
-Run kiln_cli(const QStringList& args) {
-  QProcess p;
-  p.start(QString(KILN_BINARY_DIR) + "/core/cli/kiln", args);
-  if (!p.waitForFinished(60000)) qFatal("kiln did not finish");
-  return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
-}
 
 QString fixture(const char* name) { return QString::fromStdString(fixture_dir(name)); }
 
@@ -41,7 +30,7 @@ QString ids_text(const std::vector<int32_t>& ids) {
 
 // The error must be one line naming the problem (and the file when there is one).
 void expect_error(const QStringList& args, const QString& must_mention) {
-  const Run r = kiln_cli(args);
+  const CliRun r = kiln_cli(args);
   QVERIFY2(r.code != 0, qPrintable(args.join(' ')));
   const QString err = QString::fromUtf8(r.err).trimmed();
   QVERIFY2(!err.contains('\n'), qPrintable(err));
@@ -57,7 +46,7 @@ class Cli : public QObject {
     const Reference ref = read_reference(fixture_dir("tiny-gemma3-b") + "/reference.json");
     const ReferenceCase& c = ref.cases[0];
     for (const QString& prefill : {QString("0"), QString("4")}) {
-      const Run r = kiln_cli({"logits", "--model", fixture("tiny-gemma3-b"), "--backend", "cpu", "--tokens",
+      const CliRun r = kiln_cli({"logits", "--model", fixture("tiny-gemma3-b"), "--backend", "cpu", "--tokens",
                               ids_text(c.ids), "--prefill", prefill});
       QCOMPARE(r.code, 0);
       const QJsonArray rows = QJsonDocument::fromJson(r.out).object()["logits"].toArray();
@@ -73,13 +62,13 @@ class Cli : public QObject {
   }
 
   void tokenize_prints_ids_without_bos() {
-    const Run r = kiln_cli({"tokenize", "--model", fixture("tiny-gemma3-a"), "--text", "the licence"});
+    const CliRun r = kiln_cli({"tokenize", "--model", fixture("tiny-gemma3-a"), "--text", "the licence"});
     QCOMPARE(r.code, 0);
     const QJsonArray ids = QJsonDocument::fromJson(r.out).object()["ids"].toArray();
     QVERIFY(!ids.isEmpty());
     QVERIFY(ids[0].toInt() != 2);
     // Decoding through the engine's own path is tested elsewhere; here: the same text, the same ids.
-    const Run again = kiln_cli({"tokenize", "--model", fixture("tiny-gemma3-a"), "--text", "the licence"});
+    const CliRun again = kiln_cli({"tokenize", "--model", fixture("tiny-gemma3-a"), "--text", "the licence"});
     QCOMPARE(again.out, r.out);
   }
 
@@ -92,7 +81,7 @@ class Cli : public QObject {
     QVERIFY(parsed.size() >= 3);
     QCOMPARE(parsed[0].toInt(), 2);
     QCOMPARE(parsed[1].toInt(), 4);
-    const Run literal = kiln_cli({"tokenize", "--model", fixture("tiny-gemma3-a"), "--text", text, "--no-parse-special"});
+    const CliRun literal = kiln_cli({"tokenize", "--model", fixture("tiny-gemma3-a"), "--text", text, "--no-parse-special"});
     QCOMPARE(literal.code, 0);
     const QJsonArray ids = QJsonDocument::fromJson(literal.out).object()["ids"].toArray();
     QVERIFY(ids.size() > parsed.size());
@@ -116,7 +105,7 @@ class Cli : public QObject {
     QVERIFY(out.open(QIODevice::WriteOnly));
     out.write(bytes);
     out.close();
-    const Run r = kiln_cli({"info", "--model", path});
+    const CliRun r = kiln_cli({"info", "--model", path});
     QVERIFY(r.code != 0);
     QVERIFY2(!r.err.contains('\x1b') && !r.err.contains('\x07'), r.err.constData());
     QVERIFY2(r.err.contains("architecture '\\x1B]0;X\\x07' is not Gemma 3"), r.err.constData());
@@ -128,7 +117,7 @@ class Cli : public QObject {
     std::map<std::string, int> expected;
     for (const auto& t : kiln::GgufFile::open(path.toStdString())->tensors()) ++expected[kiln::ggml_type_name(t.type)];
     QVERIFY(expected.count("Q3_K") && expected.count("Q6_K") && expected.count("F32"));
-    const Run r = kiln_cli({"info", "--model", path});
+    const CliRun r = kiln_cli({"info", "--model", path});
     QCOMPARE(r.code, 0);
     const QString line = QString::fromUtf8(r.out).split('\n').filter(QRegularExpression("^stored as")).value(0);
     QVERIFY2(!line.isEmpty(), r.out.constData());
@@ -137,7 +126,7 @@ class Cli : public QObject {
   }
 
   void info_describes_the_model() {
-    const Run r = kiln_cli({"info", "--model", fixture("tiny-gemma3-b")});
+    const CliRun r = kiln_cli({"info", "--model", fixture("tiny-gemma3-b")});
     QCOMPARE(r.code, 0);
     QVERIFY(r.out.contains("layers         7 (1 global, 6 sliding-window of 16)"));
     // Where each setting came from.
@@ -147,7 +136,7 @@ class Cli : public QObject {
 
   // Per Vulkan device that can run Kiln, the plan a load would make: lavapipe's is barriers.
   void info_prints_each_devices_plan() {
-    const Run r = kiln_cli({"info", "--hardware"});
+    const CliRun r = kiln_cli({"info", "--hardware"});
     QCOMPARE(r.code, 0);
     const QString out = QString::fromUtf8(r.out);
     if (!out.contains("\ngpu ")) QSKIP("no Vulkan device");
@@ -162,11 +151,11 @@ class Cli : public QObject {
   // The CPU kernel set matmul picks for this CPU, named the same in `info --hardware` and `bench --json`.
   void cpu_kernel_set_is_reported() {
     const char* want = kiln::cpu_has_avx512_kernels() ? "avx512_vnni" : kiln::cpu_has_avx2_kernels() ? "avx2" : "portable";
-    const Run info = kiln_cli({"info", "--hardware"});
+    const CliRun info = kiln_cli({"info", "--hardware"});
     QCOMPARE(info.code, 0);
     QVERIFY2(QString::fromUtf8(info.out).contains(QString("kernels %1, %2 threads by default")
                                                       .arg(want).arg(kiln::default_thread_count())), info.out.constData());
-    const Run bench = kiln_cli({"bench", "--model", fixture("tiny-gemma3-b"), "--precision", "q8_0", "--backend", "cpu",
+    const CliRun bench = kiln_cli({"bench", "--model", fixture("tiny-gemma3-b"), "--precision", "q8_0", "--backend", "cpu",
                                 "--prompt", "4", "--gen", "2", "--json"});
     QVERIFY2(bench.code == 0, bench.err.constData());
     QCOMPARE(QJsonDocument::fromJson(bench.out).object()["cpu_kernels"].toString(), QString(want));
@@ -179,7 +168,7 @@ class Cli : public QObject {
       QStringList args{"bench", "--model", fixture("tiny-gemma3-b"), "--precision", "q4_0", "--backend", "vulkan",
                        "--prompt", "6", "--gen", "3", "--json"};
       for (const QString& t : tune) args << "--tune" << t;
-      const Run r = kiln_cli(args);
+      const CliRun r = kiln_cli(args);
       if (r.code != 0) qFatal("%s", r.err.constData());
       return QJsonDocument::fromJson(r.out).object();
     };

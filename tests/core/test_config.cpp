@@ -11,32 +11,17 @@
 
 #include "kiln/types.h"
 #include "model/config.h"
+#include "test_files.h"
 
 using kiln::Gemma3Config;
+using namespace kiln::test;
 
 namespace {
 
 QString fixture(const char* name) { return QStringLiteral(KILN_TEST_DATA "/fixtures/") + name; }
 
-QByteArray read_file(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
-  return file.readAll();
-}
-
 Gemma3Config parse(const QByteArray& text) {
   return kiln::parse_gemma3_config(text.toStdString(), "config.json");
-}
-
-// The message of the kiln::Error that `action` throws, or "" when it throws none.
-template <typename Action>
-QString error_of(Action&& action) {
-  try {
-    action();
-  } catch (const kiln::Error& error) {
-    return QString::fromStdString(error.what());
-  }
-  return {};
 }
 
 std::vector<int> int_list(const QJsonValue& value) {

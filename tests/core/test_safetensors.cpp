@@ -12,24 +12,16 @@
 #include "kiln/types.h"
 #include "model/mapped_file.h"
 #include "model/safetensors.h"
+#include "test_files.h"
 
 using kiln::DType;
 using kiln::SafetensorsFile;
 
+using namespace kiln::test;
+
 namespace {
 
 QString fixture(const char* name) { return QStringLiteral(KILN_TEST_DATA "/fixtures/") + name; }
-
-QByteArray read_file(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
-  return file.readAll();
-}
-
-void write_file(const QString& path, const QByteArray& bytes) {
-  QFile file(path);
-  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size()) qFatal("cannot write %s", qPrintable(path));
-}
 
 QByteArray u64_le(quint64 value) {
   QByteArray bytes(8, '\0');
@@ -40,16 +32,6 @@ QByteArray u64_le(quint64 value) {
 // A safetensors file from a header text and a data region.
 QByteArray safetensors_bytes(const QByteArray& header, const QByteArray& data) {
   return u64_le(quint64(header.size())) + header + data;
-}
-
-template <typename Action>
-QString error_of(Action&& action) {
-  try {
-    action();
-  } catch (const kiln::Error& error) {
-    return QString::fromStdString(error.what());
-  }
-  return {};
 }
 
 // bf16 is the upper half of a float32: an independent decoding for the value checks.

@@ -10,6 +10,7 @@
 
 #include "fixture_reference.h"
 #include "kiln/engine.h"
+#include "test_files.h"
 
 using namespace kiln;
 using namespace kiln::test;
@@ -17,18 +18,6 @@ using namespace kiln::test;
 namespace {
 
 const QString kVision = QString(KILN_TEST_DATA) + "/vision";
-
-struct Run {
-  int code;
-  QByteArray out, err;
-};
-
-Run kiln_cli(const QStringList& args) {
-  QProcess p;
-  p.start(QString(KILN_BINARY_DIR) + "/core/cli/kiln", args);
-  if (!p.waitForFinished(120000)) qFatal("kiln did not finish");
-  return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
-}
 
 struct VisionCase {
   QString image;  // "" for text only
@@ -75,7 +64,7 @@ std::vector<std::vector<float>> parse_logits(const QByteArray& json) {
 Agreement run_case(const VisionCase& c, QStringList extra) {
   QStringList args{"logits", "--backend", "cpu", "--tokens", ids_text(c.ids)};
   if (!c.image.isEmpty()) args << "--image" << kVision + "/" + c.image;
-  const Run r = kiln_cli(args + extra);
+  const CliRun r = kiln_cli(args + extra);
   if (r.code != 0) qWarning("kiln logits failed: %s", r.err.constData());
   const auto rows = parse_logits(r.out);
   if (rows.size() != c.logits.size()) return {1e9, 0, 1e9};
@@ -156,7 +145,7 @@ class VisionLogits : public QObject {
          "cannot see images"},
     };
     for (const Bad& b : bad) {
-      const Run r = kiln_cli(QStringList{"logits", "--backend", "cpu", "--tokens", ids} + b.args);
+      const CliRun r = kiln_cli(QStringList{"logits", "--backend", "cpu", "--tokens", ids} + b.args);
       const QString err = QString::fromUtf8(r.err).trimmed();
       QVERIFY2(r.code != 0 && !err.contains('\n') && err.contains(b.mentions), qPrintable(b.args.join(' ') + ": " + err));
     }

@@ -17,6 +17,9 @@
 #include "runtime/cpu/ops.h"
 #include "vision/siglip_attention.h"
 #include "vision/vision_encoder.h"
+#include "test_files.h"
+
+using namespace kiln::test;
 
 namespace {
 
@@ -27,27 +30,6 @@ const std::string kModelGguf = kVision + "/tiny-gemma3-vision-f16.gguf";
 const std::string kMmproj = kVision + "/mmproj-tiny-gemma3-vision-f16.gguf";
 const std::string kTextOnlyFolder = KILN_TEST_DATA "/fixtures/tiny-gemma3-a";
 const std::string kTextOnlyGguf = KILN_TEST_DATA "/fixtures/gguf/tiny-gemma3-a/tiny-gemma3-a-f16.gguf";
-
-QByteArray read_file(const std::string& path) {
-  QFile file(QString::fromStdString(path));
-  if (!file.open(QIODevice::ReadOnly)) qFatal("cannot read %s", path.c_str());
-  return file.readAll();
-}
-
-void write_file(const QString& path, const QByteArray& bytes) {
-  QFile file(path);
-  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size()) qFatal("cannot write %s", qPrintable(path));
-}
-
-template <typename Action>
-QString error_of(Action&& action) {
-  try {
-    action();
-  } catch (const kiln::Error& error) {
-    return QString::fromStdString(error.what());
-  }
-  return {};
-}
 
 std::optional<VisionSource> find(const std::string& model, const std::string& mmproj = "") {
   return kiln::find_vision(kiln::open_checkpoint_header(model), mmproj);
