@@ -4,8 +4,12 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 namespace kiln::cli {
@@ -28,6 +32,9 @@ void add_model_flags(CLI::App& cmd, ModelFlags& f, const std::string& default_pr
                  "Vulkan tuning or experiment, key=value over the device's plan (repeatable; e.g. stage_flags=0; "
                  "see core/runtime/vulkan/PERFORMANCE.md, \"Device plans\")")
       ->allow_extra_args(false);  // one pair an occurrence: never the prompt after it
+  cmd.add_option("--mmproj", f.mmproj,
+                 "A GGUF model's vision tower: llama.cpp's mmproj-*.gguf (default: the one mmproj file beside "
+                 "the model, if there is exactly one; a Hugging Face folder has its own)");
 }
 
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
@@ -61,6 +68,7 @@ LoadOptions load_options(const ModelFlags& f) {
   o.context_length = f.context;
   if (f.context_force) o.context_beyond_training = LoadOptions::BeyondTraining::Allow;
   o.threads = f.threads;
+  o.mmproj = f.mmproj;
   for (const std::string& t : f.tune) {
     const size_t eq = t.find('=');
     if (eq == std::string::npos || eq == 0) throw Error("--tune takes key=value, not '" + t + "'");
@@ -89,6 +97,18 @@ GenerateOptions generate_options(const SamplingFlags& f) {
   g.max_tokens = f.max_tokens;
   g.stop = f.stop;
   return g;
+}
+
+Image read_image_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error("cannot read image '" + path + "': it is a folder");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read image '" + path + "': " + std::strerror(errno));
+  Image image;
+  image.name = path;
+  image.bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (in.bad()) throw Error("cannot read image '" + path + "': " + std::strerror(errno));
+  return image;
 }
 
 namespace {

@@ -19,6 +19,7 @@ struct ModelFlags {
   bool context_force = false;
   int threads = 0;
   std::vector<std::string> tune;  // key=value, over the Vulkan device's plan
+  std::string mmproj;             // a GGUF model's vision tower (llama.cpp's mmproj-*.gguf)
 };
 
 struct SamplingFlags {
@@ -27,7 +28,7 @@ struct SamplingFlags {
   std::vector<std::string> stop;
 };
 
-// --model, --precision, --backend, --device, --ctx, --threads, --attention, --tune
+// --model, --precision, --backend, --device, --ctx, --threads, --attention, --tune, --mmproj
 void add_model_flags(CLI::App& cmd, ModelFlags& flags, const std::string& default_precision = "auto");
 // --temperature, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n, --seed, --max-tokens, --stop
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& flags);
@@ -36,6 +37,9 @@ LoadOptions load_options(const ModelFlags& flags);
 // Loads with a progress line on stderr (when it is a terminal) and prints the engine's notes there.
 std::unique_ptr<Engine> load_engine(const ModelFlags& flags, bool quiet = false);
 GenerateOptions generate_options(const SamplingFlags& flags);
+// An image file's bytes for ChatMessage::images, named by its path; Error naming the file when it
+// cannot be read (missing, a folder, no permission). Its content is checked when the engine decodes it.
+Image read_image_file(const std::string& path);
 
 // A stop source that Ctrl+C triggers while `scope` lives (the second Ctrl+C exits).
 class InterruptScope {

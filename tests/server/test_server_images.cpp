@@ -1,0 +1,208 @@
+// Images in /v1/chat/completions (OpenAI's image_url content parts) over loopback: a data URL through
+// the real server on the tiny vision model answers as the engine does with the same image, and every
+// refusal a client can meet (text-only model, remote URL, bad base64, corrupt file, over the limit)
+// comes back as an OpenAI error naming the image.
+#include <QFile>
+#include <QJsonDocument>
+#include <QtTest>
+
+#include "server_fixture.h"
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+std::string vision_dir() { return std::string(KILN_TEST_DATA) + "/vision/tiny-gemma3-vision"; }
+
+std::string read_file(const std::string& path) {
+  QFile f(QString::fromStdString(path));
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return f.readAll().toStdString();
+}
+
+// The data URL encoded with Qt, independent of the server's own base64 code.
+QString data_url(const std::string& bytes, const QString& mime = "image/png") {
+  return "data:" + mime + ";base64," + QString::fromLatin1(QByteArray::fromStdString(bytes).toBase64());
+}
+
+QJsonObject image_part(const QString& url) {
+  return {{"type", "image_url"}, {"image_url", QJsonObject{{"url", url}}}};
+}
+QJsonObject text_part(const QString& text) { return {{"type", "text"}, {"text", text}}; }
+
+// One user message with these content parts; greedy, short.
+std::string parts_body(const QJsonArray& parts, const QJsonObject& extra = {}, const QString& role = "user") {
+  QJsonObject body{{"model", "tiny"},
+                   {"messages", QJsonArray{QJsonObject{{"role", role}, {"content", parts}}}},
+                   {"temperature", 0},
+                   {"max_tokens", 12}};
+  for (auto it = extra.begin(); it != extra.end(); ++it) body.insert(it.key(), it.value());
+  return QJsonDocument(body).toJson(QJsonDocument::Compact).toStdString();
+}
+
+QJsonObject error_of(const HttpResponse& r) { return json_object(r.body)["error"].toObject(); }
+
+LoadOptions vision_load() {
+  LoadOptions o;
+  o.path = vision_dir();
+  o.precision = Precision::F32;
+  o.backend = BackendKind::Cpu;
+  o.context_length = 256;
+  o.threads = 1;
+  return o;
+}
+
+}  // namespace
+
+class ServerImagesTest : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<RunningServer> text_;    // tiny-gemma3-a: no vision tower
+  std::unique_ptr<RunningServer> vision_;  // tiny-gemma3-vision, started by the tests that need it
+  std::string exact_;
+
+  RunningServer& vision() {
+    if (!vision_) vision_ = start_server(vision_load(), {});
+    return *vision_;
+  }
+
+ private slots:
+  void initTestCase() {
+    exact_ = read_file(vision_dir() + "/exact.png");
+    QVERIFY2(exact_.size() > 1000, "tests/data/vision/tiny-gemma3-vision/exact.png is missing");
+    text_ = start_tiny_server({});
+  }
+
+  void text_parts_alone_still_work() {
+    const HttpResponse r = text_->client->post("/v1/chat/completions",
+                                               parts_body({text_part("Tell me "), text_part("about licenses.")}));
+    QCOMPARE(r.status, 200L);
+    QCOMPARE(json_object(r.body)["object"].toString(), QString("chat.completion"));
+  }
+
+  void a_text_only_model_refuses_an_image() {
+    const HttpResponse r = text_->client->post("/v1/chat/completions",
+                                               parts_body({image_part(data_url(exact_)), text_part("What is this?")}));
+    QCOMPARE(r.status, 400L);
+    const QJsonObject error = error_of(r);
+    QVERIFY2(error["message"].toString().contains("cannot see images"), r.body.c_str());
+    QVERIFY2(error["message"].toString().contains("--mmproj"), r.body.c_str());  // how to give a GGUF its tower
+    QCOMPARE(error["param"].toString(), QString("messages[0].content[0]"));
+    // /v1/models does not claim vision for it.
+    const QJsonObject model = json_object(text_->client->get("/v1/models").body)["data"].toArray()[0].toObject();
+    QVERIFY(model["capabilities"].toArray().contains("chat"));
+    QVERIFY(!model["capabilities"].toArray().contains("vision"));
+  }
+
+  void remote_urls_are_refused_unless_allowed() {
+    const HttpResponse r = text_->client->post(
+        "/v1/chat/completions", parts_body({image_part("https://example.com/cat.png"), text_part("What is this?")}));
+    QCOMPARE(r.status, 400L);
+    QVERIFY2(error_of(r)["message"].toString().contains("--allow-remote-images"), r.body.c_str());
+    QCOMPARE(error_of(r)["param"].toString(), QString("messages[0].content[0]"));
+  }
+
+  void malformed_image_parts_get_400_naming_them() {
+    struct Case {
+      QJsonObject part;
+      QString says;
+    };
+    const Case cases[] = {
+        {image_part("data:image/png;base64,iVBORw0K!!!not-base64"), "not valid base64"},
+        {image_part("data:text/plain;base64,aGVsbG8="), "image/png, image/jpeg or image/webp"},
+        {image_part("data:image/png,rawbytes"), "base64"},
+        {image_part("ftp://example.com/cat.png"), "data: URL"},
+        {QJsonObject{{"type", "image_url"}}, "needs"},
+        {QJsonObject{{"type", "audio"}}, "'text' or 'image_url'"},
+    };
+    for (const Case& c : cases) {
+      const HttpResponse r = text_->client->post("/v1/chat/completions", parts_body({text_part("Look: "), c.part}));
+      QCOMPARE(r.status, 400L);
+      QVERIFY2(error_of(r)["message"].toString().contains(c.says), r.body.c_str());
+      QVERIFY2(error_of(r)["param"].toString().startsWith("messages[0].content[1]"), r.body.c_str());
+    }
+  }
+
+  void images_only_in_user_turns() {
+    const HttpResponse r =
+        text_->client->post("/v1/chat/completions", parts_body({image_part(data_url(exact_))}, {}, "system"));
+    QCOMPARE(r.status, 400L);
+    QVERIFY2(error_of(r)["message"].toString().contains("user messages only"), r.body.c_str());
+  }
+
+  void an_image_over_the_limit_gets_413() {
+    server::ServerOptions options;
+    options.images.max_bytes = 4096;  // exact.png is 9491 bytes
+    auto small = start_tiny_server(options);
+    const HttpResponse r =
+        small->client->post("/v1/chat/completions", parts_body({image_part(data_url(exact_)), text_part("Hi")}));
+    QCOMPARE(r.status, 413L);
+    QCOMPARE(error_of(r)["code"].toString(), QString("image_too_large"));
+    QVERIFY2(error_of(r)["message"].toString().contains("4096"), r.body.c_str());
+  }
+
+  void the_body_limit_takes_a_20_mb_image() {
+    // 20 MB as base64 is 26.7 MB: the default body limit must hold it.
+    QVERIFY(server::ServerOptions{}.max_body_bytes > (20u << 20) / 3 * 4 + (64u << 10));
+  }
+
+  // ---- the tiny vision model (needs the engine's vision path) ----
+
+  void a_data_url_image_is_answered_as_the_engine_answers() {
+    RunningServer& s = vision();
+    const QJsonObject model = json_object(s.client->get("/v1/models").body)["data"].toArray()[0].toObject();
+    QVERIFY2(model["capabilities"].toArray().contains("vision"), "/v1/models should say the model sees images");
+
+    const HttpResponse r = s.client->post("/v1/chat/completions",
+                                          parts_body({image_part(data_url(exact_)), text_part("What is this?")}));
+    QVERIFY2(r.status == 200L, r.body.c_str());
+    const QJsonObject response = json_object(r.body);
+    const int prompt_tokens = response["usage"].toObject()["prompt_tokens"].toInt();
+
+    // The same turn straight through the engine, loaded alike: the server loses nothing of the image.
+    auto engine = Engine::load(vision_load());
+    GenerateOptions o;
+    o.sampling.temperature = 0.0f;
+    o.max_tokens = 12;
+    std::string expected;
+    ChatMessage turn{Role::User, "What is this?", {Image{"exact.png", exact_}}};
+    const GenerationStats stats = engine->chat({turn}, o, [&](std::string_view t) { expected += t; return true; });
+    QCOMPARE(stats.images_encoded, 1);
+    QCOMPARE(response_text(response), expected);
+    QCOMPARE(prompt_tokens, stats.prompt_tokens);
+    // 16 image tokens (and the image's markers) are part of the prompt.
+    QVERIFY(prompt_tokens > engine->info().image_tokens);
+
+    // Streaming gives the same text.
+    const StreamResult streamed = read_stream(
+        s.client->post("/v1/chat/completions",
+                       parts_body({image_part(data_url(exact_)), text_part("What is this?")}, {{"stream", true}}))
+            .body);
+    QVERIFY(streamed.error.isEmpty());
+    QCOMPARE(streamed.text, expected);
+  }
+
+  void a_corrupt_or_truncated_image_gets_400_naming_it() {
+    RunningServer& s = vision();
+    const std::string truncated = exact_.substr(0, exact_.size() / 2);
+    std::string garbage = exact_;
+    for (size_t i = 40; i < garbage.size(); i += 7) garbage[i] = char(garbage[i] ^ 0x5a);
+    for (const std::string& bad : {truncated, garbage, std::string("\x89PNG\r\n\x1a\n", 8)}) {
+      const HttpResponse r = s.client->post("/v1/chat/completions",
+                                            parts_body({text_part("See "), image_part(data_url(bad))}));
+      QCOMPARE(r.status, 400L);
+      QVERIFY2(error_of(r)["message"].toString().contains("messages[0].content[1]"), r.body.c_str());
+    }
+    // The server still answers a good one afterwards.
+    QCOMPARE(s.client->post("/v1/chat/completions", parts_body({image_part(data_url(exact_))})).status, 200L);
+  }
+
+  void cleanupTestCase() {
+    if (vision_) vision_->server->stop();
+    text_->server->stop();
+  }
+};
+
+QTEST_GUILESS_MAIN(ServerImagesTest)
+#include "test_server_images.moc"
