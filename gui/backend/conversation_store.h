@@ -44,6 +44,13 @@ class ConversationStore {
   QString directory() const { return directory_; }
   QString pathFor(const QString& id) const;
 
+  // Images of messages: <directory>/images/<sha256>.<suffix>, written once (a crash mid-write
+  // leaves no half file under the name). Returns the file name for MessageImage::file, or "" with
+  // `error` naming the problem.
+  QString saveImage(const QByteArray& bytes, const QString& suffix, QString* error) const;
+  QString imageDirectory() const;
+  QString imagePath(const QString& file) const;  // "" for a name that is not a plain file name
+
  private:
   QString directory_;
 };
