@@ -14,6 +14,7 @@ PKGS=(
   libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-tools
   libsentencepiece-dev sentencepiece libxrt-dev
   libcpp-httplib-dev nlohmann-json3-dev libcli11-dev libcurl4-openssl-dev libssl-dev
+  libpng-dev libjpeg62-turbo-dev libwebp-dev python3-pil
   xvfb xauth x11-apps imagemagick
   python3 lintian appstream desktop-file-utils dpkg-dev fakeroot file
 )

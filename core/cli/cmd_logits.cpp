@@ -34,13 +34,17 @@ void add_logits_command(CLI::App& app) {
   auto model = std::make_shared<ModelFlags>();
   auto tokens = std::make_shared<std::string>();
   auto prefill = std::make_shared<int>(0);
+  auto images = std::make_shared<std::vector<std::string>>();
   add_model_flags(*cmd, *model, "f32");
   cmd->add_option("--tokens", *tokens, "Comma-separated token ids, e.g. 2,17,9")->required();
+  cmd->add_option("--image", *images,
+                  "Image file (repeatable): fills the next run of the model's image token in --tokens, in order");
   cmd->add_option("--prefill", *prefill, "Feed the first K tokens as one batch, the rest one at a time (default all)");
   cmd->callback([=] {
-    const std::vector<int32_t> ids = parse_ids(*tokens);
+    Prompt prompt{parse_ids(*tokens), {}};
+    for (const std::string& path : *images) prompt.images.push_back(read_image_file(path));
     auto engine = load_engine(*model, true);
-    const auto rows = engine->logits(ids, *prefill);
+    const auto rows = engine->logits(prompt, *prefill);
     std::string out = "{\"logits\": [";
     char buf[32];
     for (size_t r = 0; r < rows.size(); ++r) {

@@ -4,12 +4,10 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <csignal>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <cstdio>
 #include <iostream>
 
 namespace kiln::cli {
@@ -33,8 +31,7 @@ void add_model_flags(CLI::App& cmd, ModelFlags& f, const std::string& default_pr
                  "see core/runtime/vulkan/PERFORMANCE.md, \"Device plans\")")
       ->allow_extra_args(false);  // one pair an occurrence: never the prompt after it
   cmd.add_option("--mmproj", f.mmproj,
-                 "A GGUF model's vision tower: llama.cpp's mmproj-*.gguf (default: the one mmproj file beside "
-                 "the model, if there is exactly one; a Hugging Face folder has its own)");
+                 "Vision tower for a GGUF model (llama.cpp's mmproj file; default: the one mmproj*.gguf beside it)");
 }
 
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
@@ -100,15 +97,12 @@ GenerateOptions generate_options(const SamplingFlags& f) {
 }
 
 Image read_image_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error("cannot read image '" + path + "': it is a folder");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read image '" + path + "': " + std::strerror(errno));
-  Image image;
-  image.name = path;
-  image.bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error("cannot read image '" + path + "': " + std::strerror(errno));
-  return image;
+  if (!in) throw Error(path + ": cannot open the image file");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) throw Error(path + ": cannot read the image file");
+  return {path, std::move(bytes).str()};
 }
 
 namespace {

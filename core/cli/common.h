@@ -19,7 +19,7 @@ struct ModelFlags {
   bool context_force = false;
   int threads = 0;
   std::vector<std::string> tune;  // key=value, over the Vulkan device's plan
-  std::string mmproj;             // a GGUF model's vision tower (llama.cpp's mmproj-*.gguf)
+  std::string mmproj;             // llama.cpp's vision tower file for a GGUF model
 };
 
 struct SamplingFlags {
@@ -37,8 +37,7 @@ LoadOptions load_options(const ModelFlags& flags);
 // Loads with a progress line on stderr (when it is a terminal) and prints the engine's notes there.
 std::unique_ptr<Engine> load_engine(const ModelFlags& flags, bool quiet = false);
 GenerateOptions generate_options(const SamplingFlags& flags);
-// An image file's bytes for ChatMessage::images, named by its path; Error naming the file when it
-// cannot be read (missing, a folder, no permission). Its content is checked when the engine decodes it.
+// An image file's bytes, named by its path for messages. Throws Error when it cannot be read.
 Image read_image_file(const std::string& path);
 
 // A stop source that Ctrl+C triggers while `scope` lives (the second Ctrl+C exits).

@@ -18,7 +18,7 @@
 #include "download/http_client.h"
 #include "download/hub_errors.h"
 #include "download/hub_internal.h"
-#include "download/sha256.h"
+#include "common/sha256.h"
 #include "kiln/engine.h"
 #include "kiln/types.h"
 

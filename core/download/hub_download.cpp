@@ -15,8 +15,8 @@
 #include "download/hub_errors.h"
 #include "download/hub_internal.h"
 #include "download/hf_cache.h"
-#include "download/sha1.h"
-#include "download/sha256.h"
+#include "common/sha1.h"
+#include "common/sha256.h"
 #include "kiln/types.h"
 
 namespace kiln {

@@ -6,6 +6,7 @@
 #include "engine/backend_factory.h"
 #include "engine/context_budget.h"
 #include "engine/local_engine.h"
+#include "engine/vision_session.h"
 #include "kiln/hardware.h"
 #include "model/checkpoint.h"
 #include "model/presets.h"
@@ -209,9 +210,12 @@ ModelInfo Engine::check(const std::string& given) {
   const std::string path = given.empty() ? default_model_path() : given;
   if (path.empty()) throw Error("no model given and no bundled default model is installed");
   Checkpoint ck = open_checkpoint(path);
-  check_vocabulary(ck, open_tokenizer(ck));
+  const Tokenizer tokenizer = open_tokenizer(ck);
+  check_vocabulary(ck, tokenizer);
   check_weight_tensors(ck.config, *ck.tensors);
-  return describe(ck);
+  ModelInfo info = describe(ck);
+  describe_vision(info, vision_for(ck, tokenizer, ""));
+  return info;
 }
 
 std::vector<std::string> released_models() { return preset_names(); }
@@ -228,7 +232,13 @@ ModelInfo released_model_info(const std::string& name) {
 
 ModelInfo Engine::inspect(const std::string& path) {
   Checkpoint ck = open_checkpoint_header(path.empty() ? default_model_path() : path);
-  return describe(ck);
+  ModelInfo info = describe(ck);
+  try {
+    describe_vision(info, find_vision(ck, ""));
+  } catch (const Error& e) {
+    info.notes.push_back(std::string("no vision: ") + e.what());
+  }
+  return info;
 }
 
 std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
@@ -242,6 +252,8 @@ std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
   Checkpoint ck = open_checkpoint(path);
   Tokenizer tokenizer = open_tokenizer(ck);
   check_vocabulary(ck, tokenizer);
+  // The tower is found (and a wrong mmproj refused) now; its weights load with the first image.
+  std::optional<VisionSource> vision = vision_for(ck, tokenizer, options.mmproj);
   const DType kv_element = options.precision == Precision::F32 ? DType::F32 : DType::F16;
   std::string context_note;
   const int context = context_for(options, ck.config, [&] {  // before any weight is read
@@ -278,8 +290,15 @@ std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
   ck.tensors.reset();
   info.backend = backend->name();
   info.kv_cache_bytes = backend->kv_cache_bytes();
+  describe_vision(info, vision);
+  std::unique_ptr<VisionSession> eyes;
+  if (vision)  // F32 for exact runs; else F16, as mmproj files hold the tower
+    eyes = std::make_unique<VisionSession>(std::move(*vision), options.images,
+                                           options.precision == Precision::F32 ? DType::F32 : DType::F16,
+                                           options.threads);
   report("ready", 1.0);
-  return std::make_unique<LocalEngine>(std::move(info), ck.config, std::move(tokenizer), std::move(backend));
+  return std::make_unique<LocalEngine>(std::move(info), ck.config, std::move(tokenizer), std::move(backend),
+                                       std::move(eyes));
 }
 
 }  // namespace kiln

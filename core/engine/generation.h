@@ -22,6 +22,11 @@ class Generation {
   using Clock = std::chrono::steady_clock;
   // Begun at `start`; throws Error for a schema it cannot compile (before any prefill).
   Generation(LocalEngine& engine, const GenerateOptions& options, TokenCallback on_text, Clock::time_point start);
+  // The prompt's images went through the vision tower: `count` of them (cached ones not counted) in `ms`.
+  void encoded_images(int count, double ms) {
+    stats_.images_encoded = count;
+    stats_.image_encode_ms = ms;
+  }
   // The prompt is in the sequence's cache now, `cached_prompt_tokens` of it reused.
   void prefilled(int prompt_tokens, int cached_prompt_tokens);
 

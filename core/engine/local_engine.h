@@ -8,6 +8,8 @@
 
 #include "kiln/engine.h"
 #include "model/config.h"
+#include "engine/vision_session.h"
+#include "generate/chat_template.h"
 #include "runtime/backend.h"
 #include "tokenizer/tokenizer.h"
 
@@ -17,7 +19,9 @@ class Generation;
 
 class LocalEngine final : public Engine {
  public:
-  LocalEngine(ModelInfo info, Gemma3Config config, Tokenizer tokenizer, std::unique_ptr<Backend> backend);
+  // vision: the model's tower, or null for a model that cannot see.
+  LocalEngine(ModelInfo info, Gemma3Config config, Tokenizer tokenizer, std::unique_ptr<Backend> backend,
+              std::unique_ptr<VisionSession> vision = nullptr);
   ~LocalEngine() override;
 
   const ModelInfo& info() const override { return info_; }
@@ -58,12 +62,14 @@ class LocalEngine final : public Engine {
   // generate(), chat() and logits().
   struct Slot {
     std::vector<int32_t> cached;  // the tokens whose K/V are in its cache, in order
+    std::vector<ImageRun> images; // the images among them (keys only)
     std::vector<float> logits;    // [vocab] after the last token fed (greedy steps through
                                   // forward_argmax leave it behind; prefill refills it)
     std::unique_ptr<Generation> run;  // set while busy
     // A started generation's prompt, fed prefill_chunk tokens a step (step_slots) so that a long
     // prompt does not stall the other slots' decoding; empty once it is in the cache.
     std::vector<int32_t> prompt;
+    std::vector<ImageRun> prompt_images;  // its images, those still to feed with their embeddings
     size_t prompt_fed = 0;   // prompt[0, prompt_fed) is in the cache
     int prompt_reused = 0;   // of which this many came from the cache
     uint64_t last_used = 0;
@@ -73,10 +79,21 @@ class LocalEngine final : public Engine {
   // Feeds the next chunk of a starting slot's prompt; true once all of it is in.
   bool prefill_step(int slot, size_t budget);
 
-  GenerationStats run(const std::vector<int32_t>& prompt, const GenerateOptions& options, const TokenCallback& on_text);
+  GenerationStats run(const Prompt& prompt, const GenerateOptions& options, const TokenCallback& on_text);
   // Feeds prompt tokens the slot's cache lacks; leaves the last position's logits in its logits.
   // Returns how many prompt tokens were reused from the cache.
-  int prefill(int slot, const std::vector<int32_t>& prompt);
+  int prefill(int slot, const std::vector<int32_t>& prompt, std::vector<ImageRun> runs);
+
+  // ---- Images ----
+  // The prompt's image runs with their keys (none for a prompt without images). Throws Error for
+  // images on a model that cannot see, or runs that do not match the images.
+  std::vector<ImageRun> image_runs(const Prompt& prompt) const;
+  // How many leading tokens of a prompt the slot's cache can keep: an image run only with the same image.
+  size_t reusable(const Slot& s, const std::vector<int32_t>& tokens, const std::vector<ImageRun>& runs) const;
+  // Encodes the runs from position `from` on (the others are in the cache already).
+  void embed_runs(std::vector<ImageRun>& runs, const std::vector<Image>& images, size_t from,
+                  VisionSession::Spent& spent);
+  const ImageTokens* image_tokens() const { return vision_ ? &image_tokens_ : nullptr; }
   void check_prompt(const std::vector<int32_t>& prompt) const;
   void refuse_if_serving() const;
 
@@ -84,6 +101,8 @@ class LocalEngine final : public Engine {
   Gemma3Config config_;
   Tokenizer tokenizer_;
   std::unique_ptr<Backend> backend_;
+  std::unique_ptr<VisionSession> vision_;  // null: the model cannot see
+  ImageTokens image_tokens_;
   std::vector<Slot> slots_;      // at least one
   std::vector<float> step_logits_;  // [busy slots][vocab] of a step_slots() pass
   uint64_t use_clock_ = 0;

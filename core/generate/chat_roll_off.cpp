@@ -33,7 +33,7 @@ std::vector<ChatMessage> without_oldest(const std::vector<ChatMessage>& messages
 }  // namespace
 
 FittedChat fit_chat(const Tokenizer& tokenizer, const std::vector<ChatMessage>& messages, int context,
-                    int answer_room, int at_least) {
+                    int answer_room, int at_least, const ImageTokens* images) {
   // The latest user turn is the last that may go: everything before it can roll off.
   int droppable = 0, seen = 0;
   for (const ChatMessage& m : messages) {
@@ -47,7 +47,8 @@ FittedChat fit_chat(const Tokenizer& tokenizer, const std::vector<ChatMessage>& 
     int dropped = 0;
     std::vector<ChatMessage> kept = without_oldest(messages, drop, dropped);
     if (dropped > droppable) break;  // only assistant turns follow the last question: keep it
-    FittedChat fitted{render_chat(tokenizer, kept), dropped};
+    FittedChat fitted{render_chat(tokenizer, kept, images), dropped, {}};
+    for (const ChatMessage& m : kept) fitted.images.insert(fitted.images.end(), m.images.begin(), m.images.end());
     const bool fits = int(fitted.tokens.size()) + room <= context;
     if (fits || best.tokens.empty() || fitted.tokens.size() < best.tokens.size()) best = std::move(fitted);
     if (fits || drop >= droppable) break;

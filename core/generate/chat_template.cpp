@@ -69,7 +69,8 @@ const char* role_name(Role role) {
 
 }  // namespace
 
-std::vector<int32_t> render_chat(const Tokenizer& tokenizer, const std::vector<ChatMessage>& messages) {
+std::vector<int32_t> render_chat(const Tokenizer& tokenizer, const std::vector<ChatMessage>& messages,
+                                 const ImageTokens* images) {
   const int32_t start_of_turn = tokenizer.start_of_turn_id();
   const int32_t end_of_turn = tokenizer.end_of_turn_id();
   if (start_of_turn < 0 || end_of_turn < 0)
@@ -80,10 +81,21 @@ std::vector<int32_t> render_chat(const Tokenizer& tokenizer, const std::vector<C
   std::vector<int32_t> ids;
   if (tokenizer.bos_id() >= 0) ids.push_back(tokenizer.bos_id());
   const std::vector<int32_t> newline = tokenizer.encode("\n");
-  // `prefix` is system text, kept as written (the template does not trim it).
-  auto add_turn = [&](std::string_view role, const std::string& prefix, std::string_view content) {
+  // `prefix` is system text, kept as written (the template does not trim it). The turn's images
+  // come before its text, each between blank lines; the text around them is tokenized as one
+  // piece, as the processor's expanded prompt is.
+  auto add_turn = [&](std::string_view role, const std::string& prefix, std::string_view content,
+                      size_t image_count = 0) {
     ids.push_back(start_of_turn);
-    append(ids, tokenizer.encode(std::string(role) + "\n" + prefix + std::string(trim(content))));
+    std::string text = std::string(role) + "\n" + prefix;
+    for (size_t i = 0; i < image_count; ++i) {
+      append(ids, tokenizer.encode(text + "\n\n"));
+      ids.push_back(images->begin);
+      ids.insert(ids.end(), size_t(images->per_image), images->image);
+      ids.push_back(images->end);
+      text = "\n\n";
+    }
+    append(ids, tokenizer.encode(text + std::string(trim(content))));
     ids.push_back(end_of_turn);
     append(ids, newline);
   };
@@ -93,6 +105,11 @@ std::vector<int32_t> render_chat(const Tokenizer& tokenizer, const std::vector<C
   Role expected = Role::User;  // turns alternate, starting with the user
   for (size_t i = 0; i < messages.size(); ++i) {
     const ChatMessage& message = messages[i];
+    if (!message.images.empty() && message.role != Role::User)
+      throw Error("message " + std::to_string(i + 1) + " is " + role_name(message.role) + " with an image; only user turns hold images");
+    if (!message.images.empty() && !images)
+      throw Error("this model cannot see images (message " + std::to_string(i + 1) + " has " +
+                  std::to_string(message.images.size()) + ")");
     if (message.role == Role::System) {
       system += (has_system ? "\n\n" : "") + message.content;
       has_system = true;
@@ -110,7 +127,7 @@ std::vector<int32_t> render_chat(const Tokenizer& tokenizer, const std::vector<C
                   std::to_string(i + 1) + " is " + role_name(message.role) + " where " + role_name(expected) +
                   " was expected");
     if (message.role == Role::User) {
-      add_turn("user", has_system ? system + "\n\n" : "", message.content);
+      add_turn("user", has_system ? system + "\n\n" : "", message.content, message.images.size());
       system.clear();
       has_system = false;
       expected = Role::Assistant;

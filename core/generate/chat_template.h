@@ -1,5 +1,5 @@
 // Gemma's turn format, rendered straight to token ids:
-//   <bos><start_of_turn>user\n{system}\n\n{text}<end_of_turn>\n<start_of_turn>model\n{reply}<end_of_turn>\n...
+//   <bos><start_of_turn>user\n{system}\n\n{images}{text}<end_of_turn>\n<start_of_turn>model\n{reply}<end_of_turn>\n...
 // ending with an open "<start_of_turn>model\n". Special tokens are inserted as ids.
 #pragma once
 
@@ -11,6 +11,15 @@
 
 namespace kiln {
 
-std::vector<int32_t> render_chat(const Tokenizer& tokenizer, const std::vector<ChatMessage>& messages);
+// The tokens an image becomes in a user turn, as Gemma 3's processor expands the template's
+// <start_of_image>: "\n\n", <start_of_image>, `per_image` image tokens, <end_of_image>, "\n\n".
+struct ImageTokens {
+  int32_t begin = -1, end = -1, image = -1;
+  int per_image = 0;
+};
+
+// Messages with images need `images` (a model that sees); without, they are an Error.
+std::vector<int32_t> render_chat(const Tokenizer& tokenizer, const std::vector<ChatMessage>& messages,
+                                 const ImageTokens* images = nullptr);
 
 }  // namespace kiln

@@ -17,8 +17,11 @@ struct RgbImage {
   std::vector<uint8_t> pixels;  // [height][width][3], 8-bit RGB
 };
 
-// Decodes a PNG, JPEG (its EXIF orientation applied) or WebP file held in memory; alpha is dropped
-// (composited on black, as PIL's convert("RGB") does), grey and palette become RGB. Throws kiln::Error
+// Decodes a PNG, JPEG or WebP file held in memory (the format from its first bytes), turned upright
+// by its Exif orientation (as transformers' load_image does with PIL's exif_transpose). Alpha is
+// dropped, the colour samples kept as stored, not composited (transformers' convert_to_rgb is PIL's
+// convert("RGB"), which does that); grey, palette and CMYK become RGB, 16-bit samples keep their
+// high byte (PIL clips 16-bit grey to 0..255 instead, a quirk not copied). Throws kiln::Error
 // "NAME: problem" for an unknown format, corrupt or truncated data, a zero-size image, a file larger
 // than limits.max_bytes or an image of more than limits.max_pixels pixels (checked from the header,
 // before any pixel is decoded).
@@ -30,6 +33,10 @@ struct PixelNorm {
   std::array<float, 3> std{0.5f, 0.5f, 0.5f};
   float rescale = 1.0f / 255.0f;
 };
+
+// PIL's Image.resize((width, height), BILINEAR) on 8-bit RGB, to the bit: antialiased when
+// shrinking, each pass rounded to 8 bits.
+RgbImage resize_bilinear(const RgbImage& image, int width, int height);
 
 // The tower's input: the image resized to size x size with PIL's bilinear filter (antialiased when
 // shrinking, 8-bit result, as transformers gets it from PIL), then normalized. [3][size][size].

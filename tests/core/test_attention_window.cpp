@@ -75,6 +75,40 @@ class AttentionWindow : public QObject {
     }
   }
 
+  // An image's tokens see their whole image both ways, on the local layer too where the image (6
+  // positions) is longer than the window (4); tokens outside it keep their causal window.
+  void image_span_is_seen_whole_both_ways() {
+    const Gemma3Config c = tiny_config();
+    ThreadPool pool(2);
+    const BidirectionalSpan span{5, 6};  // positions 5..10 of a batch of 14 at position 2
+    const int64_t pos = 2;
+    const int n = 14;
+    for (int layer : {0, 1}) {
+      KvCache cache(c, 32, DType::F32);
+      std::vector<double> before;
+      run_positions(c, cache, pool, layer, 0, 2, before);
+      std::vector<float> q(n * 2, 0.0f), k(n * 2, 0.0f), v(n * 2), att(n * 2);
+      for (int t = 0; t < n; ++t) {
+        v[t * 2] = float(pos + t);
+        v[t * 2 + 1] = 1.0f;
+      }
+      attention_batch(c, layer, cache, q.data(), k.data(), v.data(), pos, n, att.data(), pool,
+                      std::span<const BidirectionalSpan>(&span, 1));
+      for (int t = 0; t < n; ++t) {
+        const int64_t p = pos + t;
+        const bool inside = p >= span.first && p < span.first + span.count;
+        int64_t lo = layer == 1 ? 0 : std::max<int64_t>(0, p - 3), hi = p;
+        if (inside) {
+          lo = std::min(lo, span.first);
+          hi = span.first + span.count - 1;
+        }
+        QVERIFY2(std::abs(att[t * 2] - double(lo + hi) / 2.0) < 1e-3,
+                 qPrintable(QString("layer %1 position %2: %3, expected %4").arg(layer).arg(p).arg(att[t * 2])
+                                .arg(double(lo + hi) / 2.0)));
+      }
+    }
+  }
+
   // RoPE rotates pair (i, i + d/2) by pos * base^(-2i/d): check against the formula directly.
   void rope_rotates_half_pairs() {
     const int d = 8;

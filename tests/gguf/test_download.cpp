@@ -12,7 +12,7 @@
 #include "download/http_client.h"
 #include "download/hub.h"
 #include "download/hub_errors.h"
-#include "download/sha256.h"
+#include "common/sha256.h"
 #include "download_test_support.h"
 #include "gguf_fixtures.h"
 #include "kiln/types.h"

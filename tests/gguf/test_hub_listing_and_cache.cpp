@@ -10,7 +10,7 @@
 
 #include "download/file_trust.h"
 #include "download/hf_cache.h"
-#include "download/sha1.h"
+#include "common/sha1.h"
 #include "download_test_support.h"
 #include "gguf_fixtures.h"
 

@@ -28,8 +28,8 @@
 #include <thread>
 #include <vector>
 
-#include "download/sha1.h"
-#include "download/sha256.h"
+#include "common/sha1.h"
+#include "common/sha256.h"
 
 namespace kiln::test {
 

@@ -21,7 +21,8 @@ struct RowRun {
 };
 
 // The keys of positions [lo, p] for one kv head as at most three runs: the cache ring may wrap
-// once, and positions from `pos` on come from the batch's own fresh rows.
+// once, and positions from `pos` on come from the batch's own fresh rows (p may lie past the query
+// inside the batch: an image's tokens see the whole image).
 int key_runs(const KvCache& cache, int layer, int kv_head, int head_dim, const float* batch_k, const float* batch_v,
              int64_t pos, int64_t lo, int64_t p, RowRun runs[3]) {
   const int64_t row = cache.row_elements();
@@ -49,17 +50,23 @@ namespace {
 
 // One query head of token t of a batch at positions [pos, ...): scores against the keys the query
 // sees (cache, then the batch's own rows), softmax, the weighted sum of values into out[head_dim].
+// `span`: the bidirectional span holding the query, if any (count 0: none).
 void attend_head(const MatmulKernels& kernels, const Gemma3Config& c, int layer, const KvCache& cache,
                  const float* q, const float* k, const float* v, int64_t pos, int t, int h, float* out,
-                 std::vector<float>& scores, std::vector<float>& value) {
+                 std::vector<float>& scores, std::vector<float>& value, BidirectionalSpan span = {}) {
   const bool global = c.is_global(layer);
   const int D = c.head_dim;
   const int heads = c.num_heads;
   const int group = c.num_heads / c.num_kv_heads;
   const float scale = 1.0f / std::sqrt(c.query_pre_attn_scalar);
-  const int64_t p = pos + t;
-  // A local layer's query sees the `window` positions ending at itself.
-  const int64_t lo = global ? 0 : std::max<int64_t>(0, p - c.sliding_window + 1);
+  // A local layer's query sees the `window` positions ending at itself; one inside a span also
+  // sees the whole span, before and after it.
+  int64_t lo = global ? 0 : std::max<int64_t>(0, pos + t - c.sliding_window + 1);
+  int64_t p = pos + t;
+  if (span.count > 0) {
+    lo = std::min(lo, span.first);
+    p = std::max(p, span.first + span.count - 1);
+  }
   RowRun runs[3];
   const int count = key_runs(cache, layer, h / group, D, k, v, pos, lo, p, runs);
   const float* qv = q + int64_t(t) * heads * D + int64_t(h) * D;
@@ -89,7 +96,8 @@ void attend_head(const MatmulKernels& kernels, const Gemma3Config& c, int layer,
 }  // namespace
 
 void attention_batch(const Gemma3Config& c, int layer, const KvCache& cache, const float* q, const float* k,
-                     const float* v, int64_t pos, int n, float* att, ThreadPool& pool) {
+                     const float* v, int64_t pos, int n, float* att, ThreadPool& pool,
+                     std::span<const BidirectionalSpan> spans) {
   // The matmul kernels' row dot products and row conversions are the vectorised inner loops.
   static const MatmulKernels kernels = best_matmul_kernels();
   const int D = c.head_dim;
@@ -103,8 +111,11 @@ void attention_batch(const Gemma3Config& c, int layer, const KvCache& cache, con
     for (int64_t item = begin; item < end; ++item) {
       const int t = int(item / heads);
       const int h = int(item % heads);
+      BidirectionalSpan within;
+      for (const BidirectionalSpan& s : spans)
+        if (pos + t >= s.first && pos + t < s.first + s.count) within = s;
       attend_head(kernels, c, layer, cache, q, k, v, pos, t, h, att + int64_t(t) * heads * D + int64_t(h) * D, scores,
-                  value);
+                  value, within);
     }
   }, grain);
 }

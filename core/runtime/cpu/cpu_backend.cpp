@@ -89,18 +89,40 @@ class CpuBackend final : public Backend {
 
   void forward_sequence(int sequence, std::span<const int32_t> tokens, int pos, bool all_logits,
                         float* logits) override {
-    const int n = int(tokens.size());
+    forward_embedded(sequence, tokens, pos, {}, all_logits, logits);
+  }
+
+  void forward_embedded(int sequence, std::span<const int32_t> given, int pos, std::span<const EmbeddingSpan> spans,
+                        bool all_logits, float* logits) override {
+    const int n = int(given.size());
     if (n == 0) throw Error("forward: no tokens");
+    // Span positions take embeddings: their ids are not looked up (an image token id may lie past a
+    // GGUF's embedding rows).
+    std::vector<int32_t> ids;
+    std::span<const int32_t> tokens = given;
+    if (!spans.empty()) {
+      check_spans(spans, pos, n);
+      ids.assign(given.begin(), given.end());
+      for (const EmbeddingSpan& e : spans) std::fill_n(ids.begin() + (e.pos - pos), e.count, 0);
+      tokens = ids;
+    }
     check_step(sequence, pos, n, tokens);
     Sequence& seq = seqs_[size_t(sequence)];
     current_ = seq.cache.get();
     attention_.begin_request();
-    for (int start = 0; start < n; start += kMaxBatch) {
-      const int len = std::min(kMaxBatch, n - start);
+    for (int start = 0; start < n;) {
+      int len = std::min(kMaxBatch, n - start);
+      // A span goes through in one batch (its tokens attend to each other): the chunk ends before
+      // it, or, where it starts the chunk, after it.
+      for (const EmbeddingSpan& e : spans) {
+        const int first = e.pos - pos, end = first + e.count;
+        if (first < start + len && end > start + len) len = first > start ? first - start : end - start;
+      }
       const bool last_chunk = start + len == n;
       float* out = all_logits ? logits + int64_t(start) * c_.vocab_size : (last_chunk ? logits : nullptr);
-      forward_chunk(tokens.subspan(start, len), pos + start, all_logits, out);
+      forward_chunk(tokens.subspan(start, len), pos + start, all_logits, out, spans);
       seq.filled = pos + start + len;
+      start += len;
     }
   }
 
@@ -157,15 +179,35 @@ class CpuBackend final : public Backend {
         throw Error("token id " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(c_.vocab_size));
   }
 
-  // One batch of tokens through every layer; logits for all of them or only the last.
-  void forward_chunk(std::span<const int32_t> tokens, int64_t pos, bool all_logits, float* logits) {
+  static void check_spans(std::span<const EmbeddingSpan> spans, int pos, int n) {
+    int64_t after = pos;
+    for (const EmbeddingSpan& e : spans) {
+      if (e.count <= 0 || !e.rows || e.pos < after || int64_t(e.pos) + e.count > int64_t(pos) + n)
+        throw Error("forward: embedding span at " + std::to_string(e.pos) + " (+" + std::to_string(e.count) +
+                    ") is not inside the batch at " + std::to_string(pos) + " (+" + std::to_string(n) +
+                    ") after the spans before it");
+      after = int64_t(e.pos) + e.count;
+    }
+  }
+
+  // One batch of tokens through every layer; logits for all of them or only the last. The spans
+  // of the call that lie in this batch replace their positions' embeddings.
+  void forward_chunk(std::span<const int32_t> tokens, int64_t pos, bool all_logits, float* logits,
+                     std::span<const EmbeddingSpan> spans = {}) {
     const int n = int(tokens.size());
     s_.reserve(c_, n);
     embed(tokens);
+    chunk_spans_.clear();
+    for (const EmbeddingSpan& e : spans) {
+      if (e.pos < pos || e.pos >= pos + n) continue;
+      std::copy_n(e.rows, int64_t(e.count) * c_.hidden_size, &s_.x[(e.pos - pos) * c_.hidden_size]);
+      chunk_spans_.push_back({e.pos, e.count});
+    }
     for (int layer = 0; layer < c_.num_layers; ++layer) {
       attention_block(layer, pos, n);
       mlp_block(layer, n);
     }
+    chunk_spans_.clear();
     if (logits) output_logits(n, all_logits, logits);
   }
 
@@ -218,8 +260,13 @@ class CpuBackend final : public Backend {
     } else {
       // Timed under the device that ran it: the NPU path may fall back to the CPU mid-request.
       const auto start = profile_.enabled() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-      const AttentionDevice ran =
-          attention_.run(layer, *current_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n, s_.att.data());
+      // Spans of image tokens need their own mask: the CPU's attention runs them.
+      AttentionDevice ran = AttentionDevice::Cpu;
+      if (chunk_spans_.empty())
+        ran = attention_.run(layer, *current_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n, s_.att.data());
+      else
+        attention_batch(c_, layer, *current_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n, s_.att.data(), pool_,
+                        chunk_spans_);
       store_kv(c_, layer, *current_, s_.k.data(), s_.v.data(), pos, n);
       if (profile_.enabled()) {
         const double micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
@@ -289,6 +336,7 @@ class CpuBackend final : public Backend {
   std::vector<KvCache*> step_caches_;  // forward_sequences(): [n] each item's cache
   std::vector<const KvCache*> step_cache_views_;  // the same, read-only for attention
   std::vector<int64_t> step_positions_;      // [n] each item's position
+  std::vector<BidirectionalSpan> chunk_spans_;  // forward_chunk(): the image spans of its batch
   RunState s_;
   OpProfile profile_;
   AttentionRouter attention_;

@@ -41,11 +41,19 @@ struct RunState {
   void reserve(const Gemma3Config& c, int n);
 };
 
+// Positions [first, first + count) that attend to each other both ways (an image's soft tokens).
+struct BidirectionalSpan {
+  int64_t first = 0;
+  int64_t count = 0;
+};
+
 // Attention of a batch of n new tokens at positions [pos, pos + n) for one layer. Keys and values
 // of earlier positions come from the cache; those of the batch from k/v (already normed and rotated).
-// Writes att [n][heads * head_dim]. Does not write the cache.
+// A query inside one of `spans` (which lie inside the batch) also sees the rest of its span, on
+// local layers too. Writes att [n][heads * head_dim]. Does not write the cache.
 void attention_batch(const Gemma3Config& c, int layer, const KvCache& cache, const float* q, const float* k,
-                     const float* v, int64_t pos, int n, float* att, ThreadPool& pool);
+                     const float* v, int64_t pos, int n, float* att, ThreadPool& pool,
+                     std::span<const BidirectionalSpan> spans = {});
 
 // Attention of n tokens of n different sequences, one decode step each: token i at positions[i]
 // over caches[i] (earlier positions) and its own fresh k/v rows. q [n][heads * head_dim], k and v

@@ -1,11 +1,11 @@
 // SHA-1 written from FIPS 180-4 section 6.1; git's blob id on top.
-#include "download/sha1.h"
+#include "common/sha1.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 
-#include "download/md_ending.h"
+#include "common/md_ending.h"
 
 namespace kiln {
 namespace {

@@ -1,5 +1,5 @@
 // SHA-256 written from FIPS 180-4 section 6.2.
-#include "download/sha256.h"
+#include "common/sha256.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <vector>
 
-#include "download/md_ending.h"
+#include "common/md_ending.h"
 #include "kiln/types.h"
 
 namespace kiln {

@@ -1,4 +1,5 @@
-// SHA-256 (FIPS 180-4), streamed: the hub publishes it for every LFS file (lfs.oid).
+// SHA-256 (FIPS 180-4), streamed: the hub publishes it for every LFS file (lfs.oid), and the
+// engine keys the images it has encoded by it.
 #pragma once
 
 #include <array>

@@ -1,0 +1,78 @@
+// A model's eyes while it is loaded: the vision tower, read on the first image (text-only use
+// costs nothing for it), and the embeddings of recent images, so an image is encoded once per
+// conversation however many turns repeat it.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kiln/types.h"
+#include "quant/dtype.h"
+#include "runtime/cpu/thread_pool.h"
+#include "tokenizer/tokenizer.h"
+#include "vision/vision_encoder.h"
+
+namespace kiln {
+
+// One image's place in a prompt: a run of image tokens and what fills it.
+struct ImageRun {
+  int pos = 0;        // the run's first position
+  int count = 0;      // VisionConfig::tokens_per_image
+  std::string key;    // the image's identity (a hash of its file): equal keys, equal embeddings
+  std::shared_ptr<const std::vector<float>> rows;  // [count][text_hidden]; null until encoded
+};
+
+class VisionSession {
+ public:
+  VisionSession(VisionSource source, const ImageOptions& options, DType matrices, int threads);
+  ~VisionSession();
+
+  const VisionConfig& config() const { return source_.config; }
+  const VisionSource& source() const { return source_; }
+
+  // The runs of the image token in `prompt`, one per image in order (a run of k * tokens_per_image
+  // tokens holds k images). Throws Error when runs and images do not match.
+  std::vector<ImageRun> runs_of(const Prompt& prompt) const;
+
+  // Fills run.rows for `image` (decoding, resizing and running the tower unless the image is cached).
+  // Throws Error naming the image for a file that is not a usable image.
+  struct Spent {
+    int encoded = 0;
+    double ms = 0;
+  };
+  void embed(ImageRun& run, const Image& image, Spent& spent);
+
+ private:
+  VisionSource source_;
+  ImageOptions options_;
+  DType matrices_;
+  int threads_;
+  std::unique_ptr<VisionEncoder> encoder_;  // null until the first image
+  std::unique_ptr<ThreadPool> pool_;
+  // Recently encoded images, most recent first.
+  struct Cached {
+    std::string key;
+    std::shared_ptr<const std::vector<float>> rows;
+  };
+  std::list<Cached> cache_;
+  static constexpr size_t kCachedImages = 16;
+};
+
+// The model's tower (vision/vision_encoder.h find_vision) with the chat format's token ids filled in
+// from the tokenizer where the files do not give them (GGUF): <start_of_image>, <end_of_image>, and
+// for the image token <image_soft_token>, else Gemma 3's rule that it is the first id past the
+// SentencePiece pieces (the first "[PAD…]" of a padded GGUF vocabulary). nullopt: text only.
+std::optional<VisionSource> vision_for(const Checkpoint& model, const Tokenizer& tokenizer, const std::string& mmproj);
+
+// ModelInfo's vision fields (vision, image_tokens, image_size, vision_source) for a tower or none.
+void describe_vision(ModelInfo& info, const std::optional<VisionSource>& vision);
+
+// The identity ImageRun::key holds for an image's bytes.
+std::string image_key(const Image& image);
+
+}  // namespace kiln
