@@ -279,7 +279,7 @@ bool ChatController::switchVariant(int row, int variant) {
 
 std::vector<kiln::ChatMessage> ChatController::historyFor(const Conversation& c) const {
   std::vector<kiln::ChatMessage> history;
-  if (!c.systemPrompt.trimmed().isEmpty()) history.push_back({kiln::Role::System, c.systemPrompt.toStdString()});
+  if (!c.systemPrompt.trimmed().isEmpty()) history.push_back({kiln::Role::System, c.systemPrompt.toStdString(), {}});
   for (qsizetype i = 0; i < c.messages.size(); ++i) {
     const Message& m = c.messages[i];
     const kiln::Role role = m.role == Message::Role::User ? kiln::Role::User : kiln::Role::Assistant;

@@ -18,6 +18,7 @@ Rectangle {
     property var images: []              // file URLs attached to the next message
     property bool canAttach: false       // the loaded model sees images
     property string attachUnavailableReason
+    readonly property string attachTip: canAttach ? qsTr("Attach images (or drop them here)") : attachUnavailableReason
     readonly property bool hasContent: input.text.trim().length > 0 || images.length > 0
     signal sendRequested(string text)
     signal stopRequested()
@@ -108,7 +109,7 @@ Rectangle {
             onClicked: composer.attachRequested()
             HoverHandler { id: attachHover }
             ToolTip.visible: attachHover.hovered
-            ToolTip.text: composer.canAttach ? qsTr("Attach images (or drop them here)") : composer.attachUnavailableReason
+            ToolTip.text: composer.attachTip
             ToolTip.delay: 500
             background: Rectangle {
                 radius: 18

@@ -85,6 +85,56 @@ class TestChatImages : public QObject {
     QVERIFY(chat->pendingImages().isEmpty());
   }
 
+  void theStoreKeepsImagesAndStaysReadableByOlderKilns() {
+    Conversation c;
+    c.id = "c1";
+    c.created = c.updated = QDateTime::currentDateTimeUtc();
+    Message question;
+    question.text = "Look";
+    question.images << MessageImage{"cat.png", "abc.png"};
+    Message edited = question;  // an edit: the earlier version, with its images, is a branch
+    edited.text = "Look again";
+    edited.others.push_back({question});
+    edited.variant = 1;
+    Message answer;
+    answer.role = Message::Role::Assistant;
+    answer.text = "A cat.";
+    c.messages << edited << answer;
+    const QJsonObject json = conversationToJson(c);
+    QCOMPARE(json["version"].toInt(), 3);
+    Conversation back;
+    QCOMPARE(conversationFromJson(json, back), QString());
+    QCOMPARE(back.messages[0].images.size(), 1);
+    QCOMPARE(back.messages[0].images[0].name, QStringLiteral("cat.png"));
+    QCOMPARE(back.messages[0].images[0].file, QStringLiteral("abc.png"));
+    QCOMPARE(back.messages[0].others[0][0].images.size(), 1);
+
+    // Without images the file stays version 2, which Kilns before images read.
+    c.messages[0].images.clear();
+    c.messages[0].others.clear();
+    QCOMPARE(conversationToJson(c)["version"].toInt(), 2);
+
+    // An image file name that leaves the image folder is refused, naming the message.
+    QJsonObject hostile = json;
+    QJsonArray messages = hostile["messages"].toArray();
+    QJsonObject first = messages[0].toObject();
+    first["images"] = QJsonArray{QJsonObject{{"name", "x"}, {"file", "../../.ssh/id_rsa"}}};
+    messages[0] = first;
+    hostile["messages"] = messages;
+    Conversation refused;
+    QVERIFY(conversationFromJson(hostile, refused).contains("bad file name"));
+
+    // saveImage: one file per content, named by its hash.
+    ConversationStore store(conversationsDir());
+    QString error;
+    const QString a = store.saveImage(readAll(exactPng()), "png", &error);
+    QVERIFY2(!a.isEmpty(), qPrintable(error));
+    QCOMPARE(store.saveImage(readAll(exactPng()), "png", &error), a);
+    QCOMPARE(readAll(store.imagePath(a)), readAll(exactPng()));
+    QCOMPARE(QDir(store.imageDirectory()).entryList(QDir::Files).size(), 1);
+    QVERIFY(store.imagePath("../x.png").isEmpty());
+  }
+
   // ---- the tiny vision model (needs the engine's vision path) ----
 
   void anAttachedImageIsAnsweredSavedAndReloaded() {

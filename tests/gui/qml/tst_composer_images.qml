@@ -38,9 +38,10 @@ Item {
             verify(!button.enabled)
             mouseClick(button)
             compare(attach.count, 0)
-            compare(button.ToolTip.text, "This model cannot see images.")
+            compare(composer.attachTip, "This model cannot see images.")
             composer.canAttach = true
             verify(button.enabled)
+            verify(composer.attachTip.indexOf("drop") >= 0)
             mouseClick(button)
             compare(attach.count, 1)
         }
