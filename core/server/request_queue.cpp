@@ -30,18 +30,14 @@ std::optional<Prompt> InferenceJob::admit(Engine& engine, const Account& account
       prompt_ = engine.chat_prompt(request_.messages);
     else
       prompt_.tokens = engine.tokenize(request_.prompt, /*add_bos=*/true, request_.options.parse_special);
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     // The engine's word on an image (one it cannot see or use) is about the request, not the server.
-    if (images) {
+    if (images && dynamic_cast<const Error*>(&e)) {
       conclude(account, {Outcome::Refused, 0}, {},
                ApiError(400, std::string("The image cannot be used: ") + e.what(), "invalid_request_error", "messages",
                         "invalid_image"));
       return std::nullopt;
     }
-    conclude(account, {Outcome::Failed, 0}, {},
-             ApiError(500, std::string("Could not tokenize the prompt: ") + e.what(), "server_error"));
-    return std::nullopt;
-  } catch (const std::exception& e) {
     conclude(account, {Outcome::Failed, 0}, {},
              ApiError(500, std::string("Could not tokenize the prompt: ") + e.what(), "server_error"));
     return std::nullopt;
