@@ -7,6 +7,7 @@
 #include <optional>
 #include <random>
 
+#include "cli/bench_image.h"
 #include "cli/bench_parallel.h"
 #include "cli/common.h"
 #include "engine/backend_factory.h"
@@ -35,6 +36,7 @@ struct BenchFlags {
   bool profile = false;
   std::vector<int> parallel;  // --parallel: client counts (bench_parallel.h)
   int shared_prefix = 0;      // --shared-prefix: time to first token with a cached prefix
+  bool image = false;         // --image: the vision tower's time for one image (bench_image.h)
 };
 
 struct BenchResult {
@@ -275,7 +277,11 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--shared-prefix", f->shared_prefix,
                   "Time to first token of a request sharing this many prompt tokens with the one before "
                   "(then --prompt new ones), against the same request cold");
+  cmd->add_flag("--image", f->image,
+                 "Time to encode one 896x896 image with Gemma 3 4B's vision tower (synthetic weights, CPU, "
+                 "--threads; --precision f16 or f32)");
   cmd->callback([f] {
+    if (f->image) return run_image_bench(f->model, f->json);
     if (f->prompt < 1 || f->gen < 1) throw Error("--prompt and --gen must be at least 1");
     if (f->shared_prefix > 0) {
       if (!f->synthetic.empty()) throw Error("--shared-prefix runs the engine, which needs a model file: not --synthetic");

@@ -32,6 +32,8 @@ void add_model_flags(CLI::App& cmd, ModelFlags& f, const std::string& default_pr
       ->allow_extra_args(false);  // one pair an occurrence: never the prompt after it
   cmd.add_option("--mmproj", f.mmproj,
                  "Vision tower for a GGUF model (llama.cpp's mmproj file; default: the one mmproj*.gguf beside it)");
+  cmd.add_flag("--pan-and-scan", f.pan_and_scan,
+               "Images whose long side is 1.2 times the short one or more also go in as crops (Gemma 3's pan-and-scan)");
 }
 
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
@@ -66,6 +68,7 @@ LoadOptions load_options(const ModelFlags& f) {
   if (f.context_force) o.context_beyond_training = LoadOptions::BeyondTraining::Allow;
   o.threads = f.threads;
   o.mmproj = f.mmproj;
+  o.images.pan_and_scan = f.pan_and_scan;
   for (const std::string& t : f.tune) {
     const size_t eq = t.find('=');
     if (eq == std::string::npos || eq == 0) throw Error("--tune takes key=value, not '" + t + "'");

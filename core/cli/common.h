@@ -20,6 +20,7 @@ struct ModelFlags {
   int threads = 0;
   std::vector<std::string> tune;  // key=value, over the Vulkan device's plan
   std::string mmproj;             // llama.cpp's vision tower file for a GGUF model
+  bool pan_and_scan = false;      // large or long images also go in as crops
 };
 
 struct SamplingFlags {

@@ -61,6 +61,7 @@ std::optional<int32_t> Generation::next(std::vector<float>& logits, const std::v
     return std::nullopt;
   }
   int32_t next = -1;
+  if (!picked) engine_.mask_unspeakable(logits);
   if (picked) {
     next = *picked;
   } else if (matcher_) {

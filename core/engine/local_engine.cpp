@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <optional>
 
 #include "engine/generation.h"
@@ -27,7 +28,8 @@ LocalEngine::LocalEngine(ModelInfo info, Gemma3Config config, Tokenizer tokenize
   slots_[0].logits.resize(size_t(config_.vocab_size));
   if (vision_) {
     const VisionConfig& v = vision_->config();
-    image_tokens_ = {v.boi_token, v.eoi_token, v.image_token, v.tokens_per_image};
+    image_tokens_ = {v.boi_token, v.eoi_token, v.image_token, v.tokens_per_image,
+                     [eyes = vision_.get()](const Image& image) { return eyes->views(image); }};
   }
 }
 
@@ -141,7 +143,7 @@ size_t LocalEngine::reusable(const Slot& s, const std::vector<int32_t>& tokens, 
 void LocalEngine::embed_runs(std::vector<ImageRun>& runs, const std::vector<Image>& images, size_t from,
                              VisionSession::Spent& spent) {
   for (size_t i = 0; i < runs.size(); ++i)
-    if (size_t(runs[i].pos) >= from) vision_->embed(runs[i], images[i], spent);
+    if (size_t(runs[i].pos) >= from) vision_->embed(runs[i], images[size_t(runs[i].image)], spent);
 }
 
 int LocalEngine::prefill(int slot, const std::vector<int32_t>& prompt, std::vector<ImageRun> runs) {
@@ -179,6 +181,11 @@ TokenLogprob LocalEngine::token_logprob(const std::vector<float>& logits, int32_
   for (const auto& [alt, logprob] : log_softmax.top(std::clamp(top_count, 0, 20)))
     t.top.push_back({alt, tokenizer_.piece_bytes(alt), logprob});
   return t;
+}
+
+void LocalEngine::mask_unspeakable(std::vector<float>& logits) const {
+  for (size_t v = size_t(std::max(0, tokenizer_.vocab_size())); v < logits.size(); ++v)
+    logits[v] = -std::numeric_limits<float>::infinity();
 }
 
 bool LocalEngine::is_end_token(int32_t id, StopReason& reason) const {
@@ -232,7 +239,11 @@ GenerationStats LocalEngine::run(const Prompt& whole, const GenerateOptions& opt
   while (const std::optional<int32_t> next = generation.next(s.logits, s.cached, picked, ctx)) {
     const std::span<const int32_t> fed(&*next, 1);
     picked = generation.device_pick() ? backend_->forward_argmax(fed, int(s.cached.size())) : std::nullopt;
-    if (!picked) backend_->forward(fed, int(s.cached.size()), false, s.logits.data());
+    // A device pick past the tokenizer (never for a trained model): the step again, for the logits.
+    if (!picked || !speakable(*picked)) {
+      backend_->forward(fed, int(s.cached.size()), false, s.logits.data());
+      picked.reset();
+    }
     s.cached.push_back(*next);
   }
   GenerationStats stats = generation.finish();
@@ -306,7 +317,7 @@ bool LocalEngine::prefill_step(int slot, size_t budget) {
                              s.logits.data());
   s.cached.insert(s.cached.end(), chunk.begin(), chunk.end());
   for (const ImageRun& r : s.prompt_images)
-    if (size_t(r.pos) >= s.prompt_fed && size_t(r.pos) < end) s.images.push_back({r.pos, r.count, r.key, nullptr});
+    if (size_t(r.pos) >= s.prompt_fed && size_t(r.pos) < end) s.images.push_back({r.pos, r.count, r.image, r.view, r.key, nullptr});
   s.prompt_fed = end;
   if (s.prompt_fed < s.prompt.size()) return false;
   s.run->prefilled(int(s.prompt.size()), s.prompt_reused);

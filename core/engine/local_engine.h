@@ -54,6 +54,10 @@ class LocalEngine final : public Engine {
   // `id`'s log-probability and the top_count likeliest tokens under `logits`.
   TokenLogprob token_logprob(const std::vector<float>& logits, int32_t id, int top_count) const;
   std::string piece_bytes(int32_t id) const { return tokenizer_.piece_bytes(id); }
+  // Ids past the tokenizer's pieces (the embedding's padding rows, Gemma 3's image token) can never
+  // be generated: their logits become -inf.
+  void mask_unspeakable(std::vector<float>& logits) const;
+  bool speakable(int32_t id) const { return id >= 0 && id < tokenizer_.vocab_size(); }
   // Every token's bytes, built on first use (constrained output walks them).
   const std::vector<std::string>& token_pieces();
 

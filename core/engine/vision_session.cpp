@@ -40,6 +40,22 @@ VisionSession::VisionSession(VisionSource source, const ImageOptions& options, D
 
 VisionSession::~VisionSession() = default;
 
+const RgbImage& VisionSession::decoded(const Image& image, const std::string& key) const {
+  if (decoded_key_ != key) {
+    decoded_key_.clear();
+    decoded_ = decode_image(image.bytes, image.name, options_);
+    crops_ = options_.pan_and_scan ? pan_and_scan_crops(decoded_) : std::vector<RgbImage>{};
+    decoded_key_ = key;
+  }
+  return decoded_;
+}
+
+int VisionSession::views(const Image& image) const {
+  if (!options_.pan_and_scan) return 1;
+  decoded(image, image_key(image));
+  return 1 + int(crops_.size());
+}
+
 std::vector<ImageRun> VisionSession::runs_of(const Prompt& prompt) const {
   const int token = source_.config.image_token, per_image = source_.config.tokens_per_image;
   std::vector<ImageRun> runs;
@@ -54,12 +70,23 @@ std::vector<ImageRun> VisionSession::runs_of(const Prompt& prompt) const {
     if ((end - i) % size_t(per_image) != 0)
       throw Error("the prompt has a run of " + std::to_string(end - i) + " image tokens at position " +
                   std::to_string(i) + "; each image takes " + std::to_string(per_image));
-    for (; i < end; i += size_t(per_image)) runs.push_back({int(i), per_image, {}, nullptr});
+    for (; i < end; i += size_t(per_image)) runs.push_back({int(i), per_image, 0, 0, {}, nullptr});
   }
-  if (runs.size() != prompt.images.size())
+  size_t wanted = 0;
+  for (const Image& image : prompt.images) wanted += size_t(views(image));
+  if (runs.size() != wanted)
     throw Error("the prompt has room for " + std::to_string(runs.size()) + " image(s) but " +
-                std::to_string(prompt.images.size()) + " came with it");
-  for (size_t i = 0; i < runs.size(); ++i) runs[i].key = image_key(prompt.images[i]);
+                std::to_string(prompt.images.size()) + " came with it" +
+                (wanted != prompt.images.size() ? " (" + std::to_string(wanted) + " with pan-and-scan crops)" : ""));
+  size_t r = 0;
+  for (size_t i = 0; i < prompt.images.size(); ++i) {
+    const std::string key = image_key(prompt.images[i]);
+    for (int v = 0, n = views(prompt.images[i]); v < n; ++v, ++r) {
+      runs[r].image = int(i);
+      runs[r].view = v;
+      runs[r].key = v == 0 ? key : key + "/crop" + std::to_string(v);
+    }
+  }
   return runs;
 }
 
@@ -71,13 +98,15 @@ void VisionSession::embed(ImageRun& run, const Image& image, Spent& spent) {
       return;
     }
   const auto start = std::chrono::steady_clock::now();
-  const RgbImage decoded = decode_image(image.bytes, image.name, options_);
+  const RgbImage& whole = decoded(image, run.key.substr(0, run.key.find('/')));  // the file's key
+  if (run.view > int(crops_.size())) throw Error(image.name + ": has no crop " + std::to_string(run.view));
+  const RgbImage& view = run.view == 0 ? whole : crops_[size_t(run.view - 1)];
   if (!encoder_) {
     encoder_ = VisionEncoder::load(source_, matrices_);
     pool_ = std::make_unique<ThreadPool>(threads_);
   }
   const VisionConfig& c = encoder_->config();
-  const std::vector<float> pixels = tower_input(decoded, c.image_size, c.norm);
+  const std::vector<float> pixels = tower_input(view, c.image_size, c.norm);
   auto rows = std::make_shared<const std::vector<float>>(encoder_->encode(pixels, *pool_));
   run.rows = rows;
   cache_.push_front({run.key, std::move(rows)});

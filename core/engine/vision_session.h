@@ -23,7 +23,9 @@ namespace kiln {
 struct ImageRun {
   int pos = 0;        // the run's first position
   int count = 0;      // VisionConfig::tokens_per_image
-  std::string key;    // the image's identity (a hash of its file): equal keys, equal embeddings
+  int image = 0;      // which of the prompt's images
+  int view = 0;       // 0: the whole image; k > 0: its k-th pan-and-scan crop
+  std::string key;    // the view's identity (a hash of the file, the view): equal keys, equal embeddings
   std::shared_ptr<const std::vector<float>> rows;  // [count][text_hidden]; null until encoded
 };
 
@@ -35,8 +37,11 @@ class VisionSession {
   const VisionConfig& config() const { return source_.config; }
   const VisionSource& source() const { return source_; }
 
-  // The runs of the image token in `prompt`, one per image in order (a run of k * tokens_per_image
-  // tokens holds k images). Throws Error when runs and images do not match.
+  // How many runs an image takes: 1, or with pan-and-scan 1 + its crops (decodes the image).
+  int views(const Image& image) const;
+
+  // The runs of the image token in `prompt`, one per view of each image in order (a run of
+  // k * tokens_per_image tokens holds k). Throws Error when runs and images do not match.
   std::vector<ImageRun> runs_of(const Prompt& prompt) const;
 
   // Fills run.rows for `image` (decoding, resizing and running the tower unless the image is cached).
@@ -61,6 +66,11 @@ class VisionSession {
   };
   std::list<Cached> cache_;
   static constexpr size_t kCachedImages = 16;
+  // Pan-and-scan: the last image decoded, by key, and its crops (views() and embed() both need them).
+  mutable std::string decoded_key_;
+  mutable RgbImage decoded_;
+  mutable std::vector<RgbImage> crops_;
+  const RgbImage& decoded(const Image& image, const std::string& key) const;
 };
 
 // The model's tower (vision/vision_encoder.h find_vision) with the chat format's token ids filled in

@@ -85,15 +85,29 @@ std::vector<int32_t> render_chat(const Tokenizer& tokenizer, const std::vector<C
   // come before its text, each between blank lines; the text around them is tokenized as one
   // piece, as the processor's expanded prompt is.
   auto add_turn = [&](std::string_view role, const std::string& prefix, std::string_view content,
-                      size_t image_count = 0) {
+                      const std::vector<Image>& turn_images = {}) {
     ids.push_back(start_of_turn);
     std::string text = std::string(role) + "\n" + prefix;
-    for (size_t i = 0; i < image_count; ++i) {
+    auto add_view = [&] {
       append(ids, tokenizer.encode(text + "\n\n"));
       ids.push_back(images->begin);
       ids.insert(ids.end(), size_t(images->per_image), images->image);
       ids.push_back(images->end);
       text = "\n\n";
+    };
+    for (const Image& image : turn_images) {
+      const int views = images->views ? images->views(image) : 1;
+      if (views <= 1) {
+        add_view();
+        continue;
+      }
+      text += "Here is the original image ";
+      add_view();
+      text += " and here are some crops to help you see better ";
+      for (int v = 1; v < views; ++v) {
+        if (v > 1) text += " ";
+        add_view();
+      }
     }
     append(ids, tokenizer.encode(text + std::string(trim(content))));
     ids.push_back(end_of_turn);
@@ -127,7 +141,7 @@ std::vector<int32_t> render_chat(const Tokenizer& tokenizer, const std::vector<C
                   std::to_string(i + 1) + " is " + role_name(message.role) + " where " + role_name(expected) +
                   " was expected");
     if (message.role == Role::User) {
-      add_turn("user", has_system ? system + "\n\n" : "", message.content, message.images.size());
+      add_turn("user", has_system ? system + "\n\n" : "", message.content, message.images);
       system.clear();
       has_system = false;
       expected = Role::Assistant;

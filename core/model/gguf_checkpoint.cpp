@@ -175,6 +175,8 @@ class GgufTensorSource final : public TensorSource {
 
 }  // namespace
 
+std::optional<DType> ggml_dtype(uint32_t ggml_type) { return dtype_of(ggml_type); }
+
 std::string gguf_tensor_name(const std::string& canonical) {
   if (canonical == "embed_tokens.weight") return "token_embd.weight";
   if (canonical == "norm.weight") return "output_norm.weight";

@@ -2,10 +2,12 @@
 // config from the gemma3.* keys, tensors under canonical names, tokenizer as ModelProto bytes.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "model/checkpoint.h"
 #include "model/gguf_file.h"
+#include "quant/dtype.h"
 
 namespace kiln {
 
@@ -17,6 +19,9 @@ Gemma3Config gemma3_config_from_gguf(const GgufFile& file);
 // The GGUF (llama.cpp) name of a canonical tensor name ("layers.3.mlp.down_proj.weight" ->
 // "blk.3.ffn_down.weight"); "" for a name GGUF's gemma3 layout does not have.
 std::string gguf_tensor_name(const std::string& canonical);
+
+// The DType holding a GGML storage type as stored; nullopt for a type Kiln cannot read.
+std::optional<DType> ggml_dtype(uint32_t ggml_type);
 
 // Maps the file; config, tokenizer_proto and, unless header_only (for `kiln info` and the app's
 // model list), the tensors under canonical names (norms_include_one() is true). Throws kiln::Error.

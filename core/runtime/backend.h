@@ -26,8 +26,10 @@ class Backend {
 
   // Soft tokens (an image's): positions [pos, pos + count) of a forward_embedded() call take
   // `rows` ([count][hidden] floats, the projector's output, used as they are: not scaled by
-  // sqrt(hidden) as token embeddings are), and attention among them is bidirectional on every
-  // layer, local ones included: each of them sees the whole span, even one longer than the window.
+  // sqrt(hidden) as token embeddings are), and attention among them is bidirectional: each also
+  // sees the rest of the span after it, on every layer. Behind it a local layer's window still
+  // bounds what it sees (transformers 5: (causal or same image) and window), which matters only for
+  // a span longer than the window.
   struct EmbeddingSpan {
     int pos = 0;
     int count = 0;

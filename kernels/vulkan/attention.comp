@@ -2,7 +2,8 @@
 // Attention of batched tokens (prefill; qk_norm_rope has already normalised and roped the
 // queries and written every token's keys and values to the cache): one workgroup a (token, query
 // head) over all its keys, causal, with a sliding window on local layers. GQA: query head h reads
-// kv head h / (heads / kv_heads). Single-token steps use attention_decode.comp.
+// kv head h / (heads / kv_heads). Single-token steps use attention_decode.comp. Built with SPANS,
+// queries inside soft-token spans also see the rest of their span (attention_spans.glsl).
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
 
@@ -22,9 +23,17 @@ layout(push_constant) uniform Push {
   uint window;         // 0: global layer
   float scale;         // query_pre_attn_scalar^-0.5
   float softcap;       // 0: none
+#ifdef SPANS
+  uint n_tokens;       // unused here: keeps AttentionPush's layout
+  uint span_count;
+  uvec2 spans[8];
+#endif
 } pc;
 
 #include "attention_tiles.glsl"
+#ifdef SPANS
+#include "attention_spans.glsl"
+#endif
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
@@ -41,7 +50,12 @@ void main() {
   barrier();
 
   Softmax st = Softmax(NEG_BIG, 0.0, vec2(0.0), vec2(0.0));
+#ifdef SPANS
+  const uvec2 keys = key_range(pos, lo);
+  attend_tiles(st, keys.x, keys.y, kv_head);
+#else
   attend_tiles(st, lo, pos + 1u, kv_head);
+#endif
 
   const uint o = (t * pc.out_stride + h * D) >> 1, pairs = D / 2u;
   if (tid < pairs) out2[o + tid] = st.acc0 / st.l;

@@ -7,6 +7,8 @@
 // summed. Online softmax per query, causal, with the sliding window on local layers: the masks
 // differ per query, so they are applied per (query, key). Same bindings and push block as
 // attention.comp (qk_norm_rope has already written every token's keys and values to the cache).
+// Built with SPANS, queries inside soft-token spans also see the rest of their span (attention_spans.glsl):
+// each query's key range is then kept per query, and the block walks the union of them.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;  // WG: keys a tile, >= head_dim / 4
 
@@ -39,6 +41,10 @@ layout(push_constant) uniform Push {
   float scale;         // query_pre_attn_scalar^-0.5
   float softcap;       // 0: none
   uint n_tokens;       // queries in the batch
+#ifdef SPANS
+  uint span_count;
+  uvec2 spans[8];
+#endif
 } pc;
 
 shared vec4 q_s[QB][MAX_HEAD_DIM / 4];       // queries, scaled; zero past the batch
@@ -56,6 +62,10 @@ vec2 load_value(uint row, uint pair) {
 
 // The lowest key position query position p sees.
 uint first_key(uint p) { return (pc.window > 0u && p + 1u > pc.window) ? p + 1u - pc.window : 0u; }
+
+#ifdef SPANS
+#include "attention_spans.glsl"
+#endif
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
@@ -84,7 +94,19 @@ void main() {
     acc1[q] = vec2(0.0);
   }
   const uint p_first = pc.pos0 + t0, p_last = pc.pos0 + t0 + nq - 1u;
+#ifdef SPANS
+  uvec2 range[QB];  // [first key, end) of each query
+  uint k_begin = 0xffffffffu, k_end = 0u;
+  for (uint q = 0; q < QB; ++q) {
+    range[q] = q < nq ? key_range(p_first + q, first_key(p_first + q)) : uvec2(0u);
+    if (q < nq) {
+      k_begin = min(k_begin, range[q].x);
+      k_end = max(k_end, range[q].y);
+    }
+  }
+#else
   const uint k_begin = first_key(p_first), k_end = p_last + 1u;
+#endif
   const uint k_row = D / 8u;  // uvec4 (f16) or vec4-pair (f32) loads a key row
   for (uint tile = k_begin; tile < k_end; tile += WG) {
     // Scores of key j against every query, masked per query.
@@ -105,8 +127,12 @@ void main() {
       }
     }
     for (uint q = 0; q < QB; ++q) {
+#ifdef SPANS
+      const bool seen = q < nq && j >= range[q].x && j < range[q].y;
+#else
       const uint p = p_first + q;
       const bool seen = q < nq && j <= p && j >= first_key(p);  // j < k_end follows from j <= p
+#endif
       s[q] = seen ? (pc.softcap > 0.0 ? pc.softcap * tanh(s[q] / pc.softcap) : s[q]) : NEG_BIG;
       const float m = subgroupMax(s[q]);
       if (subgroupElect()) part_s[q][gl_SubgroupID] = m;

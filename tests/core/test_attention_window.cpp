@@ -75,9 +75,10 @@ class AttentionWindow : public QObject {
     }
   }
 
-  // An image's tokens see their whole image both ways, on the local layer too where the image (6
-  // positions) is longer than the window (4); tokens outside it keep their causal window.
-  void image_span_is_seen_whole_both_ways() {
+  // An image's tokens see the rest of their image after them; before them the window still bounds
+  // them on the local layer, where the image (6 positions) is longer than the window (4), as in
+  // transformers 5 ((causal or same image) and window). Tokens outside it keep their causal window.
+  void image_span_is_seen_ahead_within_the_window() {
     const Gemma3Config c = tiny_config();
     ThreadPool pool(2);
     const BidirectionalSpan span{5, 6};  // positions 5..10 of a batch of 14 at position 2
@@ -98,10 +99,7 @@ class AttentionWindow : public QObject {
         const int64_t p = pos + t;
         const bool inside = p >= span.first && p < span.first + span.count;
         int64_t lo = layer == 1 ? 0 : std::max<int64_t>(0, p - 3), hi = p;
-        if (inside) {
-          lo = std::min(lo, span.first);
-          hi = span.first + span.count - 1;
-        }
+        if (inside) hi = span.first + span.count - 1;
         QVERIFY2(std::abs(att[t * 2] - double(lo + hi) / 2.0) < 1e-3,
                  qPrintable(QString("layer %1 position %2: %3, expected %4").arg(layer).arg(p).arg(att[t * 2])
                                 .arg(double(lo + hi) / 2.0)));

@@ -127,6 +127,13 @@ class Recorder {
       seq_.dispatch(k, n == 1 ? m_.token_embed_gather[i] : m_.embed_gather[i], &p, sizeof p, uint32_t(n), 1, 1,
                     "embedding", -1);
     }
+    // Soft tokens: embed.comp skipped them (id -1), so their rows go in before the same barrier.
+    for (const BatchSpan& s : spans_) {
+      const ModelGpu::SoftTokens& st = m_.soft_tokens();
+      const SoftEmbedPush p{uint32_t(s.first), uint32_t(c_.hidden_size), m_.layers[0].input_norm, c_.rms_norm_eps};
+      seq_.dispatch(*st.embed, n == 1 ? st.token_embed_set : st.embed_set, &p, sizeof p, uint32_t(s.count), 1, 1,
+                    "embedding", -1);
+    }
     seq_.barrier();
   }
 
@@ -158,7 +165,18 @@ class Recorder {
     // attention_prefill: a workgroup a block of queries of one head; attention.comp: one a query.
     const uint32_t qb = std::max(1u, m_.plan.prefill_attention_queries);
     const uint32_t query_groups = (uint32_t(n) + qb - 1) / qb;
-    seq_.dispatch(*m_.attention_kernel, l.attention_set, &ap, sizeof ap, query_groups * heads, 1, 1, "attention", layer);
+    if (spans_.empty()) {
+      seq_.dispatch(*m_.attention_kernel, l.attention_set, &ap, sizeof ap, query_groups * heads, 1, 1, "attention",
+                    layer);
+    } else {  // the variant that widens the key ranges of queries inside spans (same bindings)
+      AttentionSpansPush sp{ap, uint32_t(spans_.size())};
+      for (size_t i = 0; i < spans_.size(); ++i) {
+        sp.spans[i][0] = uint32_t(pos + spans_[i].first);
+        sp.spans[i][1] = uint32_t(pos + spans_[i].first + spans_[i].count);
+      }
+      seq_.dispatch(*m_.soft_tokens().attention, l.attention_set, &sp, sizeof sp, query_groups * heads, 1, 1,
+                    "attention", layer);
+    }
     seq_.barrier();
   }
 
@@ -175,7 +193,10 @@ class Recorder {
     seq_.barrier_to_host();
   }
 
-  void run(int n, int pos, ForwardOutput out) {
+  void run(int n, int pos, ForwardOutput out, std::span<const BatchSpan> spans) {
+    if (spans.size() > kMaxAttentionSpans)
+      throw Error("Vulkan: more soft-token spans in one batch than the attention takes (internal error)");
+    spans_ = spans;
     const bool all_logits = out == ForwardOutput::AllLogits;
     const uint32_t hidden = c_.hidden_size, ffn = c_.intermediate_size;
     const uint32_t q_dim = c_.num_heads * c_.head_dim, qkv_stride = (c_.num_heads + 2 * c_.num_kv_heads) * c_.head_dim;
@@ -198,11 +219,23 @@ class Recorder {
       add_norm(n, l.post_ffn_norm, next, i, 1);
     }
     // xn now holds final_norm(x) for every token.
+    if (out == ForwardOutput::Normed) return;
     const int rows = all_logits ? n : 1;
-    const uint32_t first = all_logits ? 0 : uint32_t(n - 1) * hidden;
-    matrix(m_.embed_logits, false, rows, first, hidden, uint32_t(c_.vocab_size), "logits", -1);
-    if (out == ForwardOutput::Argmax) argmax(pos + n - 1);
-    else seq_.copy_to_host(m_.logits, 0, m_.logits_host, 0, uint64_t(rows) * c_.vocab_size * 4);
+    if (out == ForwardOutput::Argmax) {
+      matrix(m_.embed_logits, false, rows, uint32_t(n - 1) * c_.hidden_size, c_.hidden_size,
+             uint32_t(c_.vocab_size), "logits", -1);
+      argmax(pos + n - 1);
+    } else {
+      logits(all_logits ? 0 : n - 1, rows);
+    }
+  }
+
+  // Logits of batch rows [first, first + rows) from xn (a decode step: its own final buffer),
+  // copied to logits_host.
+  void logits(int first, int rows) {
+    const uint32_t hidden = c_.hidden_size;
+    matrix(m_.embed_logits, false, rows, uint32_t(first) * hidden, hidden, uint32_t(c_.vocab_size), "logits", -1);
+    seq_.copy_to_host(m_.logits, 0, m_.logits_host, 0, uint64_t(rows) * c_.vocab_size * 4);
   }
 
  private:
@@ -210,6 +243,7 @@ class Recorder {
   CommandSequence& seq_;
   const Gemma3Config& c_;
   bool one_token_ = false;  // a decode step: each layer's own buffers (LayerGpu::token)
+  std::span<const BatchSpan> spans_;  // soft tokens of this batch (none: the text-only pass)
 };
 
 }  // namespace
@@ -264,8 +298,13 @@ AttentionSplit decode_attention_split(uint32_t keys, const KernelPlan& plan) {
   return s;
 }
 
-void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, ForwardOutput out) {
-  Recorder(model, seq).run(n, pos, out);
+void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, ForwardOutput out,
+                    std::span<const BatchSpan> spans) {
+  Recorder(model, seq).run(n, pos, out, spans);
+}
+
+void record_logits(ModelGpu& model, CommandSequence& seq, int first, int rows) {
+  Recorder(model, seq).logits(first, rows);
 }
 
 uint32_t max_dispatches_per_forward(const ModelGpu& model) {
@@ -279,8 +318,9 @@ uint32_t max_dispatches_per_forward(const ModelGpu& model) {
   // and the logits); after the layers, argmax's two passes.
   // (With fp16 tensor-core input, convert_f16 likewise.)
   const uint32_t quantize = model.quantize_kernel || model.convert_kernel ? 4 : 0;
+  // Soft tokens: a soft_embed a span.
   return uint32_t(model.layers.size()) * (per_layer + 6 + quantize) + 2 * uint32_t(model.embed_logits.m.chunks.size()) +
-         6 + quantize / 4;
+         6 + quantize / 4 + kMaxAttentionSpans;
 }
 
 }  // namespace kiln::vk

@@ -44,12 +44,26 @@ enum class ForwardOutput {
   AllLogits,   // n rows of logits in model.logits_host
   Argmax,      // only the index of the last token's largest logit: model.pick_host[its position % 2]
                // and model.tokens[0] (argmax.comp)
+  Normed,      // no logits: model.xn holds final_norm(x) of all n tokens, for record_logits
+};
+
+// Soft tokens of one recording (Backend::forward_embedded): batch rows [first, first + count),
+// whose token ids in model.tokens are -1 and whose rows are in model.soft_tokens().rows at their
+// batch rows. Attention among a span's tokens is bidirectional.
+struct BatchSpan {
+  int first = 0, count = 0;
 };
 
 // Records n tokens (already written to model.tokens) at positions [pos, pos + n): embedding,
 // every layer (writing K/V into the cache), the final norm, the logits and `out`.
-// n <= model.max_batch, and n <= model.logit_rows for AllLogits.
-void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, ForwardOutput out);
+// n <= model.max_batch, and n <= model.logit_rows for AllLogits. spans: at most
+// kMaxAttentionSpans, in order; none records exactly the text-only pass.
+void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, ForwardOutput out,
+                    std::span<const BatchSpan> spans = {});
+
+// After a Normed recording: logits of batch rows [first, first + rows) into model.logits_host
+// (rows <= model.logit_rows).
+void record_logits(ModelGpu& model, CommandSequence& seq, int first, int rows);
 
 // A decode step's `keys` split over workgroups (one a split and query head): short splits, since
 // one token has only `heads` queries to spread over the GPU.

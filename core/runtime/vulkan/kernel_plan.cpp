@@ -181,6 +181,7 @@ const std::vector<Key>& keys() {
          o.max_chunk_bytes = parse_uint(key, v, 256, UINT64_MAX, "a number of bytes, at least 256");
        }},
       {"force_staging", "0|1", flag(&TuningOverrides::force_staging)},
+      {"max_logit_rows", "N", count(&TuningOverrides::max_logit_rows, 1, 1u << 20, "a positive number")},
       {"fence_poll", "0|1", flag(&TuningOverrides::fence_poll)},
       {"stage_backoff", "N", count(&TuningOverrides::stage_backoff, 0, 1u << 16, "a number from 0 to 65536")},
       {"stage_barrier_before", "op,op,...",
@@ -298,6 +299,7 @@ KernelPlan plan_for(const PhysicalDeviceInfo& d, const TuningOverrides& o) {
 
   p.force_staging = o.force_staging.value_or(false);
   p.max_chunk_bytes = o.max_chunk_bytes.value_or(UINT64_MAX);
+  p.max_logit_rows = o.max_logit_rows.value_or(UINT32_MAX);
   p.fence_poll = o.fence_poll.value_or(true);
   p.stage_barrier_before = o.stage_barrier_before.value_or("");
   p.warmup_tokens = int(o.warmup.value_or(8));

@@ -63,6 +63,7 @@ struct TuningOverrides {
   std::optional<double> early_part;
   // Tests: weights in bindings of at most this many bytes, uploaded through staging on UMA too.
   std::optional<uint64_t> max_chunk_bytes;
+  std::optional<uint32_t> max_logit_rows;  // tests: a logits buffer of at most this many rows
   std::optional<bool> force_staging;
   // Measurement: the tensor-core kernel with two blocks a step, fence polling, stage-wait idle,
   // barriers before the named ops, warm-up tokens at load.
@@ -176,6 +177,9 @@ struct KernelPlan {
   // --- Memory, measurement and tests ---
   bool force_staging = false;             // force_staging=1: weights through staging on UMA too
   uint64_t max_chunk_bytes = UINT64_MAX;  // max_chunk_bytes=N: many-chunk matrices in tests
+  // max_logit_rows=N: a logits buffer of at most N rows, as a real vocabulary leaves 64 (tests of
+  // all logits of an image's batch, which come back in slices).
+  uint32_t max_logit_rows = UINT32_MAX;
   bool fence_poll = true;                 // fence_poll=0: always sleep in vkWaitForFences
   std::string stage_barrier_before;       // stage_barrier_before=op,op: barriers before those ops too
   int warmup_tokens = 8;                  // warmup=N: one batch of N tokens at load (0: none)

@@ -190,6 +190,25 @@ GpuPlan ModelGpu::summary() const {
   return s;
 }
 
+ModelGpu::SoftTokens& ModelGpu::soft_tokens() {
+  if (soft_tokens_) return *soft_tokens_;
+  SoftTokens s;
+  s.rows = upload_arena->allocate(uint64_t(max_batch) * uint64_t(config.hidden_size) * 4);
+  s.embed = &pipelines->get("soft_embed", 4, {plan.norm_wg});
+  // The same bindings as attention_kernel (one set layout for every 4-binding kernel): the layers'
+  // attention_set serves both.
+  const std::string kv = kv_f16 ? "f16" : "f32";
+  const uint32_t qb = plan.prefill_attention_queries;
+  s.attention = &pipelines->get(
+      (qb ? "attention_prefill_spans_q" + std::to_string(qb) + "_kv_" : "attention_spans_kv_") + kv, 4,
+      {plan.attention_wg});
+  const BufferSlice batch[] = {s.rows, x, xn, norms};
+  s.embed_set = descriptors->allocate(*s.embed, batch);
+  const BufferSlice token[] = {s.rows, token_x[0], token_xn[0], norms};
+  s.token_embed_set = descriptors->allocate(*s.embed, token);
+  return soft_tokens_.emplace(s);
+}
+
 void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release) {
   const Gemma3Config& c = config;
   const int64_t hidden = c.hidden_size, hd = c.head_dim, heads = c.num_heads, kvh = c.num_kv_heads;
@@ -218,7 +237,7 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release
   max_batch = int(std::min<int64_t>({512, context, int64_t(max_range / (uint64_t(widest) * 4))}));
   if (max_batch < 1) throw Error("Vulkan: one token's activations exceed the device's storage-buffer range");
   logit_rows = int(std::clamp<int64_t>(int64_t(std::min<uint64_t>(max_range, 64 * kMiB) / (uint64_t(vocab) * 4)), 1,
-                                       max_batch));
+                                       std::min<int64_t>(max_batch, plan.max_logit_rows)));
 
   // Per-context buffers that must each fit one binding: refuse before uploading anything.
   const uint64_t elem = kv_f16 ? 2 : 4;

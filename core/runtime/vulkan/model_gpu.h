@@ -174,12 +174,24 @@ struct ModelGpu {
   // The plan as this model runs it: KernelPlan::summary with the kernels its weights took.
   GpuPlan summary() const;
 
+  // Soft-token spans (an image's embeddings; Backend::forward_embedded), built by soft_tokens() on
+  // the first batch that has spans, so that text-only use holds none of it.
+  struct SoftTokens {
+    BufferSlice rows;  // host-visible [max_batch][hidden] floats: a span token's row at its batch row
+    const Kernel* embed = nullptr;      // soft_embed: rows -> x, xn (embed.comp skips id -1)
+    const Kernel* attention = nullptr;  // attention_kernel's variant that widens key ranges to spans
+    VkDescriptorSet embed_set = VK_NULL_HANDLE;        // batches: rows -> x, xn
+    VkDescriptorSet token_embed_set = VK_NULL_HANDLE;  // one token: rows -> token_x[0], token_xn[0]
+  };
+  SoftTokens& soft_tokens();
+
  private:
   void build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release);
   void build_pipelines();
   bool plan_int8_activations();
   bool plan_wide_norm() const;
   void build_sets();
+  std::optional<SoftTokens> soft_tokens_;
 };
 
 }  // namespace kiln::vk

@@ -39,6 +39,20 @@ struct AttentionPush {  // attention.comp and attention_prefill.comp (batches)
   float scale, softcap;
   uint32_t n_tokens;  // attention_prefill.comp only
 };
+// Batches with soft-token spans (attention_spans_kv_*, attention_prefill_spans_q*_kv_*;
+// kernels/vulkan/attention_spans.glsl): AttentionPush, then up to kMaxAttentionSpans spans, each
+// [begin, end) absolute positions inside the batch, in order. Queries inside a span see it whole.
+constexpr uint32_t kMaxAttentionSpans = 8;
+struct AttentionSpansPush {
+  AttentionPush base;
+  uint32_t span_count = 0;
+  uint32_t spans[kMaxAttentionSpans][2] = {};
+};
+static_assert(sizeof(AttentionPush) == 44 && sizeof(AttentionSpansPush) == 112, "the shaders' push layout");
+struct SoftEmbedPush {  // soft_embed.comp: one span's rows, from batch row `first`
+  uint32_t first, hidden, norm_offset;
+  float eps;
+};
 struct DecodeAttentionPush {  // attention_decode.comp (one token: norm + RoPE, cache write, splits merged)
   uint32_t pos, n_heads, n_kv_heads, head_dim, cache_slots, window, splits, keys_per_split, q_norm_offset,
       k_norm_offset, rope_offset;

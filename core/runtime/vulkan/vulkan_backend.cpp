@@ -2,7 +2,8 @@
 // sequence. forward() writes the token ids, submits the whole pass once per batch and reads the
 // logits back. Decode steps are recorded one step ahead, while the GPU runs the current one, and
 // ordered by stage flags instead of barriers where the plan says so (CommandSequence); a step whose
-// flags gave up is run again with barriers, and so are all later ones.
+// flags gave up is run again with barriers, and so are all later ones. Images' soft tokens
+// (forward_embedded) take their own batches, recorded on the spot (run_embedded).
 #include "runtime/vulkan_backend.h"
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "runtime/vulkan/forward.h"
 #include "runtime/vulkan/kernel_plan.h"
 #include "runtime/vulkan/model_gpu.h"
+#include "runtime/vulkan/push_constants.h"
 #include "runtime/vulkan/sequence.h"
 
 namespace kiln {
@@ -95,6 +97,23 @@ class VulkanBackend final : public Backend {
     return last_pick_;
   }
 
+  void forward_embedded(int sequence, std::span<const int32_t> tokens, int pos, std::span<const EmbeddingSpan> spans,
+                        bool all_logits, float* logits) override {
+    if (spans.empty()) return forward_sequence(sequence, tokens, pos, all_logits, logits);
+    if (sequence != 0) throw Error("Vulkan holds one sequence, not sequence " + std::to_string(sequence));
+    int after = pos;  // the end of the span before
+    for (const EmbeddingSpan& s : spans) {
+      if (s.count <= 0 || !s.rows || s.pos < after || int64_t(s.pos) + s.count > int64_t(pos) + int64_t(tokens.size()))
+        throw Error("forward_embedded: image embeddings at positions " + std::to_string(s.pos) + ".." +
+                    std::to_string(int64_t(s.pos) + s.count) + " are empty, out of order or outside the batch");
+      after = s.pos + s.count;
+      if (s.count > model_->max_batch)  // a batch holds a span whole
+        throw Error("Vulkan: an image of " + std::to_string(s.count) + " tokens does not fit one batch of " +
+                    std::to_string(model_->max_batch));
+    }
+    run(tokens, pos, all_logits ? vk::ForwardOutput::AllLogits : vk::ForwardOutput::LastLogits, logits, spans);
+  }
+
  private:
   // forward() and forward_argmax(): batches of at most max_batch tokens (logit_rows with all
   // logits), each one submit; `out` applies to the last batch (all of them for AllLogits).
@@ -105,7 +124,9 @@ class VulkanBackend final : public Backend {
   // forgotten: it wrote only the cache position after the last one filled, which the contract of
   // forward() treats as empty (local layers' rings hold at least window + 1 positions, as
   // max_batch >= 2 gives, so it overwrote nothing a rewrite of the last position reads).
-  void run(std::span<const int32_t> tokens, int pos, vk::ForwardOutput out, float* logits) {
+  // spans (forward_embedded): checked, in order; their positions' token ids are not read.
+  void run(std::span<const int32_t> tokens, int pos, vk::ForwardOutput out, float* logits,
+           std::span<const EmbeddingSpan> spans = {}) {
     const Gemma3Config& c = model_->config;
     const bool all_logits = out == vk::ForwardOutput::AllLogits;
     const int n = int(tokens.size());
@@ -116,9 +137,15 @@ class VulkanBackend final : public Backend {
     if (int64_t(pos) + n > model_->context)
       throw Error("the context is full: " + std::to_string(pos + n) + " tokens > context length " +
                   std::to_string(model_->context));
-    for (int32_t t : tokens)
+    size_t next_span = 0;
+    for (int i = 0; i < n; ++i) {
+      while (next_span < spans.size() && spans[next_span].pos + spans[next_span].count <= pos + i) ++next_span;
+      if (next_span < spans.size() && spans[next_span].pos <= pos + i) continue;  // a soft token
+      const int32_t t = tokens[size_t(i)];
       if (t < 0 || t >= c.vocab_size)
         throw Error("token id " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(c.vocab_size));
+    }
+    if (!spans.empty()) return run_embedded(tokens, pos, out, logits, spans);
 
     const vk::Counters before = device_->counters();
 #ifdef KILN_VK_STAGE_TRACE
@@ -215,6 +242,74 @@ class VulkanBackend final : public Backend {
 #endif
   }
 
+  // forward_embedded's batches: at most max_batch tokens and kMaxAttentionSpans spans each, a span
+  // never split (a batch ends before the span that would not fit). Each is recorded on the spot
+  // with barriers (soft_embed takes no stage flags). Where a batch holds more rows than the logits
+  // buffer, all logits come back logit_rows at a time from its normed output (a real vocabulary
+  // leaves 64 rows, shorter than an image).
+  void run_embedded(std::span<const int32_t> tokens, int pos, vk::ForwardOutput out, float* logits,
+                    std::span<const EmbeddingSpan> spans) {
+    drop_ahead();
+    if (prepared_ >= 0) sequence_->discard(prepared_);
+    prepared_ = -1;
+    const vk::ModelGpu::SoftTokens& soft = model_->soft_tokens();
+    const bool all_logits = out == vk::ForwardOutput::AllLogits;
+    const int n = int(tokens.size());
+    const size_t hidden = size_t(model_->config.hidden_size), row = size_t(model_->config.vocab_size);
+    size_t next = 0;  // the first span not yet run
+    for (int start = 0; start < n;) {
+      int end = std::min(n, start + model_->max_batch);
+      std::vector<vk::BatchSpan> batch;
+      for (size_t k = next; k < spans.size() && spans[k].pos - pos < end; ++k) {
+        const int first = spans[k].pos - pos;
+        if (first + spans[k].count > end || batch.size() == vk::kMaxAttentionSpans) {
+          if (first == start) throw Error("Vulkan: a span that fits no batch (internal error)");
+          end = first;
+          break;
+        }
+        batch.push_back({first - start, spans[k].count});
+      }
+      const int len = end - start, at = pos + start;
+      // Token ids with -1 at soft tokens (embed.comp skips them); their rows at their batch rows.
+      auto* ids = reinterpret_cast<int32_t*>(model_->tokens.mapped);
+      std::memcpy(ids, tokens.data() + start, size_t(len) * 4);
+      for (size_t i = 0; i < batch.size(); ++i) {
+        const vk::BatchSpan& b = batch[i];
+        std::fill(ids + b.first, ids + b.first + b.count, -1);
+        std::memcpy(soft.rows.mapped + size_t(b.first) * hidden * 4, spans[next + i].rows,
+                    size_t(b.count) * hidden * 4);
+      }
+      next += batch.size();
+      const bool last = end == n, slices = all_logits && len > model_->logit_rows;
+      const vk::ForwardOutput step_out = slices                ? vk::ForwardOutput::Normed
+                                         : last || all_logits ? out
+                                                              : vk::ForwardOutput::LastLogits;
+      submit_and_wait(record(len, at, step_out, false, batch));
+      filled_ = at + len;
+      if (slices) {
+        for (int r = 0; r < len; r += model_->logit_rows) {
+          const int rows = std::min(model_->logit_rows, len - r);
+          const int frame = sequence_->begin(profiling_);
+          vk::record_logits(*model_, *sequence_, r, rows);
+          sequence_->end();
+          submit_and_wait(frame);
+          std::memcpy(logits + size_t(start + r) * row, model_->logits_host.mapped, size_t(rows) * row * 4);
+        }
+      } else if (all_logits) {
+        std::memcpy(logits + size_t(start) * row, model_->logits_host.mapped, size_t(len) * row * 4);
+      } else if (last) {
+        std::memcpy(logits, model_->logits_host.mapped, row * 4);
+      }
+      start = end;
+    }
+  }
+
+  void submit_and_wait(int frame) {
+    sequence_->submit(frame);
+    sequence_->wait(frame);
+    last_dispatches_ = sequence_->dispatches_recorded(frame);
+  }
+
   // One batch of 8 tokens at load (KernelPlan::warmup_tokens; 0: none). On an H100 the first
   // batch otherwise pays ~140 ms for first use of the batched kernels (27B, 512-token prefill:
   // 1070 tok/s cold, 1545 warm; 8 tokens of warm-up do as well as 512). It writes cache positions
@@ -253,9 +348,9 @@ class VulkanBackend final : public Backend {
     ahead_ = -1;
   }
 
-  int record(int n, int pos, vk::ForwardOutput out, bool stage_flags) {
+  int record(int n, int pos, vk::ForwardOutput out, bool stage_flags, std::span<const vk::BatchSpan> spans = {}) {
     const int frame = sequence_->begin(profiling_, stage_flags);
-    vk::record_forward(*model_, *sequence_, n, pos, out);
+    vk::record_forward(*model_, *sequence_, n, pos, out, spans);
     sequence_->end();
     return frame;
   }
