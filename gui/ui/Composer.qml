@@ -75,9 +75,17 @@ Rectangle {
                     sourceSize.width: 112
                     asynchronous: true
                 }
+                Rectangle {  // keeps the remove button visible on any picture
+                    anchors.fill: removeImage
+                    radius: width / 2
+                    color: Theme.surface
+                    opacity: 0.9
+                }
                 IconButton {
+                    id: removeImage
                     anchors.right: parent.right
                     anchors.top: parent.top
+                    anchors.margins: 2
                     width: 20
                     height: 20
                     iconName: "close"

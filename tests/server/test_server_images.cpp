@@ -31,12 +31,13 @@ QJsonObject image_part(const QString& url) {
 }
 QJsonObject text_part(const QString& text) { return {{"type", "text"}, {"text", text}}; }
 
-// One user message with these content parts; greedy, short.
+// One user message with these content parts; seeded sampling that makes the tiny model's text
+// varied (greedy, it writes newlines), short.
 std::string parts_body(const QJsonArray& parts, const QJsonObject& extra = {}, const QString& role = "user") {
-  QJsonObject body{{"model", "tiny"},
-                   {"messages", QJsonArray{QJsonObject{{"role", role}, {"content", parts}}}},
-                   {"temperature", 0},
-                   {"max_tokens", 12}};
+  QJsonObject body = varied_sampling(5);
+  body["model"] = "tiny";
+  body["messages"] = QJsonArray{QJsonObject{{"role", role}, {"content", parts}}};
+  body["max_tokens"] = 12;
   for (auto it = extra.begin(); it != extra.end(); ++it) body.insert(it.key(), it.value());
   return QJsonDocument(body).toJson(QJsonDocument::Compact).toStdString();
 }
@@ -163,13 +164,18 @@ class ServerImagesTest : public QObject {
     // The same turn straight through the engine, loaded alike: the server loses nothing of the image.
     auto engine = Engine::load(vision_load());
     GenerateOptions o;
-    o.sampling.temperature = 0.0f;
+    o.sampling = SamplingChoice::exactly(varied_sampling_params(5));
     o.max_tokens = 12;
     std::string expected;
     ChatMessage turn{Role::User, "What is this?", {Image{"exact.png", exact_}}};
     const GenerationStats stats = engine->chat({turn}, o, [&](std::string_view t) { expected += t; return true; });
     QCOMPARE(stats.images_encoded, 1);
+    QVERIFY(!QString::fromStdString(expected).trimmed().isEmpty());
     QCOMPARE(response_text(response), expected);
+    // Without the image the same request answers otherwise: the picture reached the model.
+    const HttpResponse plain = s.client->post("/v1/chat/completions", parts_body({text_part("What is this?")}));
+    QCOMPARE(plain.status, 200L);
+    QVERIFY(response_text(json_object(plain.body)) != expected);
     QCOMPARE(prompt_tokens, stats.prompt_tokens);
     // 16 image tokens (and the image's markers) are part of the prompt.
     QVERIFY(prompt_tokens > engine->info().image_tokens);
