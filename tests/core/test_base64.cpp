@@ -39,7 +39,7 @@ class Base64 : public QObject {
   }
 
   void image_types_from_the_bytes() {
-    QFile png(QString(KILN_TEST_DATA) + "/vision/tiny-gemma3-vision/exact.png");
+    QFile png(QString(KILN_TEST_DATA) + "/vision/exact.png");
     QVERIFY(png.open(QIODevice::ReadOnly));
     QCOMPARE(kiln::image_mime_type(png.readAll().toStdString()), std::string("image/png"));
     QCOMPARE(kiln::image_mime_type(std::string("\xff\xd8\xff\xe0\x00\x10JFIF", 10)), std::string("image/jpeg"));

@@ -23,7 +23,7 @@ Run kiln_cli(const QStringList& args, const QByteArray& input = {}) {
   return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
 }
 
-QString vision_model() { return QString(KILN_TEST_DATA) + "/vision/tiny-gemma3-vision"; }
+QString vision_model() { return QString(KILN_TEST_DATA) + "/vision"; }
 QString exact_png() { return vision_model() + "/exact.png"; }
 QString text_model() { return QString(KILN_TEST_DATA) + "/fixtures/tiny-gemma3-a"; }
 

@@ -23,7 +23,7 @@ using namespace kiln::gui::test;
 
 namespace {
 
-QString visionModel() { return QStringLiteral(KILN_TEST_DATA "/vision/tiny-gemma3-vision"); }
+QString visionModel() { return QStringLiteral(KILN_TEST_DATA "/vision"); }
 QString exactPng() { return visionModel() + "/exact.png"; }
 
 QByteArray readAll(const QString& path) {

@@ -13,7 +13,7 @@ using namespace kiln::test;
 
 namespace {
 
-std::string vision_dir() { return std::string(KILN_TEST_DATA) + "/vision/tiny-gemma3-vision"; }
+std::string vision_dir() { return std::string(KILN_TEST_DATA) + "/vision"; }
 
 std::string read_file(const std::string& path) {
   QFile f(QString::fromStdString(path));
@@ -60,7 +60,7 @@ class ServerImagesTest : public QObject {
   Q_OBJECT
 
   std::unique_ptr<RunningServer> text_;    // tiny-gemma3-a: no vision tower
-  std::unique_ptr<RunningServer> vision_;  // tiny-gemma3-vision, started by the tests that need it
+  std::unique_ptr<RunningServer> vision_;  // tests/data/vision (the tiny vision model), started by the tests that need it
   std::string exact_;
 
   RunningServer& vision() {
@@ -71,7 +71,7 @@ class ServerImagesTest : public QObject {
  private slots:
   void initTestCase() {
     exact_ = read_file(vision_dir() + "/exact.png");
-    QVERIFY2(exact_.size() > 1000, "tests/data/vision/tiny-gemma3-vision/exact.png is missing");
+    QVERIFY2(exact_.size() > 1000, "tests/data/vision/exact.png is missing");
     text_ = start_tiny_server({});
   }
 

@@ -20,7 +20,7 @@ using namespace kiln::test;
 
 namespace {
 
-std::string vision_dir() { return std::string(KILN_TEST_DATA) + "/vision/tiny-gemma3-vision"; }
+std::string vision_dir() { return std::string(KILN_TEST_DATA) + "/vision"; }
 
 // Starts `kiln serve` for `model` on a free port; returns the port it reports (0 when it did not start).
 int start_serve(QProcess& process, const std::string& model, const QStringList& extra = {}) {

@@ -21,7 +21,7 @@ Item {
         name: "ComposerImages"
         when: windowShown
 
-        readonly property string picture: Qt.resolvedUrl("../../data/vision/tiny-gemma3-vision/exact.png")
+        readonly property string picture: Qt.resolvedUrl("../../data/vision/exact.png")
 
         function init() {
             composer.clear()
