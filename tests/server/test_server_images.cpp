@@ -44,6 +44,24 @@ std::string parts_body(const QJsonArray& parts, const QJsonObject& extra = {}, c
 
 QJsonObject error_of(const HttpResponse& r) { return json_object(r.body)["error"].toObject(); }
 
+uint32_t crc32(const std::string& bytes) {
+  uint32_t crc = 0xffffffffu;
+  for (unsigned char b : bytes) {
+    crc ^= b;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+// A PNG whose header claims width x height (with a valid CRC) and no pixel data after it.
+std::string png_header_only(uint32_t width, uint32_t height) {
+  auto be32 = [](uint32_t v) {
+    return std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
+  };
+  const std::string ihdr = "IHDR" + be32(width) + be32(height) + std::string("\x08\x02\x00\x00\x00", 5);
+  return std::string("\x89PNG\r\n\x1a\n", 8) + be32(13) + ihdr + be32(crc32(ihdr));
+}
+
 LoadOptions vision_load() {
   LoadOptions o;
   o.path = vision_dir();
@@ -194,12 +212,18 @@ class ServerImagesTest : public QObject {
     const std::string truncated = exact_.substr(0, exact_.size() / 2);
     std::string garbage = exact_;
     for (size_t i = 40; i < garbage.size(); i += 7) garbage[i] = char(garbage[i] ^ 0x5a);
-    for (const std::string& bad : {truncated, garbage, std::string("\x89PNG\r\n\x1a\n", 8)}) {
+    // Also a decompression bomb (60000 x 60000 claimed) and a zero-size image.
+    for (const std::string& bad : {truncated, garbage, std::string("\x89PNG\r\n\x1a\n", 8),
+                                   png_header_only(60000, 60000), png_header_only(0, 64)}) {
       const HttpResponse r = s.client->post("/v1/chat/completions",
                                             parts_body({text_part("See "), image_part(data_url(bad))}));
       QCOMPARE(r.status, 400L);
       QVERIFY2(error_of(r)["message"].toString().contains("messages[0].content[1]"), r.body.c_str());
+      QCOMPARE(error_of(r)["code"].toString(), QString("invalid_image"));
     }
+    const HttpResponse bomb = s.client->post(
+        "/v1/chat/completions", parts_body({image_part(data_url(png_header_only(60000, 60000)))}));
+    QVERIFY2(error_of(bomb)["message"].toString().contains("pixels"), bomb.body.c_str());
     // The server still answers a good one afterwards.
     QCOMPARE(s.client->post("/v1/chat/completions", parts_body({image_part(data_url(exact_))})).status, 200L);
   }
