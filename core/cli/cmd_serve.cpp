@@ -80,8 +80,8 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str()->check(CLI::Range(1, 4096));
   auto allow_remote_images = std::make_shared<bool>(false);
   cmd->add_flag("--allow-remote-images", *allow_remote_images,
-                "Fetch http(s) image URLs in chat messages (off: only data: URLs; the server then makes requests "
-                "wherever its clients point it)");
+                "Fetch http(s) image URLs in chat messages (default: data: URLs only; when on, the server requests "
+                "whatever URLs its clients send)");
   cmd->callback([=] {
     options->max_body_bytes = *max_body_kib * 1024;
     const kiln::LoadOptions load = kiln::cli::load_options(*model);
