@@ -77,6 +77,7 @@ Item {
 
         // The user's message.
         Rectangle {
+            objectName: "userBubble"
             visible: message.isUser && !message.editing && (message.text.length > 0 || message.images.length === 0)
             Layout.alignment: Qt.AlignRight
             Layout.maximumWidth: message.width * 0.8
