@@ -5,6 +5,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QtTest>
+#include <thread>
 
 #include "server_fixture.h"
 
@@ -226,6 +227,52 @@ class ServerImagesTest : public QObject {
     QVERIFY2(error_of(bomb)["message"].toString().contains("pixels"), bomb.body.c_str());
     // The server still answers a good one afterwards.
     QCOMPARE(s.client->post("/v1/chat/completions", parts_body({image_part(data_url(exact_))})).status, 200L);
+  }
+
+  void parallel_requests_each_see_their_own_image() {
+    // Two images at once in two slots, then a second turn that reuses the first turn's cache: each
+    // answer is the one the engine gives that conversation alone.
+    RunningServer& s = vision();
+    const std::string wide = read_file(vision_dir() + "/wide.png");
+    QVERIFY(wide.size() > 1000);
+    auto engine = Engine::load(vision_load());
+    GenerateOptions o;
+    o.sampling = SamplingChoice::exactly(varied_sampling_params(5));
+    o.max_tokens = 12;
+    auto alone = [&](const std::vector<ChatMessage>& messages) {
+      std::string text;
+      engine->chat(messages, o, [&](std::string_view t) { text += t; return true; });
+      return text;
+    };
+    const std::string exact_answer = alone({{Role::User, "Describe.", {Image{"a", exact_}}}});
+    const std::string wide_answer = alone({{Role::User, "Describe.", {Image{"b", wide}}}});
+    QVERIFY(exact_answer != wide_answer);
+
+    HttpResponse r1, r2;
+    std::thread t1([&] { r1 = s.client->post("/v1/chat/completions", parts_body({image_part(data_url(exact_)), text_part("Describe.")})); });
+    std::thread t2([&] { r2 = s.client->post("/v1/chat/completions", parts_body({image_part(data_url(wide)), text_part("Describe.")})); });
+    t1.join();
+    t2.join();
+    QVERIFY2(r1.status == 200L && r2.status == 200L, (r1.body + r2.body).c_str());
+    QCOMPARE(response_text(json_object(r1.body)), exact_answer);
+    QCOMPARE(response_text(json_object(r2.body)), wide_answer);
+
+    // The next turn of the first conversation: its image stays in the prompt, from the cache.
+    QJsonObject body = json_object(parts_body({image_part(data_url(exact_)), text_part("Describe.")}));
+    QJsonArray messages = body["messages"].toArray();
+    messages.append(QJsonObject{{"role", "assistant"}, {"content", QString::fromStdString(exact_answer)}});
+    messages.append(QJsonObject{{"role", "user"}, {"content", "And the colours?"}});
+    body["messages"] = messages;
+    const HttpResponse next =
+        s.client->post("/v1/chat/completions", QJsonDocument(body).toJson(QJsonDocument::Compact).toStdString());
+    QVERIFY2(next.status == 200L, next.body.c_str());
+    const std::string expected_next = alone({{Role::User, "Describe.", {Image{"a", exact_}}},
+                                             {Role::Assistant, exact_answer, {}},
+                                             {Role::User, "And the colours?", {}}});
+    QCOMPARE(response_text(json_object(next.body)), expected_next);
+    const QJsonObject usage = json_object(next.body)["usage"].toObject();
+    QVERIFY2(usage["prompt_tokens_details"].toObject()["cached_tokens"].toInt() > engine->info().image_tokens,
+             next.body.c_str());
   }
 
   void cleanupTestCase() {
