@@ -167,12 +167,29 @@ void ChatController::remove(const QString& id) {
   const bool wasCurrent = c == current();
   if (wasCurrent) messages_->setConversation(nullptr);
   std::erase_if(all_, [c](const auto& p) { return p.get() == c; });
+  addStorageError(store_.pruneImages(imagesInUse()));  // its pictures go with it
   conversations_->refresh();
   if (wasCurrent) {
     if (conversations_->rowCount() > 0) select(conversations_->idAt(0));
     else newConversation();
     emit currentChanged();
   }
+}
+
+namespace {
+template <typename Messages>
+void collectImages(const Messages& messages, QSet<QString>& out) {
+  for (const Message& m : messages) {
+    for (const MessageImage& image : m.images) out.insert(image.file);
+    for (const std::vector<Message>& branch : m.others) collectImages(branch, out);
+  }
+}
+}  // namespace
+
+QSet<QString> ChatController::imagesInUse() const {
+  QSet<QString> used;
+  for (const auto& c : all_) collectImages(c->messages, used);
+  return used;
 }
 
 bool ChatController::readyToAnswer() {

@@ -119,6 +119,8 @@ class ChatController : public QObject {
   void touchAndSave(Conversation& conversation);
   void setLastError(const QString& message);
   void addStorageError(const QString& message);
+  // Every image file the conversations (all their versions) use.
+  QSet<QString> imagesInUse() const;
   // Whether an answer can start now; sets lastError to why not.
   bool readyToAnswer();
 

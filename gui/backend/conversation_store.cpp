@@ -276,6 +276,16 @@ QString ConversationStore::imagePath(const QString& file) const {
   return imageDirectory() + QLatin1Char('/') + file;
 }
 
+QString ConversationStore::pruneImages(const QSet<QString>& used) const {
+  const QDir dir(imageDirectory());
+  for (const QString& name : dir.entryList(QDir::Files)) {
+    if (used.contains(name)) continue;
+    QFile file(dir.filePath(name));
+    if (!file.remove()) return tr("%1: cannot be deleted (%2)").arg(file.fileName(), file.errorString());
+  }
+  return {};
+}
+
 QString ConversationStore::saveImage(const QByteArray& bytes, const QString& suffix, QString* error) const {
   const QString hash = QString::fromLatin1(QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex());
   const QString file = hash + QLatin1Char('.') + suffix.toLower();

@@ -196,6 +196,19 @@ class TestChatImages : public QObject {
     QVERIFY(chat->regenerate());
     QVERIFY(waitForAnswer(*chat));
     QCOMPARE(chat->messages()->textAt(1), firstAnswer);  // greedy: the same turn, image included
+
+    // Deleting a conversation deletes its pictures, but not one another conversation still shows.
+    const QString stored = conversationsDir() + "/images/" + hash + ".png";
+    chat->newConversation();
+    QVERIFY(chat->attachImage(exactPng()));
+    QVERIFY(chat->send("Again?"));
+    QVERIFY(waitForAnswer(*chat));
+    const QString second = chat->currentId();
+    chat->remove(id);
+    QVERIFY(QFile::exists(stored));
+    chat->remove(second);
+    QVERIFY(!QFile::exists(stored));
+    QVERIFY(chat->storageErrors().isEmpty());
   }
 
   void aCorruptImageFailsItsAnswerAndTheConversationStays() {
