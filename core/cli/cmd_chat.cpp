@@ -15,18 +15,44 @@ namespace {
 
 using Respond = std::function<GenerationStats(const std::vector<ChatMessage>&, const GenerateOptions&, const TokenCallback&)>;
 
+// `/image PATH`: the file's bytes wait for the next message. false: the line is no /image command.
+bool attach_command(const std::string& line, std::vector<Image>& pending) {
+  if (line != "/image" && line.rfind("/image ", 0) != 0) return false;
+  std::string path = line.size() > 7 ? line.substr(7) : "";
+  while (!path.empty() && path.back() == ' ') path.pop_back();
+  if (path.size() >= 2 && (path.front() == '"' || path.front() == '\'') && path.back() == path.front())
+    path = path.substr(1, path.size() - 2);  // a path pasted in quotes
+  if (path.empty()) {
+    std::cerr << "usage: /image PATH (the image goes with your next message)\n";
+    return true;
+  }
+  try {
+    pending.push_back(read_image_file(path));
+    std::cerr << "attached " << printable(path) << " (" << pending.size() << " image"
+              << (pending.size() == 1 ? "" : "s") << " for your next message)\n";
+  } catch (const Error& e) {
+    std::cerr << "error: " << printable(e.what()) << "\n";
+  }
+  return true;
+}
+
 void chat_loop(const std::string& system, const SamplingFlags& sampling, const Respond& respond, bool keep_going_on_error) {
   std::vector<ChatMessage> history;
-  if (!system.empty()) history.push_back({Role::System, system});
+  if (!system.empty()) history.push_back({Role::System, system, {}});
+  std::vector<Image> pending;  // /image files for the next message
   std::string line;
   while (true) {
     std::fprintf(stderr, "> ");
     if (!std::getline(std::cin, line) || line.empty()) break;
     if (line == "/reset") {
       history.resize(system.empty() ? 0 : 1);
+      pending.clear();
       continue;
     }
-    history.push_back({Role::User, line});
+    if (attach_command(line, pending)) continue;
+    const bool with_images = !pending.empty();
+    history.push_back({Role::User, line, std::move(pending)});
+    pending.clear();
     InterruptScope interrupt;  // Ctrl+C stops this answer, not the chat
     GenerateOptions options = generate_options(sampling);
     options.cancel = interrupt.token();
@@ -40,15 +66,16 @@ void chat_loop(const std::string& system, const SamplingFlags& sampling, const R
     try {
       respond(history, options, on_text);
     } catch (const Error& e) {
-      if (!keep_going_on_error) throw;
-      // A remote endpoint may come back (a restart, a network blip): the turn is dropped, the chat goes on.
+      // A remote endpoint may come back (a restart, a network blip), and a bad image is the turn's
+      // fault, not the chat's: the turn is dropped, the chat goes on.
+      if (!keep_going_on_error && !with_images) throw;
       std::fflush(stdout);
       std::cerr << (answer.empty() ? "" : "\n") << "error: " << printable(e.what()) << "\n";
       history.pop_back();
       continue;
     }
     std::printf("\n");
-    history.push_back({Role::Assistant, answer});
+    history.push_back({Role::Assistant, answer, {}});
   }
 }
 
@@ -74,7 +101,7 @@ std::string pick_remote_model(const remote::Endpoint& endpoint, const std::strin
 }  // namespace
 
 void add_chat_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("chat", "Interactive chat (empty line or Ctrl+D ends; /reset clears)");
+  auto* cmd = app.add_subcommand("chat", "Interactive chat (empty line or Ctrl+D ends; /reset clears; /image PATH attaches an image)");
   auto model = std::make_shared<ModelFlags>();
   auto sampling = std::make_shared<SamplingFlags>();
   auto system = std::make_shared<std::string>();

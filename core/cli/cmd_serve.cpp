@@ -5,7 +5,11 @@
 #include <thread>
 
 #include "cli/common.h"
+#include "server/openai_protocol.h"
 #include "server/server.h"
+#ifdef KILN_HAVE_DOWNLOAD
+#include "download/http_client.h"
+#endif
 
 namespace {
 
@@ -16,6 +20,29 @@ extern "C" void on_stop_signal(int sig) {
   g_stop_signal = sig;
   std::signal(sig, SIG_DFL);  // a second Ctrl+C ends the process at once
 }
+
+#ifdef KILN_HAVE_DOWNLOAD
+// --allow-remote-images: an image_url that is http(s) is fetched here, within the image byte limit,
+// and a server that does not answer or stalls is given up on soon (the client is waiting).
+std::string fetch_remote_image(const std::string& url, uint64_t max_bytes) {
+  using kiln::server::ApiError;
+  kiln::HttpRequest request;
+  request.url = url;
+  request.accept = "image/png, image/jpeg, image/webp";
+  request.connect_seconds = 10;
+  request.stall_seconds = 15;
+  const kiln::HttpResult got = kiln::http_get_text(request, max_bytes);
+  if (got.curl_code != 0 && got.curl_error.find("larger than") != std::string::npos)
+    throw ApiError(413, "The image at " + url + " is larger than the server's limit of " + std::to_string(max_bytes) +
+                            " bytes.", "invalid_request_error", {}, "image_too_large");
+  if (got.curl_code != 0)
+    throw ApiError(400, "The image at " + url + " could not be fetched: " + got.curl_error, "invalid_request_error");
+  if (got.status < 200 || got.status >= 300)
+    throw ApiError(400, "The image at " + url + " could not be fetched: HTTP " + std::to_string(got.status),
+                   "invalid_request_error");
+  return got.body;
+}
+#endif
 
 }  // namespace
 
@@ -40,7 +67,7 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_option("--max-waiting", options->max_waiting, "Requests that may wait for a free slot; more get 503")
       ->capture_default_str()->check(CLI::Range(1, 4096));
-  cmd->add_option("--max-body-kib", *max_body_kib, "Largest request body in KiB; larger gets 413")
+  cmd->add_option("--max-body-kib", *max_body_kib, "Largest request body in KiB (32 MiB holds a 20 MB image as base64); larger gets 413")
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--head-timeout", options->head_timeout_ms,
                   "Milliseconds a client has to send a request's line and headers; slower gets 408")
@@ -51,8 +78,21 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--max-connections", options->max_connections,
                   "Connections served at once (waiting requests included); more get 503 at once")
       ->capture_default_str()->check(CLI::Range(1, 4096));
+  auto allow_remote_images = std::make_shared<bool>(false);
+  cmd->add_flag("--allow-remote-images", *allow_remote_images,
+                "Fetch http(s) image URLs in chat messages (default: data: URLs only; when on, the server requests "
+                "whatever URLs its clients send)");
   cmd->callback([=] {
     options->max_body_bytes = *max_body_kib * 1024;
+    const kiln::LoadOptions load = kiln::cli::load_options(*model);
+    options->images = load.images;
+    if (*allow_remote_images) {
+#ifdef KILN_HAVE_DOWNLOAD
+      options->fetch_remote_image = fetch_remote_image;
+#else
+      throw kiln::Error("--allow-remote-images needs a build with libcurl");
+#endif
+    }
     options->log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
     if (options->api_key.empty() && std::getenv("KILN_API_KEY")) options->api_key = std::getenv("KILN_API_KEY");
 

@@ -9,6 +9,7 @@
 #include <climits>
 #include <nlohmann/json.hpp>
 
+#include "common/base64.h"
 #include "download/http_client.h"
 #include "remote/sse_reader.h"
 
@@ -238,7 +239,22 @@ std::string chat_request_body(const std::string& model, const std::vector<ChatMe
                               const GenerateOptions& options) {
   json body = {{"model", model}, {"stream", true}, {"stream_options", {{"include_usage", true}}}};
   json list = json::array();
-  for (const ChatMessage& m : messages) list.push_back({{"role", role_name(m.role)}, {"content", m.content}});
+  for (const ChatMessage& m : messages) {
+    if (m.images.empty()) {
+      list.push_back({{"role", role_name(m.role)}, {"content", m.content}});
+      continue;
+    }
+    // Images go as OpenAI's content parts, each a data: URL, before the text (as Gemma sees them).
+    json parts = json::array();
+    for (const Image& image : m.images) {
+      const std::string mime = image_mime_type(image.bytes);
+      if (mime.empty()) throw Error(image.name + ": not a PNG, JPEG or WebP image");
+      parts.push_back({{"type", "image_url"},
+                       {"image_url", {{"url", "data:" + mime + ";base64," + encode_base64(image.bytes)}}}});
+    }
+    if (!m.content.empty()) parts.push_back({{"type", "text"}, {"text", m.content}});
+    list.push_back({{"role", role_name(m.role)}, {"content", std::move(parts)}});
+  }
   body["messages"] = std::move(list);
   if (options.max_tokens > 0 && options.max_tokens < INT_MAX) body["max_tokens"] = options.max_tokens;
   if (!options.stop.empty()) body["stop"] = options.stop;

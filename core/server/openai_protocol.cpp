@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "grammar/json_schema.h"
+#include "server/content_parts.h"
 
 namespace kiln::server {
 
@@ -110,27 +111,7 @@ Role parse_role(const json& message, const std::string& where) {
   throw invalid(where + ".role", "Unsupported role '" + r + "'; Kiln serves the roles system, user, assistant and tool.");
 }
 
-// Content is a string, or an array of {"type": "text", "text": …} parts (joined), or null.
-std::string parse_content(const json& message, const std::string& where) {
-  const json* content = field(message, "content");
-  if (!content) return {};
-  if (content->is_string()) return content->get<std::string>();
-  if (!content->is_array()) throw invalid(where + ".content", "'content' must be a string or an array of text parts.");
-  std::string text;
-  for (size_t i = 0; i < content->size(); ++i) {
-    const json& part = (*content)[i];
-    const std::string part_where = where + ".content[" + std::to_string(i) + "]";
-    if (!part.is_object()) throw invalid(part_where, "Each content part must be an object.");
-    if (string_field(part, "type") != "text")
-      throw invalid(part_where + ".type", "Only text content parts are supported by this model.");
-    const json* t = field(part, "text");
-    if (!t || !t->is_string()) throw invalid(part_where + ".text", "A text part needs a 'text' string.");
-    text += t->get<std::string>();
-  }
-  return text;
-}
-
-std::vector<ChatMessage> parse_messages(const json& doc) {
+std::vector<ChatMessage> parse_messages(const json& doc, const ImageIntake& intake) {
   const json* messages = field(doc, "messages");
   if (!messages) throw invalid("messages", "'messages' is required.");
   if (!messages->is_array() || messages->empty())
@@ -143,8 +124,14 @@ std::vector<ChatMessage> parse_messages(const json& doc) {
     const json& m = (*messages)[i];
     if (!m.is_object()) throw invalid(where, "Each message must be an object.");
     const Role role = parse_role(m, where);
-    std::string content = parse_content(m, where);
+    const json* content_field = field(m, "content");
+    MessageContent parsed = content_field ? parse_message_content(*content_field, where, intake) : MessageContent{};
+    std::string content = std::move(parsed.text);
     const bool tool_result = string_field(m, "role") == "tool";
+    // Gemma 3 sees images in user turns only (its chat format has no place for them elsewhere).
+    if (!parsed.images.empty() && (role != Role::User || tool_result))
+      throw invalid(parsed.images.front().name, "Images go in user messages only; " + where + " is a '" +
+                                                    string_field(m, "role") + "' message.");
     if (tool_result) content = render_tool_result(content);
     if (const json* calls = field(m, "tool_calls"); calls && role == Role::Assistant) {
       if (!calls->is_array()) throw invalid(where + ".tool_calls", "'tool_calls' must be an array.");
@@ -162,9 +149,10 @@ std::vector<ChatMessage> parse_messages(const json& doc) {
     after_tool = tool_result;
     if (joins) {
       out.back().content += "\n" + content;
+      for (Image& image : parsed.images) out.back().images.push_back(std::move(image));
       continue;
     }
-    out.push_back({role, std::move(content)});
+    out.push_back({role, std::move(content), std::move(parsed.images)});
   }
   return out;
 }
@@ -402,7 +390,7 @@ json chunk_with(const ResponseIdentity& who, json choice, bool include_usage) {
 
 }  // namespace
 
-CompletionRequest parse_completion_request(Endpoint endpoint, std::string_view body) {
+CompletionRequest parse_completion_request(Endpoint endpoint, std::string_view body, const ImageIntake& images) {
   const json doc = parse_json(body);
   CompletionRequest request;
   request.endpoint = endpoint;
@@ -411,7 +399,7 @@ CompletionRequest parse_completion_request(Endpoint endpoint, std::string_view b
   refuse_unsupported(doc, endpoint);
 
   if (endpoint == Endpoint::ChatCompletions)
-    request.messages = parse_messages(doc);
+    request.messages = parse_messages(doc, images);
   else
     request.prompt = parse_prompt(doc);
 
@@ -502,12 +490,16 @@ std::string completion_body(const ResponseIdentity& who, const std::vector<Choic
   return dump(j);
 }
 
-std::string model_body(const std::string& model_id, int64_t created) {
-  return dump({{"id", model_id}, {"object", "model"}, {"created", created}, {"owned_by", "kiln"}});
+std::string model_body(const std::string& model_id, int64_t created, bool sees_images) {
+  // "capabilities" is Kiln's (and Ollama's) hint; OpenAI clients ignore fields they do not know.
+  json capabilities = json::array({"completion", "chat"});
+  if (sees_images) capabilities.push_back("vision");
+  return dump({{"id", model_id}, {"object", "model"}, {"created", created}, {"owned_by", "kiln"},
+               {"capabilities", capabilities}});
 }
 
-std::string models_body(const std::string& model_id, int64_t created) {
-  return dump({{"object", "list"}, {"data", json::array({json::parse(model_body(model_id, created))})}});
+std::string models_body(const std::string& model_id, int64_t created, bool sees_images) {
+  return dump({{"object", "list"}, {"data", json::array({json::parse(model_body(model_id, created, sees_images))})}});
 }
 
 std::string health_body(const std::string& model_id, const std::vector<std::pair<std::string, uint64_t>>& counters) {

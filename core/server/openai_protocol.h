@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kiln/types.h"
+#include "server/content_parts.h"
 #include "server/tool_calls.h"
 
 namespace kiln::server {
@@ -51,7 +52,8 @@ struct CompletionRequest {
 
 // Parses and validates a request body. Throws ApiError (400) naming the offending field in `param`.
 // Unknown fields are ignored, as OpenAI's own server does; the `model` name is not checked.
-CompletionRequest parse_completion_request(Endpoint endpoint, std::string_view body);
+// Chat messages' image_url parts become ChatMessage::images as `images` says (content_parts.h).
+CompletionRequest parse_completion_request(Endpoint endpoint, std::string_view body, const ImageIntake& images = {});
 
 // What every response of one request shares.
 struct ResponseIdentity {
@@ -82,10 +84,11 @@ std::string error_body(const ApiError& error);
 std::string completion_body(const ResponseIdentity& who, const std::string& text, const GenerationStats& stats,
                             const std::vector<TokenLogprob>* logprobs = nullptr,
                             const std::vector<ToolCall>* calls = nullptr);
-std::string models_body(const std::string& model_id, int64_t created);
+// `sees_images`: "capabilities" lists "vision" (the model takes image_url parts).
+std::string models_body(const std::string& model_id, int64_t created, bool sees_images = false);
 // GET /health: {"status": "ok", "model": …, then each counter by name}.
 std::string health_body(const std::string& model_id, const std::vector<std::pair<std::string, uint64_t>>& counters);
-std::string model_body(const std::string& model_id, int64_t created);
+std::string model_body(const std::string& model_id, int64_t created, bool sees_images = false);
 
 // The same for n choices, in order; `usage`: the prompt once, the completion tokens of them all.
 std::string completion_body(const ResponseIdentity& who, const std::vector<ChoiceOutput>& choices,

@@ -15,7 +15,7 @@ void InferenceJob::conclude(const Account& account, RunResult result, const Gene
   finish(stats, std::move(failure));
 }
 
-std::optional<std::vector<int32_t>> InferenceJob::admit(Engine& engine, const Account& account) {
+std::optional<Prompt> InferenceJob::admit(Engine& engine, const Account& account) {
   if (stop_.stop_requested()) {
     account({Outcome::Cancelled, 0});
     return std::nullopt;
@@ -23,15 +23,26 @@ std::optional<std::vector<int32_t>> InferenceJob::admit(Engine& engine, const Ac
   const bool chat = request_.endpoint == Endpoint::ChatCompletions;
 
   // The prompt is counted here, on the engine's thread: only this thread may use the engine.
+  const bool images = chat && std::any_of(request_.messages.begin(), request_.messages.end(),
+                                          [](const ChatMessage& m) { return !m.images.empty(); });
   try {
-    prompt_ = chat ? engine.chat_tokens(request_.messages)
-                   : engine.tokenize(request_.prompt, /*add_bos=*/true, request_.options.parse_special);
+    if (chat)
+      prompt_ = engine.chat_prompt(request_.messages);
+    else
+      prompt_.tokens = engine.tokenize(request_.prompt, /*add_bos=*/true, request_.options.parse_special);
   } catch (const std::exception& e) {
+    // The engine's word on an image (one it cannot see or use) is about the request, not the server.
+    if (images && dynamic_cast<const Error*>(&e)) {
+      conclude(account, {Outcome::Refused, 0}, {},
+               ApiError(400, std::string("The image cannot be used: ") + e.what(), "invalid_request_error", "messages",
+                        "invalid_image"));
+      return std::nullopt;
+    }
     conclude(account, {Outcome::Failed, 0}, {},
              ApiError(500, std::string("Could not tokenize the prompt: ") + e.what(), "server_error"));
     return std::nullopt;
   }
-  const size_t prompt_tokens = prompt_.size();
+  const size_t prompt_tokens = prompt_.tokens.size();
   const int context = engine.info().context_length;
   if (prompt_tokens >= static_cast<size_t>(context)) {
     const std::string what = chat ? "messages" : "prompt";
@@ -303,7 +314,7 @@ void FairQueue::admit_waiting(Engine& engine) {
       if (!job) return;
     }
     // Counted and refused (too long, cancelled meanwhile) without a slot: accounted as no slot's.
-    const std::optional<std::vector<int32_t>> prompt = job->admit(engine, account_for(-1));
+    const std::optional<Prompt> prompt = job->admit(engine, account_for(-1));
     if (!prompt) continue;
     // The free slot whose cache reuses the most of the prompt, where the prompt continues what that
     // slot holds (it reuses at least half of it): every chat shares its first few tokens, and

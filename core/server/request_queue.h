@@ -42,10 +42,11 @@ class InferenceJob {
     double decode_tokens_per_s = 0;
   };
   using Account = std::function<void(const RunResult&)>;
-  // Counts the prompt and refuses one that does not fit the context. Returns the prompt's tokens,
+  // Counts the prompt and refuses one that does not fit the context. Returns the prompt (tokens, and
+  // the images whose embeddings fill its image-token runs),
   // or nullopt when the job ended here (refused, failed, or cancelled while it waited). `account`
   // sees the outcome just before the client is told, so counters are up to date when a client reads them.
-  std::optional<std::vector<int32_t>> admit(Engine& engine, const Account& account);
+  std::optional<Prompt> admit(Engine& engine, const Account& account);
   // Starts the next choice in `slot` (free). false: it ended at once (failed), accounted.
   bool start_choice(Engine& engine, int slot, const Account& account);
   // The slot's generation ended: the next choice starts in the same slot (true: the slot stays busy),
@@ -84,7 +85,7 @@ class InferenceJob {
   const std::string client_key_;
   std::stop_source stop_;
   // Inference thread only: the prompt, the options every choice starts from, and the stats so far.
-  std::vector<int32_t> prompt_;
+  Prompt prompt_;
   GenerateOptions options_;
   GenerationStats so_far_;
   int next_choice_ = 0;

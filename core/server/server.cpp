@@ -226,7 +226,7 @@ void Server::install_routes() {
 
   http.Get(kModelsPath, [=, this](const httplib::Request& req, httplib::Response& res) {
     if (!authorized(req)) return refuse_key(req, res);
-    res.set_content(models_body(model_id_, started_at_), "application/json");
+    res.set_content(models_body(model_id_, started_at_, model_.vision), "application/json");
   });
   http.Get(kModelPath, [=, this](const httplib::Request& req, httplib::Response& res) {
     if (!authorized(req)) return refuse_key(req, res);
@@ -234,7 +234,7 @@ void Server::install_routes() {
     if (id != model_id_)
       return send_error(res, ApiError(404, "The model '" + id + "' does not exist; this server has '" + model_id_ + "'.",
                                       "invalid_request_error", "model", "model_not_found"));
-    res.set_content(model_body(model_id_, started_at_), "application/json");
+    res.set_content(model_body(model_id_, started_at_, model_.vision), "application/json");
   });
 
   auto generation = [=, this](Endpoint endpoint) {
@@ -265,7 +265,9 @@ void Server::install_routes() {
         if (!read_ok) return send_error(res, ApiError(400, "The request body could not be read."));
 
         try {
-          CompletionRequest request = parse_completion_request(endpoint, body);
+          CompletionRequest request =
+              parse_completion_request(endpoint, body, {options_.images.max_bytes, options_.fetch_remote_image});
+          check_images(request.messages, model_, model_id_, options_.images);
           const bool stream = request.stream;
           const std::string client = request.user.empty() ? "addr:" + req.remote_addr : "user:" + request.user;
           auto job = std::make_shared<InferenceJob>(std::move(request), client);

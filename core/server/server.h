@@ -57,7 +57,9 @@ struct ServerOptions {
   // Host gets 403, and so does an Origin that is neither --cors nor one of these (see request_policy.h).
   std::vector<std::string> allowed_hosts;
   std::string model_id;             // the name /v1/models shows; empty: the model's folder or file name
-  size_t max_body_bytes = 4u << 20; // larger request bodies get 413
+  // Larger request bodies get 413. 32 MiB holds a 20 MB image as base64 (4/3 of its size) with room
+  // for the conversation; raise it with ImageOptions::max_bytes for larger images.
+  size_t max_body_bytes = 32u << 20;
   size_t max_waiting = 16;          // requests waiting for a slot; more get 503
   // Requests generated at once, each in a slot with its own KV cache (parallel x the cache's memory),
   // decoded together. Fewer where the engine's backend decodes one sequence at a time.
@@ -68,6 +70,12 @@ struct ServerOptions {
   int body_timeout_ms = 60000;
   // Connections served at once, each on its own thread (waiting requests included); more get 503.
   size_t max_connections = 256;
+  // Images in chat messages (image_url parts, models with ModelInfo::vision): the limits the engine
+  // loaded with (LoadOptions::images); an image over images.max_bytes gets 413, one that does not
+  // decode 400. Remote http(s) image URLs are fetched only through fetch_remote_image (at most
+  // max_bytes; `kiln serve --allow-remote-images` sets it); unset, they get 400.
+  ImageOptions images;
+  std::function<std::string(const std::string& url, uint64_t max_bytes)> fetch_remote_image;
   // One line per finished request ("POST /v1/chat/completions 200 …"); called from HTTP threads.
   std::function<void(const std::string&)> log;
 };

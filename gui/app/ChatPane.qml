@@ -38,6 +38,15 @@ Rectangle {
         nameFilters: [qsTr("Kiln conversation (*.json)")]
         onAccepted: pane.chat.importFrom(selectedFile)
     }
+    FileDialog {
+        id: imageDialog
+        objectName: "imageDialog"
+        title: qsTr("Attach images")
+        fileMode: FileDialog.OpenFiles
+        acceptLabel: qsTr("Attach")
+        nameFilters: [qsTr("Images (*.png *.jpg *.jpeg *.webp)")]
+        onAccepted: { for (const file of selectedFiles) pane.chat.attachImage(file) }
+    }
     function exportAs(format) {
         exportDialog.format = format
         const suggested = pane.chat.suggestedExportFile(format)
@@ -206,6 +215,8 @@ Rectangle {
                     variant: row.model.variant
                     variantCount: row.model.variantCount
                     rolledOff: row.model.rolledOff
+                    images: row.model.images
+                    imageNames: row.model.imageNames
                     canSwitchVariant: !pane.chat.generating
                     onVariantRequested: v => pane.chat.switchVariant(row.index, v)
                     canEdit: !pane.chat.generating && pane.engine.modelLoaded
@@ -240,6 +251,16 @@ Rectangle {
             generating: pane.chat.generating
             ready: pane.engine.modelLoaded
             ctrlEnterSends: pane.chat.settings ? pane.chat.settings.ctrlEnterSends : false
+            images: pane.chat.pendingImages
+            // A remote endpoint's model decides for itself; a local one says whether it sees.
+            canAttach: pane.engine.modelLoaded && !pane.chat.generating
+                       && (pane.engine.modelInfo.vision === true || pane.engine.remote)
+            attachUnavailableReason: !pane.engine.modelLoaded ? qsTr("Load a model that can see images to attach one.")
+                                   : pane.chat.generating ? qsTr("Wait for the answer to finish.")
+                                   : qsTr("This model cannot see images: it has no vision tower (a GGUF model needs its mmproj file beside it).")
+            onAttachRequested: imageDialog.open()
+            onFilesDropped: urls => { for (const url of urls) pane.chat.attachImage(url) }
+            onRemoveImageRequested: index => pane.chat.removePendingImage(index)
             onSendRequested: text => { if (pane.chat.send(text)) composer.clear() }
             onStopRequested: pane.chat.stop()
         }

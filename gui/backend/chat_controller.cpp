@@ -11,6 +11,7 @@
 #include "conversation_branches.h"
 #include "conversation_export.h"
 #include "engine_facts.h"
+#include "image_attachments.h"
 
 namespace kiln::gui {
 
@@ -60,6 +61,7 @@ ChatController::ChatController(const QString& directory, QObject* parent)
       store_(directory),
       conversations_(new ConversationListModel(all_, this)),
       messages_(new MessageListModel(this)) {
+  messages_->setImageDirectory(store_.imageDirectory());
   flushTimer_.setSingleShot(true);
   flushTimer_.setInterval(kFlushMs);
   connect(&flushTimer_, &QTimer::timeout, this, &ChatController::flushPendingText);
@@ -165,12 +167,29 @@ void ChatController::remove(const QString& id) {
   const bool wasCurrent = c == current();
   if (wasCurrent) messages_->setConversation(nullptr);
   std::erase_if(all_, [c](const auto& p) { return p.get() == c; });
+  addStorageError(store_.pruneImages(imagesInUse()));  // its pictures go with it
   conversations_->refresh();
   if (wasCurrent) {
     if (conversations_->rowCount() > 0) select(conversations_->idAt(0));
     else newConversation();
     emit currentChanged();
   }
+}
+
+namespace {
+template <typename Messages>
+void collectImages(const Messages& messages, QSet<QString>& out) {
+  for (const Message& m : messages) {
+    for (const MessageImage& image : m.images) out.insert(image.file);
+    for (const std::vector<Message>& branch : m.others) collectImages(branch, out);
+  }
+}
+}  // namespace
+
+QSet<QString> ChatController::imagesInUse() const {
+  QSet<QString> used;
+  for (const auto& c : all_) collectImages(c->messages, used);
+  return used;
 }
 
 bool ChatController::readyToAnswer() {
@@ -186,12 +205,52 @@ bool ChatController::readyToAnswer() {
   return true;
 }
 
+QStringList ChatController::pendingImages() const {
+  QStringList urls;
+  for (const QString& path : pendingImages_) urls << QUrl::fromLocalFile(path).toString();
+  return urls;
+}
+
+bool ChatController::attachImage(const QVariant& file) {
+  const QString path = localPath(file);
+  if (engine_ && engine_->modelLoaded() && !engine_->modelInfo().value(QStringLiteral("vision")).toBool() &&
+      !engine_->remote()) {
+    setLastError(tr("This model cannot see images. Load a model with a vision tower (Gemma 3 4B, 12B or 27B; a "
+                    "GGUF file needs its mmproj file beside it)."));
+    return false;
+  }
+  if (const QString problem = ImageAttachments::check(path); !problem.isEmpty()) {
+    setLastError(problem);
+    return false;
+  }
+  pendingImages_ << path;
+  setLastError({});
+  emit pendingImagesChanged();
+  return true;
+}
+
+void ChatController::removePendingImage(int index) {
+  if (index < 0 || index >= pendingImages_.size()) return;
+  pendingImages_.removeAt(index);
+  emit pendingImagesChanged();
+}
+
 bool ChatController::send(const QString& text) {
-  if (text.trimmed().isEmpty() || !readyToAnswer()) return false;
+  if ((text.trimmed().isEmpty() && pendingImages_.isEmpty()) || !readyToAnswer()) return false;
   Conversation& c = *current();
-  if (c.title.isEmpty()) c.title = titleFrom(text);
   Message question;
   question.text = text;
+  // The images go into the store first: a file that went away since it was attached is an error
+  // here, with the text and the images kept for another try.
+  if (const QString problem = ImageAttachments::store(pendingImages_, store_, question.images); !problem.isEmpty()) {
+    setLastError(problem);
+    return false;
+  }
+  if (!question.images.isEmpty()) {
+    pendingImages_.clear();
+    emit pendingImagesChanged();
+  }
+  if (c.title.isEmpty()) c.title = titleFrom(text.trimmed().isEmpty() ? question.images.front().name : text);
   messages_->append(question);
   return startAnswer(c);
 }
@@ -215,6 +274,7 @@ bool ChatController::editAndResend(int row, const QString& text) {
   if (row < 0 || row >= c.messages.size() || c.messages[row].role != Message::Role::User) return false;
   Message question;
   question.text = text;
+  question.images = c.messages[row].images;  // an edit changes the words; the pictures stay
   question = asNewVersion(c.messages, row, std::move(question));
   messages_->replaceFrom(row, {question});
   c.rolledOff = 0;  // the history changed: where it may start is worked out afresh
@@ -234,17 +294,28 @@ bool ChatController::switchVariant(int row, int variant) {
   return true;
 }
 
-std::vector<kiln::ChatMessage> ChatController::historyFor(const Conversation& c) {
+std::vector<kiln::ChatMessage> ChatController::historyFor(const Conversation& c) const {
   std::vector<kiln::ChatMessage> history;
-  if (!c.systemPrompt.trimmed().isEmpty()) history.push_back({kiln::Role::System, c.systemPrompt.toStdString()});
-  for (const Message& m : c.messages) {
+  if (!c.systemPrompt.trimmed().isEmpty()) history.push_back({kiln::Role::System, c.systemPrompt.toStdString(), {}});
+  for (qsizetype i = 0; i < c.messages.size(); ++i) {
+    const Message& m = c.messages[i];
     const kiln::Role role = m.role == Message::Role::User ? kiln::Role::User : kiln::Role::Assistant;
     // An answer that failed or was stopped before writing anything is no turn of the model's.
     if (role == kiln::Role::Assistant && m.text.isEmpty()) continue;
     // Gemma's chat format needs user and model turns to alternate, but a conversation can hold two
     // questions in a row (the model was busy, or the answer between them failed): one turn.
-    if (!history.empty() && history.back().role == role) history.back().content += "\n\n" + m.text.toStdString();
-    else history.push_back({role, m.text.toStdString()});
+    // Images whose answer failed at once (a corrupt file, say) stay out: the model never saw
+    // them, and the conversation goes on without them.
+    const bool failedAtOnce = i + 1 < c.messages.size() && c.messages[i + 1].text.isEmpty() &&
+                              !c.messages[i + 1].error.isEmpty();
+    std::vector<kiln::Image> images;
+    if (!failedAtOnce) images = ImageAttachments::forEngine(m.images, store_);
+    if (!history.empty() && history.back().role == role) {
+      history.back().content += "\n\n" + m.text.toStdString();
+      for (kiln::Image& image : images) history.back().images.push_back(std::move(image));
+    } else {
+      history.push_back({role, m.text.toStdString(), std::move(images)});
+    }
   }
   return history;
 }

@@ -33,6 +33,8 @@ class ChatController : public QObject {
   Q_PROPERTY(QStringList storageErrors READ storageErrors NOTIFY storageErrorsChanged)
   Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
   Q_PROPERTY(QString storageDirectory READ storageDirectory CONSTANT)
+  // Images waiting for the next message, as file URLs for thumbnails (attachImage adds them).
+  Q_PROPERTY(QStringList pendingImages READ pendingImages NOTIFY pendingImagesChanged)
 
  public:
   // Reads the saved conversations from ConversationStore::defaultDirectory().
@@ -54,13 +56,20 @@ class ChatController : public QObject {
   QStringList storageErrors() const { return storageErrors_; }
   QString lastError() const { return lastError_; }
   QString storageDirectory() const { return store_.directory(); }
+  QStringList pendingImages() const;
 
   // Starts an empty conversation (saved once it has content) and shows it; returns its id.
   Q_INVOKABLE QString newConversation();
   Q_INVOKABLE void select(const QString& id);
   Q_INVOKABLE void rename(const QString& id, const QString& title);
   Q_INVOKABLE void remove(const QString& id);
+  // An image file (a path or a file URL, as a file dialog or a drop gives it) for the next message.
+  // false (and lastError saying why, naming the file) when it is no PNG, JPEG or WebP file that
+  // can be read, or the loaded model cannot see images (the Composer disables attaching then too).
+  Q_INVOKABLE bool attachImage(const QVariant& file);
+  Q_INVOKABLE void removePendingImage(int index);
   // Each returns false (and sets lastError) when it cannot start an answer now.
+  // send: the text with the pending images (either may be empty, not both).
   Q_INVOKABLE bool send(const QString& text);
   Q_INVOKABLE bool regenerate();
   // Both keep what they replace as another version of that message (a branch).
@@ -88,6 +97,7 @@ class ChatController : public QObject {
   void generatingChanged();
   void storageErrorsChanged();
   void lastErrorChanged();
+  void pendingImagesChanged();
   void answerFinished(const QString& conversationId, const QVariantMap& stats);
   void answerFailed(const QString& conversationId, const QString& message);
 
@@ -102,13 +112,15 @@ class ChatController : public QObject {
   // `answer`: the message the answer streams into (it may carry earlier versions of itself).
   bool startAnswer(Conversation& conversation, Message answer = {});
   // The conversation as the engine takes it: system prompt, then alternating user / model turns.
-  static std::vector<kiln::ChatMessage> historyFor(const Conversation& conversation);
+  std::vector<kiln::ChatMessage> historyFor(const Conversation& conversation) const;
   void onText(const QString& text);
   void flushPendingText();
   void finishAnswer(quint64 id, const kiln::GenerationStats* stats, const QString& error);
   void touchAndSave(Conversation& conversation);
   void setLastError(const QString& message);
   void addStorageError(const QString& message);
+  // Every image file the conversations (all their versions) use.
+  QSet<QString> imagesInUse() const;
   // Whether an answer can start now; sets lastError to why not.
   bool readyToAnswer();
 
@@ -124,6 +136,7 @@ class ChatController : public QObject {
   static constexpr int kFlushMs = 40;
   QString pendingText_;
   QTimer flushTimer_;
+  QStringList pendingImages_;  // local paths
   QStringList storageErrors_;
   QString lastError_;
 };

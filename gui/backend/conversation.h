@@ -21,10 +21,19 @@ struct MessageStats {
   int rolledOff = 0;           // earlier messages the model no longer saw: the conversation outgrew the context
 };
 
+// A picture attached to a user message: its bytes live in the store's image folder
+// (ConversationStore::imageDirectory()) under `file`, named by their SHA-256, so versions and
+// copies of a message share one file.
+struct MessageImage {
+  QString name;  // the file name it was attached from ("cat.png"): what errors and exports call it
+  QString file;  // "<sha256>.png" in the image folder
+};
+
 struct Message {
   enum class Role { User, Assistant };
   Role role = Role::User;
   QString text;
+  QList<MessageImage> images;  // user messages: shown to the model before the text
   bool hasStats = false;
   MessageStats stats;          // assistant messages, once the answer is complete
   QString error;               // why the answer stopped short, when it failed

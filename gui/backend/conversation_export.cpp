@@ -28,6 +28,8 @@ QString ConversationExport::toMarkdown(const Conversation& c) {
   for (const Message& m : c.messages) {
     if (m.role == Message::Role::Assistant && m.text.isEmpty() && m.error.isEmpty()) continue;
     out += QStringLiteral("## %1\n\n").arg(m.role == Message::Role::User ? tr("You") : tr("Gemma"));
+    // The pictures stay in Kiln's store; the export says which were shown.
+    for (const MessageImage& image : m.images) out += QStringLiteral("*%1*\n\n").arg(tr("[Image: %1]").arg(image.name));
     if (!m.text.isEmpty()) out += m.text.trimmed() + QStringLiteral("\n\n");
     if (!m.error.isEmpty()) out += QStringLiteral("*%1*\n\n").arg(tr("The answer failed: %1").arg(m.error));
   }

@@ -1,5 +1,6 @@
 #include "conversation_store.h"
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFileInfo>
 #include <QFile>
@@ -21,7 +22,19 @@ namespace {
 
 // 1: messages only. 2: a message may keep its other versions ("others", "variant"), and a
 // conversation how many messages rolled off the context ("rolled_off"). Version 1 files still load.
-constexpr int kFormatVersion = 2;
+// 3: a user message may carry "images" ([{name, file}], the files in the image folder); only files
+// with an image are written as version 3, so older Kilns still read the others.
+constexpr int kFormatVersion = 3;
+
+template <typename Messages>
+bool anyImages(const Messages& messages) {
+  for (const Message& m : messages) {
+    if (!m.images.isEmpty()) return true;
+    for (const std::vector<Message>& branch : m.others)
+      if (anyImages(branch)) return true;
+  }
+  return false;
+}
 
 QString roleName(Message::Role role) { return role == Message::Role::User ? QStringLiteral("user") : QStringLiteral("assistant"); }
 
@@ -54,6 +67,11 @@ QJsonArray messagesToJson(const Messages& messages) {
     QJsonObject o{{"role", roleName(m.role)}, {"text", m.text}};
     if (m.hasStats) o.insert("stats", statsToJson(m.stats));
     if (!m.error.isEmpty()) o.insert("error", m.error);
+    if (!m.images.isEmpty()) {
+      QJsonArray images;
+      for (const MessageImage& image : m.images) images.append(QJsonObject{{"name", image.name}, {"file", image.file}});
+      o.insert("images", images);
+    }
     if (!m.others.empty()) {
       QJsonArray others;
       for (const std::vector<Message>& branch : m.others) others.append(messagesToJson(branch));
@@ -81,6 +99,14 @@ QString messagesFromJson(const QJsonArray& messages, Messages& out, const QStrin
     m.hasStats = o.value("stats").isObject();
     if (m.hasStats) m.stats = statsFromJson(o.value("stats").toObject());
     m.error = o.value("error").toString();
+    for (const QJsonValue& v : o.value("images").toArray()) {
+      const MessageImage image{v.toObject().value("name").toString(), v.toObject().value("file").toString()};
+      // A file name only: a conversation (an imported one too) never points outside the image folder.
+      if (image.file.isEmpty() || image.file.contains(QLatin1Char('/')) || image.file.contains(QLatin1Char('\\')) ||
+          image.file.startsWith(QLatin1Char('.')))
+        return ConversationStore::tr("message %1 has an image with a bad file name \"%2\"").arg(name, image.file);
+      m.images << image;
+    }
     const QJsonArray others = o.value("others").toArray();
     for (qsizetype b = 0; b < others.size(); ++b) {
       std::vector<Message> branch;
@@ -112,7 +138,7 @@ QString ConversationStore::pathFor(const QString& id) const { return directory_ 
 QJsonObject conversationToJson(const Conversation& c) {
   const QJsonArray messages = messagesToJson(c.messages);
   QJsonObject json{{"format", "kiln-conversation"},
-          {"version", kFormatVersion},
+          {"version", anyImages(c.messages) ? kFormatVersion : 2},
           {"id", c.id},
           {"title", c.title},
           {"system_prompt", c.systemPrompt},
@@ -241,6 +267,40 @@ QString ConversationStore::remove(const QString& id) const {
   QFile file(pathFor(id));
   if (file.exists() && !file.remove()) return tr("%1: cannot be deleted (%2)").arg(file.fileName(), file.errorString());
   return {};
+}
+
+QString ConversationStore::imageDirectory() const { return directory_ + QStringLiteral("/images"); }
+
+QString ConversationStore::imagePath(const QString& file) const {
+  if (file.isEmpty() || file.contains(QLatin1Char('/')) || file.startsWith(QLatin1Char('.'))) return {};
+  return imageDirectory() + QLatin1Char('/') + file;
+}
+
+QString ConversationStore::pruneImages(const QSet<QString>& used) const {
+  const QDir dir(imageDirectory());
+  for (const QString& name : dir.entryList(QDir::Files)) {
+    if (used.contains(name)) continue;
+    QFile file(dir.filePath(name));
+    if (!file.remove()) return tr("%1: cannot be deleted (%2)").arg(file.fileName(), file.errorString());
+  }
+  return {};
+}
+
+QString ConversationStore::saveImage(const QByteArray& bytes, const QString& suffix, QString* error) const {
+  const QString hash = QString::fromLatin1(QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex());
+  const QString file = hash + QLatin1Char('.') + suffix.toLower();
+  const QString path = imagePath(file);
+  if (QFileInfo(path).size() == bytes.size()) return file;  // the same image, attached before
+  if (!QDir().mkpath(imageDirectory())) {
+    if (error) *error = tr("%1: cannot create the folder").arg(imageDirectory());
+    return {};
+  }
+  QSaveFile out(path);
+  if (!out.open(QIODevice::WriteOnly) || out.write(bytes) != bytes.size() || !out.commit()) {
+    if (error) *error = tr("%1: cannot be written (%2)").arg(path, out.errorString());
+    return {};
+  }
+  return file;
 }
 
 }  // namespace kiln::gui

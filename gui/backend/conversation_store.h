@@ -11,6 +11,7 @@
 #include <QCoreApplication>
 #include <QJsonObject>
 #include <QList>
+#include <QSet>
 #include <QString>
 #include <QStringList>
 
@@ -43,6 +44,16 @@ class ConversationStore {
 
   QString directory() const { return directory_; }
   QString pathFor(const QString& id) const;
+
+  // Images of messages: <directory>/images/<sha256>.<suffix>, written once (a crash mid-write
+  // leaves no half file under the name). Returns the file name for MessageImage::file, or "" with
+  // `error` naming the problem.
+  QString saveImage(const QByteArray& bytes, const QString& suffix, QString* error) const;
+  QString imageDirectory() const;
+  QString imagePath(const QString& file) const;  // "" for a name that is not a plain file name
+  // Deletes the image files no conversation uses any more (`used`: every MessageImage::file of the
+  // conversations kept), so a deleted conversation's pictures go with it. "" or the first problem.
+  QString pruneImages(const QSet<QString>& used) const;
 
  private:
   QString directory_;

@@ -79,6 +79,9 @@ QVariantMap modelInfoToMap(const kiln::ModelInfo& info) {
       {"bytesInt4", num(info.bytes_q4_0)},
       {"bytesAsStored", num(info.bytes_as_stored)},  // 0 for a folder
       {"notes", notes},
+      {"vision", info.vision},                   // sees images (a vision tower, or a GGUF's mmproj)
+      {"imageTokens", info.image_tokens},
+      {"visionSource", str(info.vision_source)},
       {"samplingDefaults", samplingDefaults},  // what an answer uses for a setting left unset
       {"settingOrigins", origins},             // [{name, value, origin}]: where each setting came from
   };

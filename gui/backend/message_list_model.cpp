@@ -1,5 +1,7 @@
 #include "message_list_model.h"
 
+#include <QUrl>
+
 namespace kiln::gui {
 
 MessageListModel::MessageListModel(QObject* parent) : QAbstractListModel(parent) {}
@@ -25,6 +27,17 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case VariantRole: return m.variant + 1;
     case VariantCountRole: return m.variantCount();
     case RolledOffRole: return m.stats.rolledOff;
+    case ImagesRole: {
+      QStringList urls;
+      for (const MessageImage& image : m.images)
+        urls << QUrl::fromLocalFile(imageDirectory_ + QLatin1Char('/') + image.file).toString();
+      return urls;
+    }
+    case ImageNamesRole: {
+      QStringList names;
+      for (const MessageImage& image : m.images) names << image.name;
+      return names;
+    }
     default: return {};
   }
 }
@@ -42,7 +55,9 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
           {NotesRole, "notes"},
           {VariantRole, "variant"},
           {VariantCountRole, "variantCount"},
-          {RolledOffRole, "rolledOff"}};
+          {RolledOffRole, "rolledOff"},
+          {ImagesRole, "images"},
+          {ImageNamesRole, "imageNames"}};
 }
 
 void MessageListModel::setConversation(Conversation* conversation) {

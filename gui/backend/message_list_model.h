@@ -30,6 +30,8 @@ class MessageListModel : public QAbstractListModel {
     VariantRole,       // 1-based: which version of this message is on screen
     VariantCountRole,  // how many versions it has (1: no branches)
     RolledOffRole,     // earlier messages the model no longer saw for this answer
+    ImagesRole,        // QStringList: file URLs of the message's images (thumbnails)
+    ImageNamesRole,    // QStringList: the names they were attached as
   };
 
   explicit MessageListModel(QObject* parent = nullptr);
@@ -40,6 +42,8 @@ class MessageListModel : public QAbstractListModel {
 
   Conversation* conversation() const { return conversation_; }
   void setConversation(Conversation* conversation);  // nullptr: nothing on screen
+  // Where MessageImage::file names live (ConversationStore::imageDirectory()).
+  void setImageDirectory(const QString& directory) { imageDirectory_ = directory; }
 
   void append(const Message& message);
   void appendText(int row, const QString& text);  // the streaming path: only the text role changes
@@ -54,6 +58,7 @@ class MessageListModel : public QAbstractListModel {
 
  private:
   Conversation* conversation_ = nullptr;
+  QString imageDirectory_;
 };
 
 }  // namespace kiln::gui

@@ -35,7 +35,8 @@ Canvas {
         "info": "M3 12a9 9 0 1 0 18 0a9 9 0 1 0 -18 0 M12 11v6 M12 7.5h.01",
         "unload": "M12 4v10 M7 9l5 5 5-5 M5 20h14",
         "export": "M12 15V4 M7 9l5-5 5 5 M5 20h14",
-        "download": "M12 4v11 M7 10l5 5 5-5 M4 17v3h16v-3"
+        "download": "M12 4v11 M7 10l5 5 5-5 M4 17v3h16v-3",
+        "image": "M4 5h16v14H4z M4 16l5-5 4 4 2-2 5 5 M15 9h.01"
     })
 
     implicitWidth: 20

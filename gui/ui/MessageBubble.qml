@@ -24,6 +24,8 @@ Item {
     property int variantCount: 1         // how many there are: a regenerate or an edit adds one
     property bool canSwitchVariant: true
     property int rolledOff: 0            // earlier messages this answer's model no longer saw
+    property var images: []              // the user's attached images: file URLs, shown as thumbnails
+    property var imageNames: []
 
     signal editSubmitted(string text)
     signal regenerateRequested()
@@ -47,9 +49,36 @@ Item {
         width: parent.width
         spacing: 6
 
+        // The user's images, above their words.
+        Flow {
+            objectName: "messageImages"
+            visible: message.isUser && message.images.length > 0
+            Layout.alignment: Qt.AlignRight
+            Layout.maximumWidth: message.width * 0.8
+            spacing: 6
+            Repeater {
+                model: message.images
+                Image {
+                    required property string modelData
+                    required property int index
+                    source: modelData
+                    width: 120
+                    height: 120
+                    fillMode: Image.PreserveAspectCrop
+                    sourceSize.width: 240
+                    asynchronous: true
+                    Accessible.name: message.imageNames[index] || ""
+                    ToolTip.visible: thumbArea.containsMouse
+                    ToolTip.text: message.imageNames[index] || ""
+                    MouseArea { id: thumbArea; anchors.fill: parent; hoverEnabled: true }
+                }
+            }
+        }
+
         // The user's message.
         Rectangle {
-            visible: message.isUser && !message.editing
+            objectName: "userBubble"
+            visible: message.isUser && !message.editing && (message.text.length > 0 || message.images.length === 0)
             Layout.alignment: Qt.AlignRight
             Layout.maximumWidth: message.width * 0.8
             implicitWidth: userText.implicitWidth

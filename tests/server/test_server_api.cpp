@@ -261,8 +261,10 @@ class ServerApiTest : public QObject {
     QTest::newRow("empty messages") << chat << R"({"messages":[]})" << "messages";
     QTest::newRow("bad role") << chat << R"({"messages":[{"role":"wizard","content":"hi"}]})" << "messages[0].role";
     QTest::newRow("function role") << chat << R"({"messages":[{"role":"function","content":"hi"}]})" << "messages[0].role";
-    QTest::newRow("image part") << chat << R"({"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]})"
-                                << "messages[0].content[0].type";
+    QTest::newRow("image url not data or http") << chat << R"({"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]})"
+                                                << "messages[0].content[0]";
+    QTest::newRow("unknown part type") << chat << R"({"messages":[{"role":"user","content":[{"type":"input_audio"}]}]})"
+                                       << "messages[0].content[0].type";
     QTest::newRow("content number") << chat << R"({"messages":[{"role":"user","content":5}]})" << "messages[0].content";
     QTest::newRow("temperature high") << chat << "{" + msgs + R"(,"temperature":3})" << "temperature";
     QTest::newRow("temperature text") << chat << "{" + msgs + R"(,"temperature":"hot"})" << "temperature";

@@ -54,6 +54,16 @@ Item {
             dialog.close()
         }
 
+        function test_withoutAModelTheAttachButtonSaysWhy() {
+            const composer = findChild(page, "composer")
+            verify(!engine.modelLoaded)
+            verify(!composer.canAttach)
+            verify(!findChild(composer, "attachButton").enabled)
+            verify(composer.attachTip.indexOf("Load a model that can see images") >= 0, composer.attachTip)
+            const dialog = findChild(page, "imageDialog")
+            compare(dialog.fileMode, 1)  // FileDialog.OpenFiles: several at once
+        }
+
         function test_theOldKeyboardSettingReachesTheComposer() {
             const composer = findChild(page, "composer")
             settings.ctrlEnterSends = true
