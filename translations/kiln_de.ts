@@ -156,6 +156,30 @@
         <source>Everything runs on this computer. Enter sends, Shift+Enter starts a new line, Esc stops the answer.</source>
         <translation>Alles läuft auf diesem Computer. Eingabe sendet, Umschalt+Eingabe beginnt eine neue Zeile, Esc hält die Antwort an.</translation>
     </message>
+    <message>
+        <source>Attach images</source>
+        <translation>Bilder anhängen</translation>
+    </message>
+    <message>
+        <source>Attach</source>
+        <translation>Anhängen</translation>
+    </message>
+    <message>
+        <source>Images (*.png *.jpg *.jpeg *.webp)</source>
+        <translation>Bilder (*.png *.jpg *.jpeg *.webp)</translation>
+    </message>
+    <message>
+        <source>Load a model that can see images to attach one.</source>
+        <translation>Laden Sie ein Modell, das Bilder sehen kann, um eines anzuhängen.</translation>
+    </message>
+    <message>
+        <source>Wait for the answer to finish.</source>
+        <translation>Warten Sie, bis die Antwort fertig ist.</translation>
+    </message>
+    <message>
+        <source>This model cannot see images: it has no vision tower (a GGUF model needs its mmproj file beside it).</source>
+        <translation>Dieses Modell kann keine Bilder sehen: Es hat keinen Vision-Encoder (ein GGUF-Modell braucht seine mmproj-Datei daneben).</translation>
+    </message>
 </context>
 <context>
     <name>CodeBlock</name>
@@ -206,6 +230,18 @@
         <source>Send (Enter)</source>
         <translation>Senden (Eingabe)</translation>
     </message>
+    <message>
+        <source>Attach images (or drop them here)</source>
+        <translation>Bilder anhängen (oder hierher ziehen)</translation>
+    </message>
+    <message>
+        <source>Remove this image</source>
+        <translation>Dieses Bild entfernen</translation>
+    </message>
+    <message>
+        <source>Attach images</source>
+        <translation>Bilder anhängen</translation>
+    </message>
 </context>
 <context>
     <name>ConversationExport</name>
@@ -248,6 +284,10 @@
     <message>
         <source>%1: not a conversation Kiln exported (not JSON)</source>
         <translation>%1: keine von Kiln exportierte Unterhaltung (kein JSON)</translation>
+    </message>
+    <message>
+        <source>[Image: %1]</source>
+        <translation>[Bild: %1]</translation>
     </message>
 </context>
 <context>
@@ -361,6 +401,10 @@
     <message>
         <source>message %1 has a version %2 that does not start with its role</source>
         <translation>Nachricht %1 hat eine Version %2, die nicht mit ihrer Rolle beginnt</translation>
+    </message>
+    <message>
+        <source>message %1 has an image with a bad file name &quot;%2&quot;</source>
+        <translation>Nachricht %1 hat ein Bild mit ungültigem Dateinamen „%2“</translation>
     </message>
 </context>
 <context>
@@ -894,6 +938,37 @@
     <message>
         <source>This Vulkan device is the CPU pretending to be a GPU: choose Automatic or CPU in Settings for answers many times faster.</source>
         <translation>Dieses Vulkan-Gerät ist die CPU, die eine GPU nachahmt: Wählen Sie in den Einstellungen „Automatisch“ oder „CPU“, und die Antworten kommen um ein Vielfaches schneller.</translation>
+    </message>
+</context>
+<context>
+    <name>ImageAttachments</name>
+    <message>
+        <source>%1: the file does not exist</source>
+        <translation>%1: Die Datei existiert nicht</translation>
+    </message>
+    <message>
+        <source>%1: not a file</source>
+        <translation>%1: keine Datei</translation>
+    </message>
+    <message>
+        <source>%1: the file cannot be read</source>
+        <translation>%1: Die Datei kann nicht gelesen werden</translation>
+    </message>
+    <message>
+        <source>%1: the file is empty</source>
+        <translation>%1: Die Datei ist leer</translation>
+    </message>
+    <message>
+        <source>%1: the image is larger than %2 MiB</source>
+        <translation>%1: Das Bild ist größer als %2 MiB</translation>
+    </message>
+    <message>
+        <source>%1: not a PNG, JPEG or WebP image</source>
+        <translation>%1: kein PNG-, JPEG- oder WebP-Bild</translation>
+    </message>
+    <message>
+        <source>%1: the file cannot be read (%2)</source>
+        <translation>%1: Die Datei kann nicht gelesen werden (%2)</translation>
     </message>
 </context>
 <context>
@@ -1869,6 +1944,10 @@
     <message>
         <source>The model is busy; try again in a moment.</source>
         <translation>Das Modell ist beschäftigt; versuchen Sie es gleich noch einmal.</translation>
+    </message>
+    <message>
+        <source>This model cannot see images. Load a model with a vision tower (Gemma 3 4B, 12B or 27B; a GGUF file needs its mmproj file beside it).</source>
+        <translation>Dieses Modell kann keine Bilder sehen. Laden Sie ein Modell mit Vision-Encoder (Gemma 3 4B, 12B oder 27B; eine GGUF-Datei braucht ihre mmproj-Datei daneben).</translation>
     </message>
 </context>
 <context>

@@ -156,6 +156,30 @@
         <source>Everything runs on this computer. Enter sends, Shift+Enter starts a new line, Esc stops the answer.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Attach images</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attach</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Images (*.png *.jpg *.jpeg *.webp)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Load a model that can see images to attach one.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Wait for the answer to finish.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This model cannot see images: it has no vision tower (a GGUF model needs its mmproj file beside it).</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>CodeBlock</name>
@@ -206,6 +230,18 @@
         <source>Send (Enter)</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Attach images (or drop them here)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remove this image</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attach images</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>ConversationExport</name>
@@ -247,6 +283,10 @@
     </message>
     <message>
         <source>%1: not a conversation Kiln exported (not JSON)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>[Image: %1]</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -360,6 +400,10 @@
     </message>
     <message>
         <source>message %1 has a version %2 that does not start with its role</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>message %1 has an image with a bad file name &quot;%2&quot;</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -893,6 +937,37 @@
     </message>
     <message>
         <source>This Vulkan device is the CPU pretending to be a GPU: choose Automatic or CPU in Settings for answers many times faster.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ImageAttachments</name>
+    <message>
+        <source>%1: the file does not exist</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: not a file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: the file cannot be read</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: the file is empty</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: the image is larger than %2 MiB</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: not a PNG, JPEG or WebP image</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: the file cannot be read (%2)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1868,6 +1943,10 @@
     </message>
     <message>
         <source>The model is busy; try again in a moment.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This model cannot see images. Load a model with a vision tower (Gemma 3 4B, 12B or 27B; a GGUF file needs its mmproj file beside it).</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

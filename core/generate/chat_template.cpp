@@ -120,10 +120,14 @@ std::vector<int32_t> render_chat(const Tokenizer& tokenizer, const std::vector<C
   for (size_t i = 0; i < messages.size(); ++i) {
     const ChatMessage& message = messages[i];
     if (!message.images.empty() && message.role != Role::User)
-      throw Error("message " + std::to_string(i + 1) + " is " + role_name(message.role) + " with an image; only user turns hold images");
+      throw Error("message " + std::to_string(i + 1) + " is " + role_name(message.role) +
+                  " with an image; only user turns hold images");
     if (!message.images.empty() && !images)
       throw Error("this model cannot see images (message " + std::to_string(i + 1) + " has " +
                   std::to_string(message.images.size()) + ")");
+    if (!message.images.empty() && (images->begin < 0 || images->end < 0))
+      throw Error(tokenizer.origin() + ": the tokenizer has no <start_of_image> / <end_of_image> token, so images "
+                  "cannot go into a chat (kiln logits --image still takes them)");
     if (message.role == Role::System) {
       system += (has_system ? "\n\n" : "") + message.content;
       has_system = true;
