@@ -122,6 +122,7 @@ std::optional<DType> dtype_of(uint32_t ggml_type) {
     case GgmlType::Q5_0: return DType::Q5_0;
     case GgmlType::Q5_1: return DType::Q5_1;
     case GgmlType::IQ4_NL: return DType::IQ4_NL;
+    case GgmlType::IQ4_XS: return DType::IQ4_XS;
     default: return std::nullopt;
   }
 }
@@ -136,7 +137,7 @@ class GgufTensorSource final : public TensorSource {
       if (!dtype) {
         const char* type = ggml_type_name(info.type);
         throw Error(file_->path() + ": tensor '" + info.name + "' is stored as " + (type ? type : "?") +
-                    ", which Kiln cannot load (it reads F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and Q2_K to Q6_K)");
+                    ", which Kiln cannot load (it reads F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS and Q2_K to Q6_K)");
       }
       TensorView view;
       view.name = name;

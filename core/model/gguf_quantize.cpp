@@ -45,6 +45,7 @@ GgmlType ggml_type_of(DType t) {
     case DType::Q5_0: return GgmlType::Q5_0;
     case DType::Q5_1: return GgmlType::Q5_1;
     case DType::IQ4_NL: return GgmlType::IQ4_NL;
+    case DType::IQ4_XS: return GgmlType::IQ4_XS;
   }
   return GgmlType::F32;
 }

@@ -149,6 +149,7 @@ DType held_type_for_stored(DType stored) {
     case DType::Q5_1:  // most matrices of Gemma 3 1B / 270M K-quant files; Q4_1 in some Q4_0 files
     case DType::Q4_1:
     case DType::IQ4_NL:
+    case DType::IQ4_XS:
     case DType::Q2_K:
     case DType::Q3_K:
     case DType::Q4_K:

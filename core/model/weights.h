@@ -58,7 +58,8 @@ Gemma3Weights load_weights_with_mix(const Gemma3Config& config, const TensorSour
                                     std::stop_token cancel = {});
 
 // Keeps each matrix in the type its file stores it in (F32, F16, Q8_0, Q4_0, the K-quants Q2_K ...
-// Q6_K and GGUF's other 32-weight formats Q4_1, Q5_0, Q5_1, IQ4_NL: the CPU and Vulkan run them all):
+// Q6_K, IQ4_XS and GGUF's other 32-weight formats Q4_1, Q5_0, Q5_1, IQ4_NL: the CPU and Vulkan run
+// them all):
 // a GGUF file runs at its own size. BF16 becomes F16; a note says so.
 // The type a matrix stored as `stored` is held in by load_weights_as_stored.
 DType held_type_for_stored(DType stored);

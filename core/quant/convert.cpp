@@ -9,6 +9,7 @@
 
 #include "kiln/types.h"
 #include "quant/block32_formats.h"
+#include "quant/iq4_xs.h"
 #include "quant/kquant_quantize.h"
 #include "quant/kquants.h"
 
@@ -70,8 +71,8 @@ uint16_t float_to_bf16(float f) {
 namespace {
 
 void require_whole_blocks(const char* what, DType type, int64_t n) {
-  const int64_t block = is_kquant(type) ? kSuperBlockSize : kBlockSize;
-  if (n < 0 || (is_block_quantized(type) && n % block != 0)) {
+  const int64_t block = block_weights(type);
+  if (n < 0 || n % block != 0) {
     throw Error(std::string(what) + ": " + std::to_string(n) + " values are not a whole number of " +
                 std::to_string(block) + "-value blocks of " + to_string(type));
   }
@@ -171,7 +172,8 @@ void quantize_row(DType type, const float* src, int64_t n, void* dst) {
     case DType::Q3_K:
     case DType::Q4_1:
     case DType::Q5_1:
-    case DType::IQ4_NL: break;
+    case DType::IQ4_NL:
+    case DType::IQ4_XS: break;
   }
   throw Error(std::string("quantize_row: ") + to_string(type) +
               " is a load-only format (read from GGUF files; of the K-quants Kiln writes Q4_K, Q5_K and Q6_K, "
@@ -207,6 +209,7 @@ void dequantize_row(DType type, const void* src, int64_t n, float* dst) {
     case DType::Q5_0:
     case DType::Q5_1:
     case DType::IQ4_NL: dequantize_row_block32(type, src, n, dst); return;
+    case DType::IQ4_XS: dequantize_row_iq4_xs(src, n, dst); return;
   }
   throw Error("dequantize_row: unknown storage type " + std::to_string(static_cast<int>(type)));
 }
@@ -223,7 +226,8 @@ DType storage_type_for(DType wanted, int64_t cols) {
     case DType::Q5_K:
     case DType::Q6_K:
     case DType::Q2_K:
-    case DType::Q3_K: return cols % kSuperBlockSize == 0 ? wanted : DType::F16;
+    case DType::Q3_K:
+    case DType::IQ4_XS: return cols % kSuperBlockSize == 0 ? wanted : DType::F16;
     default: return wanted;
   }
 }

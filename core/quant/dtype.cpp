@@ -5,6 +5,7 @@
 
 #include "kiln/types.h"
 #include "quant/block32_formats.h"
+#include "quant/kquant_blocks.h"
 #include "quant/kquants.h"
 
 namespace kiln {
@@ -25,6 +26,7 @@ const char* to_string(DType t) {
     case DType::Q5_0: return "Q5_0";
     case DType::Q5_1: return "Q5_1";
     case DType::IQ4_NL: return "IQ4_NL";
+    case DType::IQ4_XS: return "IQ4_XS";
   }
   return "unknown";
 }
@@ -41,9 +43,15 @@ bool is_block_quantized(DType t) {
     case DType::Q4_1:
     case DType::Q5_0:
     case DType::Q5_1:
-    case DType::IQ4_NL: return true;
+    case DType::IQ4_NL:
+    case DType::IQ4_XS: return true;
     default: return false;
   }
+}
+
+int64_t block_weights(DType t) {
+  if (!is_block_quantized(t)) return 1;
+  return is_kquant(t) || t == DType::IQ4_XS ? kSuperBlockSize : kBlockSize;
 }
 
 namespace {
@@ -79,6 +87,7 @@ size_t row_bytes(DType t, int64_t cols) {
     case DType::Q5_0:
     case DType::Q5_1:
     case DType::IQ4_NL: return static_cast<size_t>(whole_blocks(t, cols, kBlockSize)) * block32_format_bytes(t);
+    case DType::IQ4_XS: return static_cast<size_t>(whole_blocks(t, cols, kSuperBlockSize)) * sizeof(BlockIQ4_XS);
   }
   throw Error("unknown storage type " + std::to_string(static_cast<int>(t)));
 }

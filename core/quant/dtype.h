@@ -9,8 +9,9 @@
 namespace kiln {
 
 // Q2_K ... Q6_K are GGUF's K-quants (256-weight super-blocks, quant/kquants.h). Q4_1, Q5_0, Q5_1 and
-// IQ4_NL are GGUF's other 32-weight formats (quant/block32_formats.h): read and run as stored.
-enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, Q4_1, Q5_0, Q5_1, IQ4_NL };
+// IQ4_NL are GGUF's other 32-weight formats (quant/block32_formats.h), IQ4_XS its 256-weight
+// super-blocks on IQ4_NL's grid (quant/iq4_xs.h): read and run as stored.
+enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS };
 
 constexpr int kSuperBlockSize = 256;  // weights per K-quant super-block
 
@@ -33,6 +34,9 @@ static_assert(sizeof(BlockQ4_0) == 18);
 
 const char* to_string(DType t);
 bool is_block_quantized(DType t);
+// Weights a row must be a whole number of: 1 (F32, F16, BF16), 32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+// IQ4_NL) or 256 (the K-quants, IQ4_XS).
+int64_t block_weights(DType t);
 // Bytes of one row of `cols` weights. Block formats need cols % kBlockSize == 0.
 size_t row_bytes(DType t, int64_t cols);
 

@@ -67,4 +67,19 @@ struct BlockQ6K {
 };
 static_assert(sizeof(BlockQ6K) == 210);
 
+// IQ4_XS, 4.25 bits a weight (not a K-quant by name, but the same 256-weight super-block). 8
+// sub-blocks of 32 weights with signed 6-bit scales, weights on IQ4_NL's non-linear grid
+// (kIq4nlValues, quant/block32_formats.h):
+//   x[i] = d * (ls[s] - 32) * kIq4nlValues[q],  s = i / 32,  q in 0..15.
+// q: sub-block s's 16 bytes qs[16 s .. 16 s + 15] in IQ4_NL's (and Q4_0's) order, byte j holding
+// weight 32 s + j (low nibble) and 32 s + j + 16 (high nibble). ls[s]: low 4 bits the nibble s % 2
+// of scales_l[s / 2] (low nibble for even s), high 2 bits bits 2s..2s+1 of the little-endian scales_h.
+struct BlockIQ4_XS {
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[4];
+  uint8_t qs[128];
+};
+static_assert(sizeof(BlockIQ4_XS) == 136);
+
 }  // namespace kiln

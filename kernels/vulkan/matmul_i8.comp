@@ -6,7 +6,7 @@
 // memory once and reused by 64 tokens; each invocation accumulates 4 rows x 4 tokens. Against
 // matmul.comp's fp32 tiles a block costs each invocation 8 dot instructions an output instead of
 // 32 FMAs, and a quarter of the shared-memory reads. With GLU, rows come in (gate, up) pairs and
-// the output is gelu_tanh(gate) * up. Weights: Q8_0, Q4_0, and GGUF's Q5_0 and IQ4_NL (no min to
+// the output is gelu_tanh(gate) * up. Weights: Q8_0, Q4_0, and GGUF's Q5_0, IQ4_NL and IQ4_XS (no min to
 // carry; Q4_1 / Q5_1 and the K-quants stay on fp32 tiles). Not yet measured on a GPU (lavapipe only): the tile, BK and
 // the register prefetch are matmul.comp's shape and common practice, to be tuned on hardware.
 #extension GL_GOOGLE_include_directive : require
@@ -61,8 +61,8 @@ Half weight_half(uint row, uint b, uint h) {
   const uvec4 nib = (w4[gb] >> (4u * h)) & 0x0F0F0F0Fu;
   r.q = uvec4(nibbles_to_i8(nib.x), nibbles_to_i8(nib.y), nibbles_to_i8(nib.z), nibbles_to_i8(nib.w));
   r.d = block_scale(gb);
-#elif defined(WTYPE_Q5_0) || defined(WTYPE_IQ4_NL)
-  // Their quants as bytes (weights_kquant.glsl): IQ4_NL's grid values are int8 already, Q5_0's
+#elif defined(WTYPE_Q5_0) || defined(WTYPE_IQ4_NL) || defined(WTYPE_IQ4_XS)
+  // Their quants as bytes (weights_kquant.glsl): IQ4_NL's and IQ4_XS's grid values are int8 already, Q5_0's
   // 0..31 become q - 16 as Q4_0's nibbles do ((q + 112) ^ 128).
   const uvec4 q = w4[gb];
   const uvec2 high = block_high(gb);

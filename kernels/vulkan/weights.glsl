@@ -4,13 +4,13 @@
 // quarter w yields two vec4 of weights and the vec4 indices (0..7) of the elements they multiply;
 // dequant_quarter() the same with the block's scale (and a K-quant's min) applied. The K-quants
 // (WTYPE_Q4_K, Q5_K, Q6_K, Q3_K, Q2_K) are in weights_kquant.glsl, and so are GGUF's other 32-weight
-// formats (WTYPE_Q5_0, Q4_1, Q5_1, IQ4_NL), whose weights are likewise nibbles (plus high bits) with
-// a scale (and a min): WTYPE_KQUANT, the formats read as they are stored.
+// formats (WTYPE_Q5_0, Q4_1, Q5_1, IQ4_NL) and IQ4_XS, whose weights are likewise nibbles (plus high
+// bits) with a scale (and a min): WTYPE_KQUANT, the formats read as they are stored.
 #if defined(WTYPE_Q5_0) || defined(WTYPE_Q4_1) || defined(WTYPE_Q5_1) || defined(WTYPE_IQ4_NL)
 #define WTYPE_BLOCK32
 #endif
 #if defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K) || defined(WTYPE_Q6_K) || defined(WTYPE_Q3_K) || defined(WTYPE_Q2_K) || \
-    defined(WTYPE_BLOCK32)
+    defined(WTYPE_IQ4_XS) || defined(WTYPE_BLOCK32)
 #define WTYPE_KQUANT
 #endif
 #if defined(WTYPE_F32)

@@ -6,7 +6,13 @@
 // runtime/vulkan/weight_layout.h) are read the same way: their nibbles in binding 0 as Q4_0's, and
 // BLOCK_HALVES halfwords a block in binding 1, the GGUF block's own: d, then m (Q4_1, Q5_1), then qh
 // (Q5_0, Q5_1: bit j = bit 4 of q[j], as Q5_K's word). Q5_0: (q - 16) d; Q4_1, Q5_1: q d + m;
-// IQ4_NL: IQ4NL_GRID[q] d.
+// IQ4_NL: IQ4NL_GRID[q] d. IQ4_XS (runtime/vulkan/kquant_layout.h) is a super-block format: its
+// nibbles as Q4_0's, 2 words a super-block (half2(d, scales_h), scales_l): IQ4NL_GRID[q] d (ls - 32).
+#if defined(WTYPE_IQ4_NL) || defined(WTYPE_IQ4_XS)
+#define IQ4_GRID
+// The IQ4_NL grid (quant/block32_formats.h, kIq4nlValues).
+const int IQ4NL_GRID[16] = int[16](-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+#endif
 #if defined(WTYPE_BLOCK32)
 const uint SB_WORDS = 0u;  // no super-blocks
 #if defined(WTYPE_Q5_0)
@@ -21,9 +27,10 @@ const uint BLOCK_HALVES = 4u;
 #else
 const float Q_BIAS = 0.0;
 const uint BLOCK_HALVES = 1u;
-// The IQ4_NL grid (quant/block32_formats.h, kIq4nlValues).
-const int IQ4NL_GRID[16] = int[16](-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
 #endif
+#elif defined(WTYPE_IQ4_XS)
+const uint SB_WORDS = 2u;
+const float Q_BIAS = 0.0;
 #elif defined(WTYPE_Q6_K)
 const uint SB_WORDS = 21u;
 const float Q_BIAS = 32.0;
@@ -80,6 +87,12 @@ KScale block_kscale(uint gb) {
   return KScale(vec2(unpackHalf2x16(scale_half(at)).x), vec2(unpackHalf2x16(scale_half(at + 1u)).x));
 #elif defined(WTYPE_BLOCK32)
   return KScale(vec2(unpackHalf2x16(scale_half(BLOCK_HALVES * gb)).x), vec2(0.0));
+#elif defined(WTYPE_IQ4_XS)
+  // Sub-block j's 6-bit scale: the low 4 bits nibble j of scales_l (word 1), the high 2 bits
+  // bits 2j .. 2j + 1 of scales_h (the high half of word 0).
+  const uint w0 = wscale[base], w1 = wscale[base + 1u];
+  const uint ls = ((w1 >> (4u * j)) & 15u) | (((w0 >> (16u + 2u * j)) & 3u) << 4);
+  return KScale(vec2(unpackHalf2x16(w0).x * float(int(ls) - 32)), vec2(0.0));
 #elif defined(WTYPE_Q6_K)
   // int8 scales of sub-blocks 2j, 2j + 1 (16 weights each), then d.
   const int word = int(wscale[base + 16u + (j >> 1)] >> (16u * (j & 1u)));
@@ -158,7 +171,7 @@ void kquants(uvec4 q, uvec2 high, uint w, out vec4 a, out vec4 b) {
   qa |= ((uvec4(high.x) >> (8u * w + uvec4(0, 2, 4, 6))) & 3u) << 4;
   qb |= ((uvec4(high.y) >> (8u * w + uvec4(0, 2, 4, 6))) & 3u) << 4;
 #endif
-#if defined(WTYPE_IQ4_NL)
+#if defined(IQ4_GRID)
   a = vec4(IQ4NL_GRID[qa.x], IQ4NL_GRID[qa.y], IQ4NL_GRID[qa.z], IQ4NL_GRID[qa.w]);
   b = vec4(IQ4NL_GRID[qb.x], IQ4NL_GRID[qb.y], IQ4NL_GRID[qb.z], IQ4NL_GRID[qb.w]);
 #else
@@ -167,11 +180,11 @@ void kquants(uvec4 q, uvec2 high, uint w, out vec4 a, out vec4 b) {
 #endif
 }
 
-// Quarter w's quants (not less Q_BIAS; IQ4_NL: its grid values) as bytes, for int8 dot products (dot_i8.glsl): .x holds
+// Quarter w's quants (not less Q_BIAS; IQ4_NL, IQ4_XS: their grid values) as bytes, for int8 dot products (dot_i8.glsl): .x holds
 // q[4w .. 4w + 3], .y q[16 + 4w .. 16 + 4w + 3]. spread2 moves 2-bit field i of v to byte i, spread1 bit i.
 uint spread2(uint v) { return (v & 3u) | ((v & 12u) << 6) | ((v & 48u) << 12) | ((v & 192u) << 18); }
 uint spread1(uint v) { return (v & 1u) | ((v & 2u) << 7) | ((v & 4u) << 14) | ((v & 8u) << 21); }
-#if defined(WTYPE_IQ4_NL)
+#if defined(IQ4_GRID)
 // Four quants 0..15 (a byte each) as their grid values, int8 bytes (signed: sdot4 takes them so).
 uint grid_bytes(uint q) {
   uint r = 0u;
@@ -189,7 +202,7 @@ uvec2 kquant_bytes(uvec4 q, uvec2 high, uint w) {
   r |= uvec2(spread1((high.x >> (4u * w)) & 15u), spread1((high.x >> (16u + 4u * w)) & 15u)) << TWO_BIT_QUANTS_SHIFT;
 #elif defined(WTYPE_Q6_K)
   r |= uvec2(spread2((high.x >> (8u * w)) & 255u), spread2((high.y >> (8u * w)) & 255u)) << 4;
-#elif defined(WTYPE_IQ4_NL)
+#elif defined(IQ4_GRID)
   r = uvec2(grid_bytes(r.x), grid_bytes(r.y));
 #endif
   return r;

@@ -72,7 +72,7 @@ BENCHMARK(BM_matmul)->Apply(decode_and_prefill);
 // rows x cols: Gemma 3 1B's FFN down (1152 x 6912) and 4B's gate/up (10240 x 2560), and 1B's gate/up
 // (6912 x 1152), which cannot be K-quants: 1152 is 4.5 super-blocks, so Q4_K_M files hold Q5_0 there.
 const DType kFfnTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K,
-                           DType::Q5_K, DType::Q3_K, DType::Q2_K, DType::Q5_0};
+                           DType::Q5_K, DType::Q3_K, DType::Q2_K, DType::Q5_0, DType::IQ4_XS};
 constexpr int64_t kFfnShapes[3][2] = {{1152, 6912}, {10240, 2560}, {6912, 1152}};
 const char* const kFfnShapeNames[3] = {" 1B down ", " 4B gate ", " 1B gate "};
 
@@ -87,8 +87,8 @@ std::vector<size_t> kquant_scale_offsets(DType type) {
   }
 }
 
-// K-quant weights as random bytes with small fp16 scales: the kernels' speed does not depend on the
-// values, and core has no K-quantizer of its own here.
+// K-quant (and IQ4_XS) weights as random bytes with small fp16 scales: the kernels' speed does not
+// depend on the values, and core has no K-quantizer of its own here.
 Matrix make_weight(DType type, int64_t rows, int64_t cols) {
   Matrix m;
   m.type = type;
@@ -96,11 +96,13 @@ Matrix make_weight(DType type, int64_t rows, int64_t cols) {
   m.cols = cols;
   m.storage = allocate_aligned(m.bytes());
   std::mt19937 rng(1);
-  if (is_kquant(type)) {
+  if (is_kquant(type) || type == DType::IQ4_XS) {
     for (size_t i = 0; i < m.bytes(); ++i) m.storage[i] = static_cast<uint8_t>(rng());
     const uint16_t d = float_to_fp16(1e-3f);
-    for (size_t block = 0; block < m.bytes(); block += kquant_block_bytes(type))
-      for (size_t offset : kquant_scale_offsets(type)) std::memcpy(m.storage.get() + block + offset, &d, 2);
+    const size_t block = row_bytes(type, kSuperBlockSize);
+    const std::vector<size_t> scales = is_kquant(type) ? kquant_scale_offsets(type) : std::vector<size_t>{0};
+    for (size_t at = 0; at < m.bytes(); at += block)
+      for (size_t offset : scales) std::memcpy(m.storage.get() + at + offset, &d, 2);
     return m;
   }
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
@@ -151,6 +153,10 @@ void ffn_shapes(benchmark::internal::Benchmark* b) {
     for (int n : {1, 64}) b->Args({t, 0, n, 1, 0});
   for (int t : {0, 1, 7})  // 1B's gate in Q8_0, Q4_0 and Q5_0 (its Q4_K_M files' type)
     for (int n : {1, 64}) b->Args({t, 2, n, 1, 0});
+  for (int n : {1, 64}) {  // IQ4_XS beside the one-thread Q4_0 / Q4_K figures above, and on 2 threads
+    b->Args({8, 0, n, 1, 0});
+    b->Args({8, 0, n, 2, 0});
+  }
   b->ArgNames({"dtype", "shape", "n", "threads", "avx2"})->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 

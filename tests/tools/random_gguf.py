@@ -2,12 +2,14 @@
 """A Gemma 3 GGUF of a real model's shape with random weights, for speed measurement only (random
 weights cost the same time as real ones). Kiln and llama.cpp read the same file side by side.
 
-    python3 tests/tools/random_gguf.py OUT.gguf 1b|4b|12b|27b q4_0|q8_0|q4_k_m|q6_k PATH/TO/gguf-py
+    python3 tests/tools/random_gguf.py OUT.gguf 1b|4b|12b|27b q4_0|q8_0|q4_k_m|q6_k|iq4_xs PATH/TO/gguf-py
 
 q4_k_m mixes types as llama-quantize does: Q4_K, with Q6_K for the token embedding and for attn_v and
 ffn_down of the layers its "more bits" rule picks (the first and last eighth, every third between).
 Rows that are no multiple of 256 (the 1B shape's 1152) fall back as llama-quantize does: Q4_K to
-Q5_0, Q6_K to Q8_0. q4_0 and q8_0 hold the embedding in Q8_0. Norms are F32 ones.
+Q5_0, Q6_K to Q8_0. q4_0 and q8_0 hold the embedding in Q8_0. iq4_xs holds every matrix in IQ4_XS
+(IQ4_NL where a row is no multiple of 256, as llama-quantize falls back; its rules that raise some
+attn_v / ffn_down to Q5_K are left out) and the embedding as q4_k_m does. Norms are F32 ones.
 """
 import sys
 
@@ -27,9 +29,10 @@ SHAPES = {  # layers, hidden, heads, kv heads, head_dim, ffn, window, vocab, lin
 BLOCKS = {
     Q.Q8_0: (32, 34, [0], 5e-4), Q.Q4_0: (32, 18, [0], 2e-3), Q.Q5_0: (32, 22, [0], 1e-3),
     Q.Q4_K: (256, 144, [0, 2], 2e-4), Q.Q6_K: (256, 210, [208], 2e-4),
+    Q.IQ4_XS: (256, 136, [0], 1e-4), Q.IQ4_NL: (32, 18, [0], 2e-3),
 }
-FALLBACK = {Q.Q4_K: Q.Q5_0, Q.Q6_K: Q.Q8_0}
-FILE_TYPE = {"q4_0": 2, "q8_0": 7, "q4_k_m": 15, "q6_k": 18}
+FALLBACK = {Q.Q4_K: Q.Q5_0, Q.Q6_K: Q.Q8_0, Q.IQ4_XS: Q.IQ4_NL}
+FILE_TYPE = {"q4_0": 2, "q8_0": 7, "q4_k_m": 15, "q6_k": 18, "iq4_xs": 30}
 
 out, shape, quant = sys.argv[1], sys.argv[2], sys.argv[3]
 L, H, NH, NKV, HD, FF, W, V, RS = SHAPES[shape]
@@ -55,8 +58,8 @@ def more_bits(i):
 
 
 def layer_type(name, i):
-    if quant in ("q4_0", "q8_0"):
-        return {"q4_0": Q.Q4_0, "q8_0": Q.Q8_0}[quant]
+    if quant in ("q4_0", "q8_0", "iq4_xs"):
+        return {"q4_0": Q.Q4_0, "q8_0": Q.Q8_0, "iq4_xs": Q.IQ4_XS}[quant]
     if quant == "q6_k" or (name in ("attn_v", "ffn_down") and more_bits(i)):
         return Q.Q6_K
     return Q.Q4_K

@@ -1,5 +1,5 @@
-// The matrix and embedding kernels on GGUF's K-quants as the GPU holds them (Q2_K ... Q6_K,
-// runtime/vulkan/kquant_layout.h), and on GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL:
+// The matrix and embedding kernels on GGUF's K-quants as the GPU holds them (Q2_K ... Q6_K, and
+// IQ4_XS: runtime/vulkan/kquant_layout.h), and on GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL:
 // their fallbacks, read by the same kernels, runtime/vulkan/weight_layout.h), against
 // the CPU's dequantization (quant/kquants.h, quant/block32_formats.h) and fp32 math, on whatever
 // Vulkan device is there (lavapipe in CI). Blocks are random bytes, which every bit pattern of these
@@ -27,7 +27,7 @@ using namespace kiln::test;
 namespace {
 
 const DType kTypes[] = {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q3_K, DType::Q2_K,
-                        DType::Q5_0, DType::Q4_1, DType::Q5_1, DType::IQ4_NL};
+                        DType::Q5_0, DType::Q4_1, DType::Q5_1, DType::IQ4_NL, DType::IQ4_XS};
 // The K-quants and Q5_0 (by far the most common of the 32-weight formats) take every case below;
 // Q4_1, Q5_1 and IQ4_NL, read by the same code, those of the 32-weight formats.
 bool every_case(DType t) { return !is_block32_format(t) || t == DType::Q5_0; }
@@ -42,6 +42,7 @@ const char* suffix(DType t) {
     case DType::Q4_1: return "q4_1";
     case DType::Q5_1: return "q5_1";
     case DType::IQ4_NL: return "iq4_nl";
+    case DType::IQ4_XS: return "iq4_xs";
     default: return "q2_k";
   }
 }
@@ -57,10 +58,12 @@ Matrix random_kquant(DType type, int64_t rows, int64_t cols, uint64_t seed) {
   std::uniform_real_distribution<float> scale(1e-3f, 1e-2f);
   for (size_t i = 0; i < m.bytes(); ++i) m.storage.get()[i] = uint8_t(rng());
   const bool block32 = is_block32_format(type);
-  const size_t block = block32 ? block32_format_bytes(type) : kquant_block_bytes(type);
-  // Q4_K, Q5_K: d, dmin first; Q2_K: d, dmin last; Q3_K, Q6_K: d last; 32-weight formats: d (, m) first.
-  const bool has_min = block32 ? type == DType::Q4_1 || type == DType::Q5_1 : type != DType::Q6_K && type != DType::Q3_K;
-  const size_t d_at = type == DType::Q4_K || type == DType::Q5_K || block32 ? 0 : block - (has_min ? 4 : 2);
+  const size_t block = row_bytes(type, block32 ? 32 : 256);
+  // Q4_K, Q5_K: d, dmin first; Q2_K: d, dmin last; Q3_K, Q6_K: d last; 32-weight formats: d (, m)
+  // first; IQ4_XS: d first (its sub-block scales are random bytes too).
+  const bool has_min = block32 ? type == DType::Q4_1 || type == DType::Q5_1
+                               : type != DType::Q6_K && type != DType::Q3_K && type != DType::IQ4_XS;
+  const size_t d_at = type == DType::Q4_K || type == DType::Q5_K || type == DType::IQ4_XS || block32 ? 0 : block - (has_min ? 4 : 2);
   for (size_t b = 0; b < m.bytes() / block; ++b) {
     uint8_t* p = m.storage.get() + b * block;
     const uint16_t d = float_to_fp16(scale(rng)), dmin = float_to_fp16(scale(rng));
@@ -229,8 +232,8 @@ class VulkanKquantKernels : public QObject {
     QVERIFY2(c.x < 1e-6 && c.xn < 1e-5, qPrintable(QString("x %1, xn %2").arg(c.x).arg(c.xn)));
   }
 
-  // The GPU holds each K-quant at the file's size: Q2_K, Q4_K, Q5_K and the 32-weight formats
-  // exactly, Q6_K 212 bytes for 210, Q3_K 112 for 110.
+  // The GPU holds each K-quant at the file's size: Q2_K, Q4_K, Q5_K, IQ4_XS and the 32-weight
+  // formats exactly, Q6_K 212 bytes for 210, Q3_K 112 for 110.
   void device_bytes_match_the_file() {
     for (DType t : kTypes) {
       const int64_t rows = 64, cols = 1024;

@@ -5,12 +5,14 @@
 // the rounding's own. Runs wherever the device has integer dot products (lavapipe in CI).
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
 
 #include "quant/block32_formats.h"
 #include "quant/convert.h"
+#include "quant/iq4_xs.h"
 #include "runtime/cpu/matmul.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/cpu/thread_pool.h"
@@ -68,14 +70,15 @@ const char* suffix(DType t) {
     case DType::Q8_0: return "q8_0";
     case DType::Q4_0: return "q4_0";
     case DType::Q5_0: return "q5_0";
+    case DType::IQ4_XS: return "iq4_xs";
     default: return "iq4_nl";
   }
 }
 
-// random_matrix's weights; IQ4_NL, which Kiln reads but does not write, as random bytes (every
-// grid value) with scales that give weights of the same size.
+// random_matrix's weights; IQ4_NL and IQ4_XS, which Kiln reads but does not write, as random bytes
+// (every grid value, every 6-bit sub-block scale) with scales that give weights of the same size.
 Matrix weights(DType t, int64_t rows, int64_t cols, uint64_t seed) {
-  if (t != DType::IQ4_NL) return random_matrix(t, rows, cols, seed);
+  if (t != DType::IQ4_NL && t != DType::IQ4_XS) return random_matrix(t, rows, cols, seed);
   Matrix m;
   m.type = t;
   m.rows = rows;
@@ -83,8 +86,9 @@ Matrix weights(DType t, int64_t rows, int64_t cols, uint64_t seed) {
   m.storage = allocate_aligned(m.bytes());
   std::mt19937_64 rng(seed);
   for (size_t i = 0; i < m.bytes(); ++i) m.storage.get()[i] = uint8_t(rng());
-  std::uniform_real_distribution<float> scale(0.5f / 127.0f, 1.0f / 127.0f);
-  for (size_t b = 0; b < m.bytes(); b += sizeof(BlockIQ4_NL)) {
+  const bool xs = t == DType::IQ4_XS;  // d times sub-block scales of up to 32
+  std::uniform_real_distribution<float> scale(0.5f / 127.0f / (xs ? 32.0f : 1.0f), 1.0f / 127.0f / (xs ? 32.0f : 1.0f));
+  for (size_t b = 0; b < m.bytes(); b += xs ? sizeof(BlockIQ4_XS) : sizeof(BlockIQ4_NL)) {
     const uint16_t d = float_to_fp16(scale(rng));
     std::memcpy(m.storage.get() + b, &d, 2);
   }
@@ -155,11 +159,13 @@ class VulkanMatmulI8 : public QObject {
     QTest::addColumn<int>("cols");
     QTest::addColumn<int>("tokens");
     QTest::addColumn<int>("chunk_rows");
-    for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::IQ4_NL})
+    for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::IQ4_NL, DType::IQ4_XS})
       for (bool glu : {false, true}) {
         const std::string s = std::string(suffix(t)) + (glu ? " glu" : "");
+        // IQ4_XS rows are whole 256-weight super-blocks: 8 times each row length below (long rows: 2304).
         auto row = [&](const char* what, int rows, int cols, int tokens, int chunk) {
-          QTest::newRow((s + " " + what).c_str()) << int(t) << glu << rows << cols << tokens << chunk;
+          const int c = t == DType::IQ4_XS ? std::min(8 * cols, 2304) : cols;
+          QTest::newRow((s + " " + what).c_str()) << int(t) << glu << rows << c << tokens << chunk;
         };
         // Token counts around the 64-token tile, odd row counts, an odd number of blocks a row
         // (the last step of two blocks half empty), long rows, several chunks.

@@ -3,7 +3,7 @@
 // stored format and never expanded. Prefill (several tokens) expands a tile of rows to floats once
 // and applies it to a group of up to 32 tokens, so the dequantization cost is shared by them.
 // That is the path of F32 / F16 / BF16 (and of Q8_0 / Q4_0 in a set without integer kernels).
-// Q8_0, Q4_0, K-quant and GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL) take their own
+// Q8_0, Q4_0, K-quant, IQ4_XS and GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL) take their own
 // path for any number of tokens (integer_matmul):
 // integer dot products against activations rounded to int8 (int16 for Q8_0), faster than float ones.
 #include "runtime/cpu/matmul.h"
@@ -25,6 +25,7 @@ namespace {
 // Prefill blocking, chosen by measurement (tests/bench, 2560 x 10240): a tile of 6 rows x 128
 // columns of weights (3 KiB) and the same 128 columns of 32 tokens (16 KiB) stay in L1 together.
 constexpr int64_t kTileCols = 128;
+constexpr int64_t kMaxTileCols = 256;  // IQ4_XS's tiles: one super-block (the K-quants never expand)
 constexpr int64_t kTokenGroup = 32;
 constexpr size_t kDecodeChunkBytes = 64 * 1024;  // weight bytes a thread takes at a time in decode
 constexpr size_t kPrefillRowBytes = 16 * 1024;   // integer-path weight bytes applied to all tokens at a time
@@ -92,6 +93,7 @@ void prefill(const MatmulKernels& kernels, const Matrix& w, const float* x, int6
   constexpr int64_t kRows = MatmulKernels::kTileRows;
   const int64_t tiles = (w.rows + kRows - 1) / kRows;
   const auto to_float = kernels.to_float[static_cast<int>(w.type)];
+  const int64_t tile_cols = std::max(kTileCols, block_weights(w.type));  // whole blocks
   std::vector<float> xt(static_cast<size_t>(w.cols) * kTokenGroup);  // [cols][padded tokens]
   for (int64_t g0 = 0; g0 < n; g0 += kTokenGroup) {
     const int64_t tokens = std::min(kTokenGroup, n - g0);
@@ -99,17 +101,17 @@ void prefill(const MatmulKernels& kernels, const Matrix& w, const float* x, int6
     transpose_tokens(x + g0 * w.cols, w.cols, tokens, padded, xt.data());
     pool.parallel_for(tiles, [&](int64_t tile_begin, int64_t tile_end) {
       // Rows past the last weight row hold zeros or an earlier tile's values: their sums are not stored.
-      float expanded[kRows * kTileCols] = {};  // [kRows][kTileCols]
+      float expanded[kRows * kMaxTileCols] = {};  // [kRows][tile_cols]
       float acc[kRows * kTokenGroup];          // [kRows][padded]
       for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
         const int64_t r0 = tile * kRows;
         const int64_t rows = std::min(kRows, w.rows - r0);
         std::fill_n(acc, kRows * padded, 0.0f);
-        for (int64_t c0 = 0; c0 < w.cols; c0 += kTileCols) {
-          const int64_t cols = std::min(kTileCols, w.cols - c0);
+        for (int64_t c0 = 0; c0 < w.cols; c0 += tile_cols) {
+          const int64_t cols = std::min(tile_cols, w.cols - c0);
           const size_t offset = row_bytes(w.type, c0);  // c0 is a whole number of blocks
-          for (int64_t r = 0; r < rows; ++r) to_float(w.row(r0 + r) + offset, cols, expanded + r * kTileCols);
-          kernels.tile_product(expanded, kTileCols, xt.data() + c0 * padded, padded, padded, cols, acc, padded);
+          for (int64_t r = 0; r < rows; ++r) to_float(w.row(r0 + r) + offset, cols, expanded + r * tile_cols);
+          kernels.tile_product(expanded, tile_cols, xt.data() + c0 * padded, padded, padded, cols, acc, padded);
         }
         for (int64_t r = 0; r < rows; ++r) {
           for (int64_t t = 0; t < tokens; ++t) y[(g0 + t) * w.rows + r0 + r] = acc[r * padded + t];
@@ -142,7 +144,7 @@ void matmul_with(const MatmulKernels& kernels, const Matrix& w, const float* x, 
     integer_matmul<ActivationBlockQ16>(kernels.quantize_q16, kernels.dot_rows_q8_0, kBlockSize, w, x, n, y, pool);
   } else if (w.type == DType::Q4_0 && kernels.dot_rows_q4_0 && kernels.quantize_q8_0) {
     integer_matmul<ActivationBlockQ8_0>(kernels.quantize_q8_0, kernels.dot_rows_q4_0, kBlockSize, w, x, n, y, pool);
-  } else if (kernels.dot_rows_i8[type] && kernels.quantize_q8_0) {  // Q5_0, Q4_1, Q5_1, IQ4_NL
+  } else if (kernels.dot_rows_i8[type] && kernels.quantize_q8_0) {  // Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS
     integer_matmul<ActivationBlockQ8_0>(kernels.quantize_q8_0, kernels.dot_rows_i8[type], kBlockSize, w, x, n, y, pool);
   } else if (n == 1) {
     decode(kernels, w, x, y, pool);

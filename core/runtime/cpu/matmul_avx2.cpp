@@ -271,6 +271,8 @@ MatmulKernels avx2_matmul_kernels() {
   add_avx2_q8_0_kernels(k);
   add_portable_block32_kernels(k);  // the float reference
   add_avx2_block32_kernels(k);
+  add_portable_iq4xs_kernels(k);  // the float reference
+  add_avx2_iq4xs_kernels(k);
   return k;
 }
 

@@ -12,10 +12,11 @@
 
 namespace kiln {
 
-// The weight formats matmul computes with directly: every DType (F32 .. IQ4_NL in enum order), the
-// K-quants and GGUF's other 32-weight formats (quant/block32_formats.h) included. Tables are indexed by DType.
-constexpr int kMatmulTypeCount = 14;
-static_assert(static_cast<int>(DType::IQ4_NL) == kMatmulTypeCount - 1, "a DType was added: give it kernels");
+// The weight formats matmul computes with directly: every DType (F32 .. IQ4_XS in enum order), the
+// K-quants, IQ4_XS and GGUF's other 32-weight formats (quant/block32_formats.h) included. Tables are
+// indexed by DType.
+constexpr int kMatmulTypeCount = 15;
+static_assert(static_cast<int>(DType::IQ4_XS) == kMatmulTypeCount - 1, "a DType was added: give it kernels");
 inline bool is_matmul_type(DType t) { return static_cast<int>(t) < kMatmulTypeCount; }
 // GGUF's 32-weight formats with kernels of their own against int8 activations (dot_rows_i8).
 inline bool is_block32_matmul_type(DType t) {
@@ -91,8 +92,8 @@ struct MatmulKernels {
   using DotRowsQ4_0 = void (*)(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
                                const ActivationBlockQ8_0* x, int64_t tokens, float* y, int64_t ld_y);
   using QuantizeQ8_0 = void (*)(const float* x, int64_t cols, ActivationBlockQ8_0* out);
-  // And for GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL), indexed by DType, against the
-  // same activations (Q5_0 starts each block's sum at 2 * offset, -16 times the activations' sum).
+  // And for GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL) and IQ4_XS, indexed by DType,
+  // against the same activations (Q5_0 starts each block's sum at 2 * offset, -16 times the activations' sum).
   // And for Q8_0 rows against activations rounded by quantize_activations_q16.
   using DotRowsQ8_0 = void (*)(const uint8_t* w, size_t stride, int64_t rows, int64_t cols,
                                const ActivationBlockQ16* x, int64_t tokens, float* y, int64_t ld_y);
@@ -135,6 +136,13 @@ void add_avx512_q8_0_kernels(MatmulKernels& k);
 void add_portable_block32_kernels(MatmulKernels& k);
 void add_avx2_block32_kernels(MatmulKernels& k);
 void add_avx512_block32_kernels(MatmulKernels& k);
+
+// The same for IQ4_XS (matmul_iq4xs_*): its eight 32-weight sub-blocks a super-block against the
+// same int8 activations as IQ4_NL (ActivationBlockQ8_0), in dot_rows_i8; the portable set also adds
+// the float reference (dot_rows, to_float).
+void add_portable_iq4xs_kernels(MatmulKernels& k);
+void add_avx2_iq4xs_kernels(MatmulKernels& k);
+void add_avx512_iq4xs_kernels(MatmulKernels& k);
 
 // True on x86-64 CPUs with AVX2, FMA and F16C (checked at run time).
 bool cpu_has_avx2_kernels();

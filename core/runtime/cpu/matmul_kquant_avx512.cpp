@@ -38,6 +38,7 @@ MatmulKernels avx512_matmul_kernels() {
   fill_kquant_kernels(k);
   add_avx512_q8_0_kernels(k);
   add_avx512_block32_kernels(k);
+  add_avx512_iq4xs_kernels(k);
   return k;
 }
 

@@ -134,6 +134,7 @@ MatmulKernels portable_matmul_kernels() {
   add_portable_kquant_kernels(k);
   add_portable_q8_0_kernels(k);
   add_portable_block32_kernels(k);
+  add_portable_iq4xs_kernels(k);
   return k;
 }
 

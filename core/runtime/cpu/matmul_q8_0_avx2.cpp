@@ -2,6 +2,7 @@
 // F16C. Compiled for baseline x86-64 like matmul_avx2.cpp: only the kernels use AVX2, and they run
 // only after the CPU was checked.
 #include "quant/block32_formats.h"
+#include "quant/iq4_xs.h"
 #include "runtime/cpu/matmul_kernels.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -20,10 +21,12 @@ namespace kiln {
 namespace {
 #include "runtime/cpu/matmul_q8_0_x86.inc"
 #include "runtime/cpu/matmul_block32_x86.inc"
+#include "runtime/cpu/matmul_iq4xs_x86.inc"
 }  // namespace
 
 void add_avx2_q8_0_kernels(MatmulKernels& k) { fill_q8_0_kernels(k); }
 void add_avx2_block32_kernels(MatmulKernels& k) { fill_block32_kernels(k); }
+void add_avx2_iq4xs_kernels(MatmulKernels& k) { fill_iq4xs_kernels(k); }
 
 }  // namespace kiln
 
@@ -32,6 +35,7 @@ void add_avx2_block32_kernels(MatmulKernels& k) { fill_block32_kernels(k); }
 namespace kiln {
 void add_avx2_q8_0_kernels(MatmulKernels& k) { add_portable_q8_0_kernels(k); }
 void add_avx2_block32_kernels(MatmulKernels& k) { add_portable_block32_kernels(k); }
+void add_avx2_iq4xs_kernels(MatmulKernels& k) { add_portable_iq4xs_kernels(k); }
 }  // namespace kiln
 
 #endif

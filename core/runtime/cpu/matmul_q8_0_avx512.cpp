@@ -1,9 +1,10 @@
 // AVX-512 VNNI Q8_0 / Q4_0 kernels against integer activations: matmul_q8_0_x86.inc with vpdpbusd /
 // vpdpwssd (256-bit, AVX512VL) for each block's products and 32 vector registers for the 8 tokens a
 // kernel takes at once, and for prefill the repacked 8-row tiles of matmul_q8_0_gemm_vnni.inc (and
-// of matmul_block32_gemm_vnni.inc for GGUF's other 32-weight formats).
+// of matmul_block32_gemm_vnni.inc for GGUF's other 32-weight formats, matmul_iq4xs_gemm_vnni.inc for IQ4_XS).
 // Compiled for baseline x86-64; run only where the CPU has the instructions.
 #include "quant/block32_formats.h"
+#include "quant/iq4_xs.h"
 #include "runtime/cpu/matmul_kernels.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -26,6 +27,8 @@ namespace {
 #include "runtime/cpu/matmul_block32_x86.inc"
 #include "runtime/cpu/matmul_q8_0_gemm_vnni.inc"
 #include "runtime/cpu/matmul_block32_gemm_vnni.inc"
+#include "runtime/cpu/matmul_iq4xs_x86.inc"
+#include "runtime/cpu/matmul_iq4xs_gemm_vnni.inc"
 }  // namespace
 
 void add_avx512_q8_0_kernels(MatmulKernels& k) {
@@ -39,6 +42,11 @@ void add_avx512_block32_kernels(MatmulKernels& k) {
   fill_block32_gemm_kernels(k);
 }
 
+void add_avx512_iq4xs_kernels(MatmulKernels& k) {
+  fill_iq4xs_kernels(k);
+  fill_iq4xs_gemm_kernels(k);
+}
+
 }  // namespace kiln
 
 #else  // not x86-64: the portable kernels stand in
@@ -46,6 +54,7 @@ void add_avx512_block32_kernels(MatmulKernels& k) {
 namespace kiln {
 void add_avx512_q8_0_kernels(MatmulKernels& k) { add_portable_q8_0_kernels(k); }
 void add_avx512_block32_kernels(MatmulKernels& k) { add_portable_block32_kernels(k); }
+void add_avx512_iq4xs_kernels(MatmulKernels& k) { add_portable_iq4xs_kernels(k); }
 }  // namespace kiln
 
 #endif

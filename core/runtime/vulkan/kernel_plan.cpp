@@ -18,7 +18,8 @@ bool int8_decode_type(DType type) {
 }
 
 bool int_dot_prefill_type(DType type) {
-  return type == DType::Q8_0 || type == DType::Q4_0 || type == DType::Q5_0 || type == DType::IQ4_NL;
+  return type == DType::Q8_0 || type == DType::Q4_0 || type == DType::Q5_0 || type == DType::IQ4_NL ||
+         type == DType::IQ4_XS;
 }
 
 namespace {

@@ -34,7 +34,7 @@ constexpr MatmulTile kMatmulTile{64, 64}, kCoopTile{128, 128};
 
 // The batched matrix kernels (prefill): tensor cores through NVIDIA's extension (matmul_coop_*),
 // through the portable KHR one (matmul_coop_khr_*: RDNA3, Intel, NVIDIA), int8 tiles on integer dot
-// products (matmul_i8_*: Q8_0/Q4_0/Q5_0/IQ4_NL weights on devices without tensor cores), or fp32 tiles (matmul_*).
+// products (matmul_i8_*: Q8_0/Q4_0/Q5_0/IQ4_NL/IQ4_XS weights on devices without tensor cores), or fp32 tiles (matmul_*).
 enum class Prefill { Fp32, NvCoopmat, KhrCoopmat, IntDot };
 const char* prefill_name(Prefill p);  // "fp32", "nv_coopmat", "khr_coopmat", "int_dot"
 // Whether this build embedded the KHR kernels (they need Debian 13's glslc: kernels/vulkan).
@@ -42,9 +42,9 @@ bool khr_coopmat_built();
 
 // Device families: the rows of the table in kernel_plan.cpp (kFamilies).
 // Weights whose one-token kernels take int8 activations (matvec_i8_*, matvec_staged_*,
-// matvec_qin_*): Q8_0, Q4_0, the K-quants and GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL).
+// matvec_qin_*): Q8_0, Q4_0, the K-quants, IQ4_XS and GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL).
 bool int8_decode_type(DType type);
-// Weights with int8 prefill tiles (matmul_i8_*): Q8_0, Q4_0, Q5_0 and IQ4_NL (no mins to carry).
+// Weights with int8 prefill tiles (matmul_i8_*): Q8_0, Q4_0, Q5_0, IQ4_NL and IQ4_XS (no mins to carry).
 bool int_dot_prefill_type(DType type);
 
 enum class DeviceFamily { Nvidia, Amd, Intel, Cpu, Other };

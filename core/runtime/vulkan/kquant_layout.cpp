@@ -16,6 +16,7 @@ uint32_t scale_words(DType type) {
     case DType::Q6_K: return 21;
     case DType::Q3_K: return 12;
     case DType::Q2_K: return 5;
+    case DType::IQ4_XS: return 2;
     default: throw Error(std::string("Vulkan: no GPU layout for ") + to_string(type));
   }
 }
@@ -72,7 +73,8 @@ void pack_nibbles(const uint8_t* q, uint8_t* out) {
 }  // namespace
 
 bool gpu_kquant(DType type) {
-  return type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K || type == DType::Q3_K || type == DType::Q2_K;
+  return type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K || type == DType::Q3_K || type == DType::Q2_K ||
+         type == DType::IQ4_XS;
 }
 
 bool two_bit_kquant(DType type) { return type == DType::Q3_K || type == DType::Q2_K; }
@@ -85,12 +87,21 @@ void repack_kquant_row(DType type, int64_t cols, const uint8_t* src, uint8_t* we
   if (cols % kSuperBlockSize != 0)
     throw Error("Vulkan: a " + std::string(to_string(type)) + " row of " + std::to_string(cols) +
                 " weights is not whole 256-weight super-blocks");
-  const size_t in_bytes = kquant_block_bytes(type);
+  const size_t in_bytes = type == DType::IQ4_XS ? sizeof(BlockIQ4_XS) : kquant_block_bytes(type);
   const uint32_t words = scale_words(type);
   uint8_t q[kSuperBlockSize];
   for (int64_t s = 0; s < cols / kSuperBlockSize; ++s) {
     const uint8_t* in = src + s * in_bytes;
     uint32_t w[21] = {};
+    if (type == DType::IQ4_XS) {
+      BlockIQ4_XS b;
+      std::memcpy(&b, in, sizeof b);
+      std::memcpy(weights + s * sizeof b.qs, b.qs, sizeof b.qs);  // 8 blocks of 16 nibble bytes, as Q4_0's
+      w[0] = uint32_t(b.d) | (uint32_t(b.scales_h) << 16);
+      std::memcpy(&w[1], b.scales_l, 4);
+      std::memcpy(scales + s * words * 4, w, words * 4);
+      continue;
+    }
     if (type == DType::Q3_K) {
       BlockQ3K b;
       std::memcpy(&b, in, sizeof b);

@@ -12,9 +12,11 @@
 //         4 words of GGUF's 16 int8 scales (block b: sub-blocks 2b, 2b + 1), d      212 B (file 210)
 //   Q3_K: 12 words: a word a block (bit j = bit 2 of q[j]), GGUF's 12 packed scale bytes, d  112 B (file 110)
 //   Q2_K:  5 words: GGUF's 16 scale/min bytes (block b: sub-blocks 2b, 2b + 1), half2(d, dmin)  84 B (file 84)
+//   IQ4_XS: 2 words: half2(d, scales_h), scales_l (its nibbles are in Q4_0's order already)    136 B (file 136)
 // so a block's weights are x = (q - bias) * scale + offset with, per half block of 16:
 //   Q4_K, Q5_K: scale = d * sc[b], offset = -dmin * m[b];   Q6_K: scale = d * sc[2b + half], bias 32;
-//   Q3_K: scale = d * (sc[2b + half] - 32), bias 4;         Q2_K: d * (sc & 15), offset = -dmin * (sc >> 4).
+//   Q3_K: scale = d * (sc[2b + half] - 32), bias 4;         Q2_K: d * (sc & 15), offset = -dmin * (sc >> 4);
+//   IQ4_XS: q is IQ4_NL's grid value, scale = d * (ls[b] - 32) (quant/iq4_xs.h).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +25,7 @@
 
 namespace kiln::vk {
 
-bool gpu_kquant(DType type);      // a K-quant with GPU kernels of its own (all five)
+bool gpu_kquant(DType type);      // a K-quant (all five) or IQ4_XS: a super-block format with GPU kernels
 bool two_bit_kquant(DType type);  // Q2_K, Q3_K: 8 bytes a block in the weights binding, not 16
 // Bytes of one row's scales-binding words: cols / 256 super-blocks of the words above.
 uint64_t kquant_scale_row_bytes(DType type, int64_t cols);

@@ -30,6 +30,7 @@ const char* type_suffix(DType t) {
     case DType::Q6_K: return "q6_k";
     case DType::Q3_K: return "q3_k";
     case DType::Q2_K: return "q2_k";
+    case DType::IQ4_XS: return "iq4_xs";  // a super-block format read as the K-quants are
     default: throw Error(std::string("Vulkan: weights in ") + to_string(t) + " are not supported on the GPU");
   }
 }
@@ -109,7 +110,7 @@ std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2, b
 }
 
 std::string matmul_i8_kernel_name(DType type, bool glu) {
-  if (!int_dot_prefill_type(type)) throw Error("Vulkan: int8 tiles are for Q8_0, Q4_0, Q5_0 and IQ4_NL weights");
+  if (!int_dot_prefill_type(type)) throw Error("Vulkan: int8 tiles are for Q8_0, Q4_0, Q5_0, IQ4_NL and IQ4_XS weights");
   return std::string("matmul_i8_") + (glu ? "glu_" : "") + type_suffix(type);
 }
 

@@ -27,7 +27,8 @@ uint64_t layout_weight_bytes(DType type, int64_t rows, int64_t cols) {
     case DType::IQ4_NL: return n / 2;  // nibbles; Q5_0's and Q5_1's fifth bits go with their scales
     case DType::Q4_K:
     case DType::Q5_K:
-    case DType::Q6_K: return n / 2;  // their low nibbles (kquant_layout.h)
+    case DType::Q6_K:
+    case DType::IQ4_XS: return n / 2;  // their low nibbles (kquant_layout.h)
     case DType::Q3_K:
     case DType::Q2_K: return n / 4;  // their low 2 bits
     default: throw Error(std::string("Vulkan: weights in ") + to_string(type) + " are not supported on the GPU");

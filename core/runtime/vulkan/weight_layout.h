@@ -9,7 +9,8 @@
 //   Q5_0, Q4_1, Q5_1, IQ4_NL: weights as Q4_0's, scales [blocks] of the GGUF block's other bytes as
 //          they are: halfwords d (, m) (, the 32 fifth bits qh as two): 22, 20, 24, 18 B a block as in the file
 //   Q4_K, Q5_K, Q6_K: weights [blocks][16] low nibbles in Q4_0's order (Q3_K, Q2_K: [blocks][8] low
-//          2 bits), scales [super-blocks][words] of scales, mins and high bits (kquant_layout.h)
+//          2 bits), scales [super-blocks][words] of scales, mins and high bits (kquant_layout.h);
+//          IQ4_XS likewise: its nibbles, scales [super-blocks][2 words]
 // Bytes per weight are unchanged (Q4_0 stays 4.5 bits; Q6_K takes 212 bytes for GGUF's 210). A matrix
 // larger than one storage-buffer binding (maxStorageBufferRange) is split into row chunks, each
 // dispatched on its own. A stack of matrices of different types (Q4_K_M files keep attn_v in Q6_K
