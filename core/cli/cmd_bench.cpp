@@ -278,8 +278,8 @@ void add_bench_command(CLI::App& app) {
                   "Time to first token of a request sharing this many prompt tokens with the one before "
                   "(then --prompt new ones), against the same request cold");
   cmd->add_flag("--image", f->image,
-                 "Time to encode one 896x896 image with Gemma 3 4B's vision tower (synthetic weights, CPU, "
-                 "--threads; --precision f16 or f32)");
+                 "Time to encode one 896x896 image with Gemma 3 4B's vision tower (synthetic weights; on the CPU "
+                 "with --threads, or --backend vulkan [--device N]; --precision f16 or f32)");
   cmd->callback([f] {
     if (f->image) return run_image_bench(f->model, f->json);
     if (f->prompt < 1 || f->gen < 1) throw Error("--prompt and --gen must be at least 1");
