@@ -68,12 +68,16 @@ class Tower final : public VulkanVisionEncoder {
                                                      "vision activations");
     readback_ = std::make_unique<vk::MemoryArena>(*device_, vk::MemoryKind::HostReadback, 16ull << 20, "vision output");
     uploader_ = std::make_unique<vk::Uploader>(*device_, 32ull << 20);
-    pipelines_ = std::make_unique<vk::PipelineLibrary>(*device_, "");
+    // Its own pipeline cache beside the text model's (each library saves its file whole).
+    std::string cache = vk::PipelineLibrary::default_cache_path(info);
+    if (cache.size() > 4) cache.insert(cache.size() - 4, "-vision");
+    pipelines_ = std::make_unique<vk::PipelineLibrary>(*device_, cache);
     descriptors_ = std::make_unique<vk::DescriptorAllocator>(*device_);
     allocate_activations();
     record_steps(upload(w));
     uploader_->finish();
     sequence_ = std::make_unique<vk::CommandSequence>(*device_, uint32_t(steps_.size()) + 1);
+    pipelines_->save_cache();
   }
 
   ~Tower() override {
