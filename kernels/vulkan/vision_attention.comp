@@ -55,8 +55,13 @@ void main() {
     barrier();
     const uint keys = min(KT, pc.tokens - k0);
     for (uint j = 0; j < keys; ++j) {
-      float s = 0.0;
-      for (uint c = 0; c < D4; ++c) s += dot(q[c], k_tile[j * D4 + c]);
+      float s0 = 0.0, s1 = 0.0;  // two chains of sums: half the dependent latency
+      for (uint c = 0; c + 1u < D4; c += 2u) {
+        s0 += dot(q[c], k_tile[j * D4 + c]);
+        s1 += dot(q[c + 1u], k_tile[j * D4 + c + 1u]);
+      }
+      if ((D4 & 1u) != 0u) s0 += dot(q[D4 - 1u], k_tile[j * D4 + D4 - 1u]);
+      const float s = s0 + s1;
       if (s > running_max) {  // rare after the first keys: rescale what was summed so far
         const float correction = exp(running_max - s);
         running_sum *= correction;

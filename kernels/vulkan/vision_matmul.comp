@@ -5,8 +5,9 @@
 // + R[m][n] (FLAG_ADD_R: the position embedding), + the old Y[m][n] (FLAG_ACCUMULATE: a residual).
 // W is [N][k_weight] with rows zero-padded to k_weight (a multiple of 32), F16 (WEIGHT_F16: halves
 // packed in pairs, the lower k in the low bits) or F32. X and Y are F32.
-// A workgroup computes 64 tokens x 64 outputs, K in steps of 32 staged in shared memory; each
-// invocation accumulates a 4 x 4 block in fp32. Grid: (ceil(N / 64), ceil(M / 64)).
+// A workgroup computes 128 tokens x 64 outputs, K in steps of 32 staged in shared memory; each
+// invocation accumulates 8 tokens x 4 outputs in fp32 (three shared loads a step for 32 fma).
+// Grid: (ceil(N / 64), ceil(M / 128)).
 //
 // Push constants (VisionMatmulPush in vision_tower_gpu.cpp), 4-byte words:
 //   0 m, 1 n, 2 k, 3 k_weight, 4 x_stride, 5 y_stride, 6 r_stride, 7 flags
@@ -32,19 +33,19 @@ layout(push_constant) uniform Push {
 const uint FLAG_BIAS = 1u, FLAG_GELU = 2u, FLAG_ADD_R = 4u, FLAG_ACCUMULATE = 8u;
 
 shared vec4 w_tile[32][16];  // [k][output / 4]
-shared vec4 x_tile[32][16];  // [k][token / 4]
+shared vec4 x_tile[32][32];  // [k][token / 4]
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
-  const uint n0 = gl_WorkGroupID.x * 64u, m0 = gl_WorkGroupID.y * 64u;
+  const uint n0 = gl_WorkGroupID.x * 64u, m0 = gl_WorkGroupID.y * 128u;
   const uint tn = tid & 15u;  // outputs n0 + 4 tn ..
-  const uint tm = tid >> 4;   // tokens m0 + 4 tm ..
-  vec4 acc[4];                // acc[i][j]: token 4 tm + i, output 4 tn + j
-  for (uint i = 0; i < 4u; ++i) acc[i] = vec4(0.0);
+  const uint tm = tid >> 4;   // tokens m0 + 8 tm ..
+  vec4 acc[8];                // acc[i][j]: token 8 tm + i, output 4 tn + j
+  for (uint i = 0; i < 8u; ++i) acc[i] = vec4(0.0);
 
   for (uint k0 = 0; k0 < pc.k; k0 += 32u) {
-    // Inputs: 64 tokens x 32 k, 8 an invocation; 32 neighbours read one row's 32 floats.
-    for (uint j = 0; j < 8u; ++j) {
+    // Inputs: 128 tokens x 32 k, 16 an invocation; 32 neighbours read one row's 32 floats.
+    for (uint j = 0; j < 16u; ++j) {
       const uint idx = tid + 256u * j, row = idx >> 5, kk = idx & 31u;
       float v = 0.0;
       if (m0 + row < pc.m && k0 + kk < pc.k) v = x[(m0 + row) * pc.x_stride + k0 + kk];
@@ -70,17 +71,21 @@ void main() {
     barrier();
     for (uint kk = 0; kk < 32u; ++kk) {
       const vec4 a = w_tile[kk][tn];
-      const vec4 b = x_tile[kk][tm];
-      acc[0] += b.x * a;
-      acc[1] += b.y * a;
-      acc[2] += b.z * a;
-      acc[3] += b.w * a;
+      const vec4 b0 = x_tile[kk][2u * tm], b1 = x_tile[kk][2u * tm + 1u];
+      acc[0] += b0.x * a;
+      acc[1] += b0.y * a;
+      acc[2] += b0.z * a;
+      acc[3] += b0.w * a;
+      acc[4] += b1.x * a;
+      acc[5] += b1.y * a;
+      acc[6] += b1.z * a;
+      acc[7] += b1.w * a;
     }
     barrier();
   }
 
-  for (uint i = 0; i < 4u; ++i) {
-    const uint row = m0 + 4u * tm + i;
+  for (uint i = 0; i < 8u; ++i) {
+    const uint row = m0 + 8u * tm + i;
     if (row >= pc.m) continue;
     for (uint j = 0; j < 4u; ++j) {
       const uint col = n0 + 4u * tn + j;

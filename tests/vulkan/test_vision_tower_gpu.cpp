@@ -62,7 +62,7 @@ double check_matmul(VkHarness& h, DType type, uint32_t m, uint32_t n, uint32_t k
   const vk::BufferSlice ys = (flags & vk::kVisionAccumulate) ? h.upload(y0) : h.poisoned(y0.size());
   const vk::Kernel& kernel = h.pipelines->get(type == DType::F16 ? "vision_matmul_f16" : "vision_matmul_f32", 5);
   h.run(kernel, {ws, xs, bs, rs, ys}, vk::VisionMatmulPush{m, n, k, k_weight, k, n, n, flags}, (n + 63) / 64,
-        (m + 63) / 64);
+        (m + 127) / 128);
   return max_relative(h.read(ys, expected.size()), expected);
 }
 
@@ -166,6 +166,7 @@ class VisionTowerGpuTest : public QObject {
       QTest::newRow((name + " 5x40x430 bias, residual").c_str()) << int(t) << 5u << 40u << 430u
                                                                   << (vk::kVisionBias | vk::kVisionAccumulate);
       QTest::newRow((name + " 64x64x32 plain").c_str()) << int(t) << 64u << 64u << 32u << 0u;
+      QTest::newRow((name + " 300x130x64 bias").c_str()) << int(t) << 300u << 130u << 64u << vk::kVisionBias;
     }
   }
   void matmul_matches_cpu() {
@@ -208,6 +209,7 @@ class VisionTowerGpuTest : public QObject {
     QTest::newRow("301 tokens, 3 heads of 16") << 301u << 3u << 16u << 64u;
     QTest::newRow("259 tokens, 2 heads of 72") << 259u << 2u << 72u << 16u;
     QTest::newRow("70 tokens, 1 head of 70") << 70u << 1u << 70u << 32u;  // a head_dim not of 4
+    QTest::newRow("130 tokens, 2 heads of 20") << 130u << 2u << 20u << 8u;  // an odd number of vec4
   }
   void attention_matches_cpu() {
     QFETCH(uint32_t, tokens);

@@ -26,7 +26,7 @@ using vk::VisionPoolPush;
 constexpr uint32_t kBias = vk::kVisionBias, kGelu = vk::kVisionGelu, kAddR = vk::kVisionAddR,
                    kAccumulate = vk::kVisionAccumulate;
 
-constexpr uint32_t kTile = 64;          // vision_matmul.comp's tokens and outputs a workgroup
+constexpr uint32_t kTileTokens = 128, kTileOutputs = 64;  // vision_matmul.comp's workgroup
 constexpr uint32_t kWeightStep = 32;    // ... and its K step: weight rows are padded to it
 constexpr uint32_t kQueriesPerGroup = 64;  // vision_attention.comp
 constexpr int kMaxHeadDim = 128;
@@ -250,7 +250,7 @@ class Tower final : public VulkanVisionEncoder {
               const vk::BufferSlice& r, const vk::BufferSlice& y, uint32_t flags, const char* op, int layer) {
     const vk::Kernel& k = pipelines_->get(w.f16 ? "vision_matmul_f16" : "vision_matmul_f32", 5);
     const VisionMatmulPush push{m, w.n, w.k, w.k_weight, w.k, w.n, w.n, flags};
-    add_step(k, {w.w, x, bias, r, y}, push, groups(w.n, kTile), groups(m, kTile), op, layer);
+    add_step(k, {w.w, x, bias, r, y}, push, groups(w.n, kTileOutputs), groups(m, kTileTokens), op, layer);
   }
 
   void layer_norm(const vk::BufferSlice& x, const vk::BufferSlice& weight, const vk::BufferSlice& bias,
@@ -261,8 +261,9 @@ class Tower final : public VulkanVisionEncoder {
 
   void attention(int layer) {
     const uint32_t hd = uint32_t(config_.hidden / config_.heads), d4 = groups(hd, 4), h = uint32_t(config_.hidden);
-    // Keys staged a step: as many as both tiles fit in the device's shared memory.
-    uint32_t keys = 64;
+    // Keys staged a step: 32 (head_dim 72: 18 KiB of tiles, so that several workgroups share an
+    // SM's memory: the grid has only tokens / 64 x heads of them), fewer where memory is short.
+    uint32_t keys = 32;
     while (keys > 8 && 2 * keys * d4 * 16 > device_->limits().maxComputeSharedMemorySize) keys /= 2;
     const VisionAttentionPush push{patches(), hd, 3 * h, h, 2 * h, h, 1.0f / std::sqrt(float(hd))};
     add_step(pipelines_->get("vision_attention", 2, {d4, keys}), {qkv_, attended_}, push,
