@@ -48,10 +48,10 @@ VisionSession::VisionSession(VisionSource source, const ImageOptions& options, D
 std::unique_ptr<VisionEncoder> VisionSession::make_encoder(std::vector<std::string>& notes) const {
 #ifdef KILN_HAVE_VULKAN
   if (placement_.vulkan) {
+    SiglipWeights weights = load_siglip_weights(source_, matrices_);  // a bad file is an error anywhere
     try {
-      return make_vulkan_vision_encoder(load_siglip_weights(source_, matrices_),
-                                        {placement_.vulkan_device, placement_.allow_cpu_device});
-    } catch (const Error& e) {
+      return make_vulkan_vision_encoder(std::move(weights), {placement_.vulkan_device, placement_.allow_cpu_device});
+    } catch (const Error& e) {  // the upload freed the host copies as it went: the CPU reads them again
       notes.push_back(std::string("the vision tower runs on the CPU: ") + e.what());
     }
   }
