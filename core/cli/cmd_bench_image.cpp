@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <random>
 
@@ -21,13 +22,33 @@ namespace {
 
 constexpr int kGpuTimedRuns = 5;  // after one warm-up run (pipelines, caches, clocks)
 
-// The encoder on the backend asked for, and what to call where it runs.
+// GPU time per op (summed over layers) for one image: the profile of `runs` encodes.
+using OpMillis = std::vector<std::pair<std::string, double>>;
+OpMillis per_op(const std::vector<OpTiming>& timings, size_t runs) {
+  OpMillis out;
+  for (const OpTiming& t : timings) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& o) { return o.first == t.op; });
+    if (it == out.end()) it = out.insert(out.end(), {t.op, 0.0});
+    it->second += t.micros / 1000.0 / double(std::max<size_t>(runs, 1));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+// The encoder on the backend asked for, and what to call where it runs. profile: the GPU times
+// each dispatch of the timed runs (`profile` gets them, per op).
 std::unique_ptr<VisionEncoder> make_encoder(const ModelFlags& model, const VisionConfig& config, DType matrices,
-                                            std::string& where) {
+                                            std::string& where, std::function<OpMillis(size_t)>& profile) {
   if (model.backend == "vulkan") {
 #ifdef KILN_HAVE_VULKAN
     auto gpu = make_vulkan_vision_encoder(synthetic_siglip_weights(config, matrices, 1234), {model.device, true});
     where = "vulkan (" + gpu->device_name() + ")";
+    VulkanVisionEncoder* tower = gpu.get();
+    profile = [tower](size_t runs) {
+      OpMillis ops = per_op(tower->take_profile(), runs);
+      tower->set_profiling(true);
+      return ops;
+    };
     return gpu;
 #else
     throw Error("--image --backend vulkan: Kiln was built without Vulkan");
@@ -41,7 +62,7 @@ std::unique_ptr<VisionEncoder> make_encoder(const ModelFlags& model, const Visio
 
 }  // namespace
 
-void run_image_bench(const ModelFlags& model, bool json) {
+void run_image_bench(const ModelFlags& model, bool json, bool profile_ops) {
   const std::optional<Precision> precision = parse_precision(model.precision);
   if (!precision || (*precision != Precision::Auto && *precision != Precision::F16 && *precision != Precision::F32))
     throw Error("--image: the tower's matrices are held in f16 or f32, not " + model.precision);
@@ -59,7 +80,8 @@ void run_image_bench(const ModelFlags& model, bool json) {
   using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
   std::string where;
-  const auto encoder = make_encoder(model, config, matrices, where);
+  std::function<OpMillis(size_t)> profile;  // set for the GPU: starts profiling, returns what was timed
+  const auto encoder = make_encoder(model, config, matrices, where, profile);
   const bool gpu = where != "cpu";
   const double make_s = std::chrono::duration<double>(Clock::now() - t0).count();
   ThreadPool pool(model.threads);
@@ -75,7 +97,9 @@ void run_image_bench(const ModelFlags& model, bool json) {
     t0 = Clock::now();
     out = encoder->encode(pixels, pool);
     if (!gpu || run > 0) times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    if (gpu && run == 0 && profile_ops) profile(1);  // from now on (the warm-up's are dropped)
   }
+  const OpMillis ops = profile_ops && profile ? profile(times.size()) : OpMillis{};
   std::sort(times.begin(), times.end());
   const double encode_ms = times[times.size() / 2], best_ms = times.front();
   double checksum = 0;  // runs that compute the same thing show the same value (CPU and GPU: close)
@@ -86,10 +110,12 @@ void run_image_bench(const ModelFlags& model, bool json) {
     std::printf("{\"tower\": \"gemma3-4b (synthetic)\", \"backend\": \"%s\", \"device\": \"%s\", \"precision\": \"%s\", "
                 "\"threads\": %d, \"image_size\": %d, \"patches\": %d, \"tokens\": %d, \"weight_bytes\": %llu, "
                 "\"image_encode_ms\": %.1f, \"image_encode_best_ms\": %.1f, \"timed_runs\": %zu, \"output_sum\": %.6g, "
-                "\"peak_rss_bytes\": %llu, \"cpu_kernels\": \"%s\"}\n",
+                "\"peak_rss_bytes\": %llu, \"cpu_kernels\": \"%s\", \"gpu_op_ms\": {",
                 gpu ? "vulkan" : "cpu", where.c_str(), to_string(matrices), pool.size(), config.image_size, patches,
                 config.tokens_per_image, (unsigned long long)encoder->bytes(), encode_ms, best_ms, times.size(),
                 checksum, (unsigned long long)peak_resident_memory_bytes(), best_matmul_kernels().name);
+    for (size_t i = 0; i < ops.size(); ++i) std::printf("%s\"%s\": %.2f", i ? ", " : "", ops[i].first.c_str(), ops[i].second);
+    std::printf("}}\n");
     return;
   }
   std::printf("tower        gemma3-4b vision (synthetic), %s matrices, %.3f GB (made in %.1f s)\n", to_string(matrices),
@@ -105,6 +131,7 @@ void run_image_bench(const ModelFlags& model, bool json) {
   else
     std::printf("encode       %.1f ms\n", encode_ms);
   std::printf("output sum   %.6g\n", checksum);
+  for (const auto& [op, ms] : ops) std::printf("  %-16s %8.2f ms  (GPU time an image)\n", op.c_str(), ms);
   std::printf("peak memory  %.3f GB\n", peak_resident_memory_bytes() / 1e9);
 }
 

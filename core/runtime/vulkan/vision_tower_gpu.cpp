@@ -87,6 +87,8 @@ class Tower final : public VulkanVisionEncoder {
   const VisionConfig& config() const override { return config_; }
   uint64_t bytes() const override { return weight_bytes_; }
   std::string device_name() const override { return name_; }
+  void set_profiling(bool enabled) override { profiling_ = enabled; }
+  std::vector<OpTiming> take_profile() override { return sequence_->take_profile(); }
 
   std::vector<float> encode(std::span<const float> pixels, ThreadPool& pool) const override {
     const VisionConfig& c = config_;
@@ -108,7 +110,7 @@ class Tower final : public VulkanVisionEncoder {
     });
     uploader_->write(patches_, 0, flattened.data(), flattened.size() * sizeof(float));
     uploader_->finish();
-    sequence_->begin(false);
+    sequence_->begin(profiling_);
     for (const Step& s : steps_) {
       sequence_->dispatch(*s.kernel, s.set, s.push.data(), s.push_bytes, s.groups_x, s.groups_y, 1, s.op, s.layer);
       sequence_->barrier();
@@ -306,6 +308,7 @@ class Tower final : public VulkanVisionEncoder {
   std::unique_ptr<vk::CommandSequence> sequence_;
   std::string name_;
   uint64_t weight_bytes_ = 0;
+  bool profiling_ = false;
   // Activations ([patches] rows unless said): the flattened patches [3 p p], x and its norm
   // [hidden], q|k|v [3 hidden], the attention's output [hidden], the MLP's [intermediate]; the
   // pooled tokens [tokens_per_image][hidden] and the output [tokens_per_image][text_hidden].

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "kiln/types.h"
 #include "vision/vision_encoder.h"
 #include "vision/vision_weights.h"
 
@@ -22,6 +23,9 @@ class VulkanVisionEncoder : public VisionEncoder {
  public:
   // "NAME" of the device it runs on (with "software Vulkan" for a CPU implementation).
   virtual std::string device_name() const = 0;
+  // GPU time of each dispatch of the following encodes, summed per (op, layer) (benchmarks).
+  virtual void set_profiling(bool enabled) = 0;
+  virtual std::vector<OpTiming> take_profile() = 0;
 };
 
 // Builds the device's pipelines and uploads `weights` (their host copies are freed on return).
