@@ -51,6 +51,7 @@ std::unique_ptr<VisionEncoder> make_encoder(const ModelFlags& model, const Visio
     };
     return gpu;
 #else
+    (void)profile;
     throw Error("--image --backend vulkan: Kiln was built without Vulkan");
 #endif
   }
