@@ -55,7 +55,7 @@ class Tower final : public VulkanVisionEncoder {
  public:
   Tower(SiglipWeights w, const VulkanVisionOptions& options) : config_(w.config) {
     const VisionConfig& c = config_;
-    if (c.hidden % c.heads != 0 || c.hidden / c.heads > kMaxHeadDim)
+    if (c.heads <= 0 || c.hidden % c.heads != 0 || c.hidden / c.heads > kMaxHeadDim)
       throw Error("Vulkan vision tower: head size " + std::to_string(c.hidden / std::max(c.heads, 1)) +
                   " is not supported (at most " + std::to_string(kMaxHeadDim) + ")");
     auto instance = std::make_shared<vk::Instance>();
