@@ -269,7 +269,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--prompt", f->prompt, "Prompt tokens (one prefill batch)")->capture_default_str();
   cmd->add_option("--gen", f->gen, "Tokens to decode")->capture_default_str();
   cmd->add_flag("--json", f->json, "Print one JSON object");
-  cmd->add_flag("--profile", f->profile, "Per-op timings of the decode phase");
+  cmd->add_flag("--profile", f->profile, "Per-op timings of the decode phase (with --image --backend vulkan: of the vision tower)");
   cmd->add_option("--parallel", f->parallel,
                   "Aggregate decode speed of N generations decoded together in the engine's slots, for each N "
                   "(e.g. 1,2,4,8); needs a model (not --synthetic)")
@@ -278,10 +278,10 @@ void add_bench_command(CLI::App& app) {
                   "Time to first token of a request sharing this many prompt tokens with the one before "
                   "(then --prompt new ones), against the same request cold");
   cmd->add_flag("--image", f->image,
-                 "Time to encode one 896x896 image with Gemma 3 4B's vision tower (synthetic weights, CPU, "
-                 "--threads; --precision f16 or f32)");
+                 "Time to encode one 896x896 image with Gemma 3 4B's vision tower (synthetic weights; on the CPU "
+                 "with --threads, or --backend vulkan [--device N]; --precision f16 or f32)");
   cmd->callback([f] {
-    if (f->image) return run_image_bench(f->model, f->json);
+    if (f->image) return run_image_bench(f->model, f->json, f->profile);
     if (f->prompt < 1 || f->gen < 1) throw Error("--prompt and --gen must be at least 1");
     if (f->shared_prefix > 0) {
       if (!f->synthetic.empty()) throw Error("--shared-prefix runs the engine, which needs a model file: not --synthetic");

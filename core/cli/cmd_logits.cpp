@@ -44,7 +44,11 @@ void add_logits_command(CLI::App& app) {
     Prompt prompt{parse_ids(*tokens), {}};
     for (const std::string& path : *images) prompt.images.push_back(read_image_file(path));
     auto engine = load_engine(*model, true);
+    const size_t known_notes = engine->info().notes.size();
     const auto rows = engine->logits(prompt, *prefill);
+    // What loading the vision tower had to say (it stayed on the CPU, and why): stderr, as load's.
+    for (size_t i = known_notes; i < engine->info().notes.size(); ++i)
+      std::fprintf(stderr, "note: %s\n", engine->info().notes[i].c_str());
     std::string out = "{\"logits\": [";
     char buf[32];
     for (size_t r = 0; r < rows.size(); ++r) {

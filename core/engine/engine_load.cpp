@@ -292,10 +292,16 @@ std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
   info.kv_cache_bytes = backend->kv_cache_bytes();
   describe_vision(info, vision);
   std::unique_ptr<VisionSession> eyes;
-  if (vision)  // F32 for exact runs; else F16, as mmproj files hold the tower
+  if (vision) {  // F32 for exact runs; else F16, as mmproj files hold the tower
+    // The tower goes where the text model went: on its Vulkan device (asked for the same way).
+    VisionPlacement placement;
+    placement.vulkan = info.backend.rfind("vulkan", 0) == 0;
+    placement.vulkan_device = options.vulkan_device;
+    placement.allow_cpu_device = options.backend == BackendKind::Vulkan;
     eyes = std::make_unique<VisionSession>(std::move(*vision), options.images,
                                            options.precision == Precision::F32 ? DType::F32 : DType::F16,
-                                           options.threads);
+                                           options.threads, placement);
+  }
   report("ready", 1.0);
   return std::make_unique<LocalEngine>(std::move(info), ck.config, std::move(tokenizer), std::move(backend),
                                        std::move(eyes));

@@ -22,10 +22,12 @@ class Generation {
   using Clock = std::chrono::steady_clock;
   // Begun at `start`; throws Error for a schema it cannot compile (before any prefill).
   Generation(LocalEngine& engine, const GenerateOptions& options, TokenCallback on_text, Clock::time_point start);
-  // The prompt's images went through the vision tower: `count` of them (cached ones not counted) in `ms`.
-  void encoded_images(int count, double ms) {
+  // The prompt's images went through the vision tower: `count` of them (cached ones not counted) in
+  // `ms`; notes: what the tower's loading had to say (e.g. it stayed on the CPU, and why).
+  void encoded_images(int count, double ms, const std::vector<std::string>& notes = {}) {
     stats_.images_encoded = count;
     stats_.image_encode_ms = ms;
+    stats_.notes.insert(stats_.notes.end(), notes.begin(), notes.end());
   }
   // The prompt is in the sequence's cache now, `cached_prompt_tokens` of it reused.
   void prefilled(int prompt_tokens, int cached_prompt_tokens);

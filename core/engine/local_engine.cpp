@@ -144,6 +144,7 @@ void LocalEngine::embed_runs(std::vector<ImageRun>& runs, const std::vector<Imag
                              VisionSession::Spent& spent) {
   for (size_t i = 0; i < runs.size(); ++i)
     if (size_t(runs[i].pos) >= from) vision_->embed(runs[i], images[size_t(runs[i].image)], spent);
+  info_.notes.insert(info_.notes.end(), spent.notes.begin(), spent.notes.end());  // the model's, from now on
 }
 
 int LocalEngine::prefill(int slot, const std::vector<int32_t>& prompt, std::vector<ImageRun> runs) {
@@ -230,7 +231,7 @@ GenerationStats LocalEngine::run(const Prompt& whole, const GenerateOptions& opt
   Generation generation(*this, options, on_text, start);
   VisionSession::Spent spent;
   if (!runs.empty()) embed_runs(runs, whole.images, reusable(slots_[0], prompt, runs), spent);
-  generation.encoded_images(spent.encoded, spent.ms);
+  generation.encoded_images(spent.encoded, spent.ms, spent.notes);
   generation.prefilled(int(prompt.size()), prefill(0, prompt, std::move(runs)));
 
   Slot& s = slots_[0];
@@ -292,7 +293,7 @@ void LocalEngine::slot_start(int slot, const Prompt& whole, const GenerateOption
   VisionSession::Spent spent;
   if (!runs.empty()) embed_runs(runs, whole.images, keep, spent);  // a bad image fails here, the slot free
   s.run = std::make_unique<Generation>(*this, options, std::move(on_text), start);
-  s.run->encoded_images(spent.encoded, spent.ms);
+  s.run->encoded_images(spent.encoded, spent.ms, spent.notes);
   // The cache is cut back to the reused prefix only when the first chunk goes in (prefill_step),
   // so a generation cancelled before that leaves the slot's record and its cache in agreement.
   s.prompt = prompt;

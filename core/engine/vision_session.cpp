@@ -4,6 +4,10 @@
 
 #include "common/sha256.h"
 #include "image/image.h"
+#include "vision/vision_weights.h"
+#ifdef KILN_HAVE_VULKAN
+#include "runtime/vulkan/vision_tower_gpu.h"
+#endif
 
 namespace kiln {
 
@@ -35,8 +39,27 @@ void describe_vision(ModelInfo& info, const std::optional<VisionSource>& vision)
   info.vision_source = vision ? vision->path : "";
 }
 
-VisionSession::VisionSession(VisionSource source, const ImageOptions& options, DType matrices, int threads)
-    : source_(std::move(source)), options_(options), matrices_(matrices), threads_(threads) {}
+VisionSession::VisionSession(VisionSource source, const ImageOptions& options, DType matrices, int threads,
+                             VisionPlacement placement)
+    : source_(std::move(source)), options_(options), matrices_(matrices), threads_(threads), placement_(placement) {}
+
+// On Vulkan when the text model is there; a tower the device cannot take (no memory, ...) runs on
+// the CPU instead, with a note saying why.
+std::unique_ptr<VisionEncoder> VisionSession::make_encoder(std::vector<std::string>& notes) const {
+#ifdef KILN_HAVE_VULKAN
+  if (placement_.vulkan) {
+    SiglipWeights weights = load_siglip_weights(source_, matrices_);  // a bad file is an error anywhere
+    try {
+      return make_vulkan_vision_encoder(std::move(weights), {placement_.vulkan_device, placement_.allow_cpu_device});
+    } catch (const Error& e) {  // the upload freed the host copies as it went: the CPU reads them again
+      notes.push_back(std::string("the vision tower runs on the CPU: ") + e.what());
+    }
+  }
+#else
+  (void)notes;
+#endif
+  return VisionEncoder::load(source_, matrices_);
+}
 
 VisionSession::~VisionSession() = default;
 
@@ -102,7 +125,7 @@ void VisionSession::embed(ImageRun& run, const Image& image, Spent& spent) {
   if (run.view > int(crops_.size())) throw Error(image.name + ": has no crop " + std::to_string(run.view));
   const RgbImage& view = run.view == 0 ? whole : crops_[size_t(run.view - 1)];
   if (!encoder_) {
-    encoder_ = VisionEncoder::load(source_, matrices_);
+    encoder_ = make_encoder(spent.notes);
     pool_ = std::make_unique<ThreadPool>(threads_);
   }
   const VisionConfig& c = encoder_->config();

@@ -29,9 +29,18 @@ struct ImageRun {
   std::shared_ptr<const std::vector<float>> rows;  // [count][text_hidden]; null until encoded
 };
 
+// Where the tower runs: on the CPU, or on the Vulkan device the text model runs on (chosen again
+// from the same request: vk::choose_device picks the same device for the same arguments).
+struct VisionPlacement {
+  bool vulkan = false;
+  int vulkan_device = -1;          // LoadOptions::vulkan_device
+  bool allow_cpu_device = false;   // lavapipe, as the text model was allowed it
+};
+
 class VisionSession {
  public:
-  VisionSession(VisionSource source, const ImageOptions& options, DType matrices, int threads);
+  VisionSession(VisionSource source, const ImageOptions& options, DType matrices, int threads,
+                VisionPlacement placement = {});
   ~VisionSession();
 
   const VisionConfig& config() const { return source_.config; }
@@ -49,6 +58,7 @@ class VisionSession {
   struct Spent {
     int encoded = 0;
     double ms = 0;
+    std::vector<std::string> notes;  // the tower was meant for the GPU and runs on the CPU: why
   };
   void embed(ImageRun& run, const Image& image, Spent& spent);
 
@@ -57,7 +67,9 @@ class VisionSession {
   ImageOptions options_;
   DType matrices_;
   int threads_;
+  VisionPlacement placement_;
   std::unique_ptr<VisionEncoder> encoder_;  // null until the first image
+  std::unique_ptr<VisionEncoder> make_encoder(std::vector<std::string>& notes) const;
   std::unique_ptr<ThreadPool> pool_;
   // Recently encoded images, most recent first.
   struct Cached {

@@ -66,4 +66,23 @@ struct CopyPush {  // copy_words.comp
   uint32_t count;
 };
 
+// The vision tower's kernels (vision_tower_gpu.cpp, kernels/vulkan/vision_*.comp).
+struct VisionMatmulPush {  // vision_matmul.comp
+  uint32_t m, n, k, k_weight, x_stride, y_stride, r_stride, flags;
+};
+// vision_matmul.comp's epilogue: + bias, gelu_tanh, + r, + the old y (in that order).
+constexpr uint32_t kVisionBias = 1, kVisionGelu = 2, kVisionAddR = 4, kVisionAccumulate = 8;
+struct VisionNormPush {  // vision_layer_norm.comp
+  uint32_t cols;
+  float eps;
+};
+struct VisionAttentionPush {  // vision_attention.comp
+  uint32_t tokens, head_dim, in_stride, k_offset, v_offset, out_stride;
+  float scale;
+};
+struct VisionPoolPush {  // vision_pool_norm.comp
+  uint32_t hidden, grid, side, kernel;
+  float eps;
+};
+
 }  // namespace kiln::vk
