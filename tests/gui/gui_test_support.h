@@ -1,11 +1,15 @@
 // What the app's engine-driven tests share: the fixture model, a private data and settings
-// folder, and loading a model through the EngineController the way the app does.
+// folder, loading a model through the EngineController the way the app does, and a chat on it.
 #pragma once
 
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <memory>
+
+#include "app_settings.h"
+#include "chat_controller.h"
 #include "engine_controller.h"
 
 namespace kiln::gui::test {
@@ -37,6 +41,14 @@ inline bool loadModel(EngineController& engine, const QString& path, int context
 
 inline bool loadFixture(EngineController& engine, int context = 256, const QString& precision = QStringLiteral("fp16")) {
   return loadModel(engine, fixtureModel(), context, precision);
+}
+
+// A chat as the app wires it: conversations saved in `folder`, answers from `engine` with `settings`.
+inline std::unique_ptr<ChatController> chatOn(EngineController& engine, AppSettings& settings, const QString& folder) {
+  auto chat = std::make_unique<ChatController>(folder, nullptr);
+  chat->setEngine(&engine);
+  chat->setSettings(&settings);
+  return chat;
 }
 
 }  // namespace kiln::gui::test

@@ -39,12 +39,7 @@ class TestChatBranches : public QObject {
 
   QString conversationsDir() const { return home_.path() + "/conversations"; }
 
-  std::unique_ptr<ChatController> makeChat() {
-    auto chat = std::make_unique<ChatController>(conversationsDir(), nullptr);
-    chat->setEngine(engine_.get());
-    chat->setSettings(settings_.get());
-    return chat;
-  }
+  std::unique_ptr<ChatController> makeChat() { return chatOn(*engine_, *settings_, conversationsDir()); }
 
  private slots:
   void initTestCase() {

@@ -44,10 +44,7 @@ class TestChatImages : public QObject {
   QString conversationsDir() const { return home_.path() + "/conversations"; }
 
   std::unique_ptr<ChatController> makeChat(EngineController& engine) {
-    auto chat = std::make_unique<ChatController>(conversationsDir(), nullptr);
-    chat->setEngine(&engine);
-    chat->setSettings(settings_.get());
-    return chat;
+    return chatOn(engine, *settings_, conversationsDir());
   }
 
  private slots:

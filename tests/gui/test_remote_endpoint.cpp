@@ -90,10 +90,7 @@ class TestRemoteEndpoint : public QObject {
   std::unique_ptr<AppSettings> settings_;
 
   std::unique_ptr<ChatController> makeChat(EngineController& engine) {
-    auto chat = std::make_unique<ChatController>(home_.path() + "/conversations", nullptr);
-    chat->setEngine(&engine);
-    chat->setSettings(settings_.get());
-    return chat;
+    return chatOn(engine, *settings_, home_.path() + "/conversations");
   }
 
   // The same model here, without the app or the network: what the endpoint must answer.

@@ -7,6 +7,7 @@
 #include <QtTest>
 #include <thread>
 
+#include "serve_process.h"
 #include "server_fixture.h"
 
 using namespace kiln;
@@ -15,25 +16,9 @@ using namespace kiln::test;
 class ServerCliTest : public QObject {
   Q_OBJECT
 
-  // Starts `kiln serve` on a free port and returns the port it reports (0 when it did not start).
+  // `kiln serve` for the tiny model on a free port (serve_process.h).
   static int start_serve(QProcess& process, const QStringList& extra = {}) {
-    process.setProgram(KILN_CLI_PATH);
-    process.setArguments(QStringList{"serve", "--model", QString::fromStdString(tiny_model_path()), "--backend", "cpu",
-                                     "--precision", "f32", "--ctx", "256", "--threads", "1", "--port", "0"} + extra);
-    process.start();
-    if (!process.waitForStarted(10000)) return 0;
-    QByteArray out;
-    QElapsedTimer timer;
-    timer.start();
-    const QRegularExpression listening(R"(Serving tiny-gemma3-a at http://127\.0\.0\.1:(\d+)/v1 \(loopback only)");
-    while (timer.elapsed() < 30000) {
-      process.waitForReadyRead(200);
-      out += process.readAllStandardOutput();
-      if (auto m = listening.match(QString::fromUtf8(out)); m.hasMatch()) return m.captured(1).toInt();
-      if (process.state() == QProcess::NotRunning) break;
-    }
-    qWarning("kiln serve said: %s %s", out.constData(), process.readAllStandardError().constData());
-    return 0;
+    return kiln::test::start_serve(process, tiny_model_path(), extra);
   }
 
  private slots:

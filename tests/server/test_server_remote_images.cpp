@@ -13,6 +13,7 @@
 #include <atomic>
 #include <thread>
 
+#include "serve_process.h"
 #include "server_fixture.h"
 
 using namespace kiln;
@@ -21,27 +22,6 @@ using namespace kiln::test;
 namespace {
 
 std::string vision_dir() { return std::string(KILN_TEST_DATA) + "/vision"; }
-
-// Starts `kiln serve` for `model` on a free port; returns the port it reports (0 when it did not start).
-int start_serve(QProcess& process, const std::string& model, const QStringList& extra = {}) {
-  process.setProgram(KILN_CLI_PATH);
-  process.setArguments(QStringList{"serve", "--model", QString::fromStdString(model), "--backend", "cpu", "--precision",
-                                   "f32", "--ctx", "256", "--threads", "1", "--port", "0"} + extra);
-  process.start();
-  if (!process.waitForStarted(10000)) return 0;
-  QByteArray out;
-  QElapsedTimer timer;
-  timer.start();
-  const QRegularExpression listening(R"(Serving \S+ at http://127\.0\.0\.1:(\d+)/v1)");
-  while (timer.elapsed() < 30000) {
-    process.waitForReadyRead(200);
-    out += process.readAllStandardOutput();
-    if (auto m = listening.match(QString::fromUtf8(out)); m.hasMatch()) return m.captured(1).toInt();
-    if (process.state() == QProcess::NotRunning) break;
-  }
-  qWarning("kiln serve said: %s %s", out.constData(), process.readAllStandardError().constData());
-  return 0;
-}
 
 void stop_serve(QProcess& process) {
   ::kill(pid_t(process.processId()), SIGTERM);
