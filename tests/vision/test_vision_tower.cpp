@@ -18,6 +18,7 @@
 #include "vision/siglip_attention.h"
 #include "vision/vision_encoder.h"
 #include "test_files.h"
+#include "vision_pixels.h"
 
 using namespace kiln::test;
 
@@ -33,21 +34,6 @@ const std::string kTextOnlyGguf = KILN_TEST_DATA "/fixtures/gguf/tiny-gemma3-a/t
 
 std::optional<VisionSource> find(const std::string& model, const std::string& mmproj = "") {
   return kiln::find_vision(kiln::open_checkpoint_header(model), mmproj);
-}
-
-// exact.png's pixels (exact.rgb: 64 x 64 x 3 bytes, decoded once) normalized as the tower takes them.
-std::vector<float> exact_pixels(const kiln::VisionConfig& c) {
-  const QByteArray rgb = read_file(kVision + "/exact.rgb");
-  const int size = c.image_size;
-  if (rgb.size() != 3 * size * size) qFatal("exact.rgb does not hold %d x %d pixels", size, size);
-  std::vector<float> pixels(3 * size * size);
-  for (int y = 0; y < size; ++y)
-    for (int x = 0; x < size; ++x)
-      for (int ch = 0; ch < 3; ++ch) {
-        const float v = static_cast<uint8_t>(rgb[(y * size + x) * 3 + ch]);
-        pixels[(ch * size + y) * size + x] = (v * c.norm.rescale - c.norm.mean[ch]) / c.norm.std[ch];
-      }
-  return pixels;
 }
 
 // max |a - b| / max |b|

@@ -9,6 +9,7 @@
 #include "test_files.h"
 #include "vk_harness.h"
 #include "vision/vision_weights.h"
+#include "vision_pixels.h"
 
 using namespace kiln;
 using namespace kiln::test;
@@ -96,21 +97,6 @@ double check_attention(VkHarness& h, uint32_t tokens, uint32_t heads, uint32_t h
   h.run(k, {in, out}, vk::VisionAttentionPush{tokens, head_dim, stride, width, 2 * width, width, float(scale)},
         (tokens + 63) / 64, heads);
   return max_relative(h.read(out, expected.size()), expected);
-}
-
-// exact.png's pixels (exact.rgb) normalized as the tower takes them.
-std::vector<float> exact_pixels(const VisionConfig& c) {
-  const QByteArray rgb = read_file(kVision + "/exact.rgb");
-  const int size = c.image_size;
-  if (rgb.size() != 3 * size * size) qFatal("exact.rgb does not hold %d x %d pixels", size, size);
-  std::vector<float> pixels(3 * size_t(size) * size);
-  for (int y = 0; y < size; ++y)
-    for (int x = 0; x < size; ++x)
-      for (int ch = 0; ch < 3; ++ch) {
-        const float v = static_cast<uint8_t>(rgb[(y * size + x) * 3 + ch]);
-        pixels[(ch * size + y) * size + x] = (v * c.norm.rescale - c.norm.mean[ch]) / c.norm.std[ch];
-      }
-  return pixels;
 }
 
 // The Vulkan encoder's output on exact.png against the CPU encoder's, both with `matrices`.
