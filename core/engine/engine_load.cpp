@@ -295,7 +295,7 @@ std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
   if (vision) {  // F32 for exact runs; else F16, as mmproj files hold the tower
     // The tower goes where the text model went: on its Vulkan device (asked for the same way).
     VisionPlacement placement;
-    placement.vulkan = info.backend.rfind("vulkan", 0) == 0;
+    placement.vulkan = backend->gpu_plan().has_value();  // only a GPU backend has a plan
     placement.vulkan_device = options.vulkan_device;
     placement.allow_cpu_device = options.backend == BackendKind::Vulkan;
     eyes = std::make_unique<VisionSession>(std::move(*vision), options.images,

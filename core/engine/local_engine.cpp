@@ -50,7 +50,7 @@ std::string LocalEngine::detokenize(std::span<const int32_t> ids) const { return
 Prompt LocalEngine::chat_prompt(const std::vector<ChatMessage>& messages) const {
   Prompt prompt{{}, {}};
   for (const ChatMessage& m : messages) prompt.images.insert(prompt.images.end(), m.images.begin(), m.images.end());
-  if (!prompt.images.empty() && !vision_) image_runs(prompt);  // the error that says why
+  if (!prompt.images.empty() && !vision_) throw cannot_see();
   prompt.tokens = render_chat(tokenizer_, messages, image_tokens());
   return prompt;
 }
@@ -69,7 +69,7 @@ GenerationStats LocalEngine::chat(const std::vector<ChatMessage>& messages, cons
                                   const TokenCallback& on_text) {
   if (!options.roll_off_old_turns) return run(chat_prompt(messages), options, on_text);
   for (const ChatMessage& m : messages)
-    if (!m.images.empty() && !vision_) image_runs(Prompt{{}, m.images});  // the error that says why
+    if (!m.images.empty() && !vision_) throw cannot_see();
   FittedChat fitted = fit_chat(tokenizer_, messages, backend_->context_length(), options.max_tokens,
                                options.roll_off_at_least, image_tokens());
   GenerationStats stats = run(Prompt{std::move(fitted.tokens), std::move(fitted.images)}, options, on_text);
@@ -115,14 +115,16 @@ std::vector<ImageRun> keys_only(std::vector<ImageRun> runs) {
 
 }  // namespace
 
+Error LocalEngine::cannot_see() const {
+  const std::string how = info_.source_format == "gguf" ? ": it has no vision tower (give its mmproj file with --mmproj)"
+                                                        : ": it has no vision tower";
+  return Error(info_.path + " cannot see images" + how);
+}
+
 std::vector<ImageRun> LocalEngine::image_runs(const Prompt& prompt) const {
-  if (!vision_) {
-    if (prompt.images.empty()) return {};
-    const std::string how = info_.source_format == "gguf" ? ": it has no vision tower (give its mmproj file with --mmproj)"
-                                                          : ": it has no vision tower";
-    throw Error(info_.path + " cannot see images" + how);
-  }
-  return vision_->runs_of(prompt);
+  if (vision_) return vision_->runs_of(prompt);
+  if (!prompt.images.empty()) throw cannot_see();
+  return {};
 }
 
 size_t LocalEngine::reusable(const Slot& s, const std::vector<int32_t>& tokens, const std::vector<ImageRun>& runs) const {

@@ -98,6 +98,7 @@ class LocalEngine final : public Engine {
   void embed_runs(std::vector<ImageRun>& runs, const std::vector<Image>& images, size_t from,
                   VisionSession::Spent& spent);
   const ImageTokens* image_tokens() const { return vision_ ? &image_tokens_ : nullptr; }
+  Error cannot_see() const;  // images for a model without a vision tower: what to do about it
   void check_prompt(const std::vector<int32_t>& prompt) const;
   void refuse_if_serving() const;
 

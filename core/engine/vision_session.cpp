@@ -73,9 +73,11 @@ const RgbImage& VisionSession::decoded(const Image& image, const std::string& ke
   return decoded_;
 }
 
-int VisionSession::views(const Image& image) const {
+int VisionSession::views(const Image& image) const { return views(image, image_key(image)); }
+
+int VisionSession::views(const Image& image, const std::string& key) const {
   if (!options_.pan_and_scan) return 1;
-  decoded(image, image_key(image));
+  decoded(image, key);
   return 1 + int(crops_.size());
 }
 
@@ -95,19 +97,25 @@ std::vector<ImageRun> VisionSession::runs_of(const Prompt& prompt) const {
                   std::to_string(i) + "; each image takes " + std::to_string(per_image));
     for (; i < end; i += size_t(per_image)) runs.push_back({int(i), per_image, 0, 0, {}, nullptr});
   }
+  // Each image's key (a hash of its file) and view count, worked out once.
+  std::vector<std::string> keys;
+  std::vector<int> counts;
   size_t wanted = 0;
-  for (const Image& image : prompt.images) wanted += size_t(views(image));
+  for (const Image& image : prompt.images) {
+    keys.push_back(image_key(image));
+    counts.push_back(views(image, keys.back()));
+    wanted += size_t(counts.back());
+  }
   if (runs.size() != wanted)
     throw Error("the prompt has room for " + std::to_string(runs.size()) + " image(s) but " +
                 std::to_string(prompt.images.size()) + " came with it" +
                 (wanted != prompt.images.size() ? " (" + std::to_string(wanted) + " with pan-and-scan crops)" : ""));
   size_t r = 0;
   for (size_t i = 0; i < prompt.images.size(); ++i) {
-    const std::string key = image_key(prompt.images[i]);
-    for (int v = 0, n = views(prompt.images[i]); v < n; ++v, ++r) {
+    for (int v = 0; v < counts[i]; ++v, ++r) {
       runs[r].image = int(i);
       runs[r].view = v;
-      runs[r].key = v == 0 ? key : key + "/crop" + std::to_string(v);
+      runs[r].key = v == 0 ? keys[i] : keys[i] + "/crop" + std::to_string(v);
     }
   }
   return runs;

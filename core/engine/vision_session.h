@@ -48,6 +48,7 @@ class VisionSession {
 
   // How many runs an image takes: 1, or with pan-and-scan 1 + its crops (decodes the image).
   int views(const Image& image) const;
+  int views(const Image& image, const std::string& key) const;  // key: image_key(image), already worked out
 
   // The runs of the image token in `prompt`, one per view of each image in order (a run of
   // k * tokens_per_image tokens holds k). Throws Error when runs and images do not match.
