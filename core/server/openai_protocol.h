@@ -1,5 +1,6 @@
 // The OpenAI wire format: request bodies in, response bodies and stream chunks out.
-// This is the only place that knows JSON; everything it hands back is in the engine's own types.
+// Its two sources (openai_request.cpp, openai_response.cpp) are the only places that know JSON;
+// everything they hand back is in the engine's own types.
 #pragma once
 
 #include <cstdint>
