@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <random>
 
+#include "model/checkpoint.h"
+#include "model/weights.h"
+#include "runtime/vulkan/kquant_layout.h"
 #include "runtime/vulkan_probe.h"
 #include "model_fixture.h"
 
@@ -16,10 +19,18 @@ using namespace kiln::test;
 
 namespace {
 
-// The tiny fixture's local rings hold window + max_batch - 1 = 8 + 512 - 1 positions at this
-// context: a sequence longer than 519 writes over its ring's start.
+// At this context the local rings hold window + max_batch - 1 = window + 511 positions: a
+// sequence longer than that writes over its ring's start.
 constexpr int kContext = 1024;
-constexpr int kRing = 519;
+
+// A fixture's weights: safetensors in `type`, or a GGUF's K-quants as the GPU holds them (Q4_K_M:
+// q|k|v stacks that mix Q4_K and Q6_K).
+std::shared_ptr<const Gemma3Weights> weights_of(const QString& fixture, int type) {
+  if (!fixture.endsWith(".gguf")) return load_fixture(fixture.toStdString(), DType(type));
+  const Checkpoint ck = open_checkpoint(fixture_dir(fixture.toStdString().c_str()));
+  auto held = [](DType stored) { return vk::gpu_kquant(stored) ? stored : held_type_for_stored(stored); };
+  return std::make_shared<Gemma3Weights>(load_weights_held_as(ck.config, *ck.tensors, held, 2));
+}
 
 std::vector<int32_t> random_tokens(int n, int vocab, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -64,24 +75,29 @@ class VulkanSequences : public QObject {
   Q_OBJECT
  private slots:
   void a_step_of_several_sequences_gives_each_its_logits_alone_data() {
+    QTest::addColumn<QString>("fixture");
     QTest::addColumn<int>("type");
     QTest::addColumn<bool>("int8_dot");
     QTest::addColumn<bool>("nvidia_plan");
     // Alone and together the fp32 decode sums in the same order: the same bits. Int8 decode rounds
     // activations where they are made alone (int8 activations, a scale for each 8) and in the
     // matrix together (a scale for each 16): close, not equal.
-    QTest::newRow("f32") << int(DType::F32) << false << false;
-    QTest::newRow("q8_0") << int(DType::Q8_0) << false << false;
-    QTest::newRow("q4_0") << int(DType::Q4_0) << false << false;
-    QTest::newRow("q4_0 int8 dot") << int(DType::Q4_0) << true << false;
-    QTest::newRow("q8_0 int8 dot, nvidia plan") << int(DType::Q8_0) << true << true;
+    const QString a = "tiny-gemma3-a", k = "gguf/tiny-gemma3-k/tiny-gemma3-k-q4_k_m.gguf";
+    QTest::newRow("f32") << a << int(DType::F32) << false << false;
+    QTest::newRow("q8_0") << a << int(DType::Q8_0) << false << false;
+    QTest::newRow("q4_0") << a << int(DType::Q4_0) << false << false;
+    QTest::newRow("q4_0 int8 dot") << a << int(DType::Q4_0) << true << false;
+    QTest::newRow("q8_0 int8 dot, nvidia plan") << a << int(DType::Q8_0) << true << true;
+    QTest::newRow("q4_k_m") << k << 0 << false << false;
+    QTest::newRow("q4_k_m int8 dot, nvidia plan") << k << 0 << true << true;
   }
   void a_step_of_several_sequences_gives_each_its_logits_alone() {
+    QFETCH(QString, fixture);
     QFETCH(int, type);
     QFETCH(bool, int8_dot);
     QFETCH(bool, nvidia_plan);
     if (int8_dot && !has_int8_device()) QSKIP("no Vulkan device with integer dot products");
-    auto w = load_fixture("tiny-gemma3-a", DType(type));
+    auto w = weights_of(fixture, type);
     const int vocab = w->config.vocab_size;
     const VulkanTuning tuning = {{"int8_dot", int8_dot ? "1" : "0"}, {"family", nvidia_plan ? "nvidia" : "other"}};
     auto reference = vulkan(w, tuning, kContext);
@@ -91,8 +107,9 @@ class VulkanSequences : public QObject {
     QCOMPARE(together->sequences(), 4);
     QVERIFY(counter(*together, "max_step_items") >= 4);
 
-    // Prompts of 5, 12 (past the window of 8), 1 and 530 tokens (past the ring), then 6 steps.
-    const int lengths[4] = {5, 12, 1, kRing + 11};
+    // Prompts of 5, 4 past the window, 1 and 11 past the ring, then 6 steps.
+    const int window = w->config.sliding_window, ring = window + std::min(512, kContext) - 1;
+    const int lengths[4] = {5, window + 4, 1, ring + 11};
     std::vector<Stream> streams;
     for (int s = 0; s < 4; ++s)
       streams.push_back({random_tokens(lengths[s], vocab, 100 + s), random_tokens(6, vocab, 200 + s)});
@@ -119,8 +136,8 @@ class VulkanSequences : public QObject {
         const std::vector<float>& want = expected[size_t(s)][step[size_t(s)]];
         const Agreement a = compare(std::vector<std::vector<float>>{got}, {want});
         worst = std::max(worst, worst_difference(got, want));
-        if (int8_dot) {
-          QVERIFY2(a.relative_error < 2e-2, qPrintable(QString("sequence %1: %2").arg(s).arg(a.relative_error)));
+        if (int8_dot) {  // two roundings of the activations to 8 bits: the bound of test_model_kquant's
+          QVERIFY2(a.relative_error < 5e-2, qPrintable(QString("sequence %1: %2").arg(s).arg(a.relative_error)));
         } else {
           QVERIFY2(got == want, qPrintable(QString("sequence %1 step %2 differs by %3")
                                                .arg(s).arg(step[size_t(s)]).arg(worst_difference(got, want))));
@@ -128,14 +145,18 @@ class VulkanSequences : public QObject {
         ++step[size_t(s)];
       }
     };
-    for (const auto& order : orders) run_step(order);
+    for (const auto& order : orders) {
+      run_step(order);
+      if (QTest::currentTestFailed()) return;
+    }
     run_step({0, 1, 3});
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(counter(*together, "sequence_steps"), 5.0);
     qInfo("largest difference from each sequence alone: %g", worst);
     // Sequence 2 alone, its next step (the one-item path).
     const Stream& two = streams[2];
     together->forward_sequence(2, std::span(two.decoded).subspan(4, 1), int(two.prompt.size() + 4), false, row.data());
-    if (int8_dot) QVERIFY(compare(std::vector<std::vector<float>>{row}, {expected[2][4]}).relative_error < 2e-2);
+    if (int8_dot) QVERIFY(compare(std::vector<std::vector<float>>{row}, {expected[2][4]}).relative_error < 5e-2);
     else QVERIFY(row == expected[2][4]);
   }
 
@@ -164,6 +185,31 @@ class VulkanSequences : public QObject {
     b->forward_sequences(items, vocab, logits.data());
     QVERIFY(std::equal(expected[1].begin(), expected[1].end(), logits.begin()));
     QVERIFY(std::equal(expected[0].begin(), expected[0].end(), logits.begin() + vocab));
+  }
+
+  // 17 items: more than a recording takes (16), so two recordings, none of a single item.
+  void more_items_than_a_recording_takes_go_in_several() {
+    auto w = load_fixture("tiny-gemma3-a", DType::Q8_0);
+    const int vocab = w->config.vocab_size, n = 17;
+    auto reference = vulkan(w);
+    auto b = vulkan(w);
+    QCOMPARE(b->set_sequences(n), n);
+    QCOMPARE(counter(*b, "max_step_items"), 16.0);
+    std::vector<Backend::SequenceToken> items;
+    std::vector<std::vector<float>> expected;
+    std::vector<float> row(static_cast<size_t>(vocab));
+    for (int s = 0; s < n; ++s) {
+      const Stream st{random_tokens(2 + s % 3, vocab, 300 + s), random_tokens(1, vocab, 400 + s)};
+      b->forward_sequence(s, st.prompt, 0, false, row.data());
+      expected.push_back(alone(*reference, st, vocab)[0]);
+      items.push_back({s, st.decoded[0], int(st.prompt.size())});
+    }
+    std::vector<float> logits(size_t(n) * vocab);
+    b->forward_sequences(items, vocab, logits.data());
+    QCOMPARE(counter(*b, "sequence_steps"), 2.0);
+    for (int s = 0; s < n; ++s)
+      QVERIFY2(std::equal(expected[size_t(s)].begin(), expected[size_t(s)].end(), logits.begin() + ptrdiff_t(s) * vocab),
+               qPrintable(QString("sequence %1").arg(s)));
   }
 
   void a_step_checks_its_items() {
