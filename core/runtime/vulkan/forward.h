@@ -67,6 +67,7 @@ void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, Forwa
 // model.logits_host. 1 <= items <= model.items.max_items, each sequence at most once.
 struct StepItem {
   int sequence = 0, pos = 0;
+  bool operator==(const StepItem&) const = default;
 };
 void record_items(ModelGpu& model, CommandSequence& seq, std::span<const StepItem> items);
 

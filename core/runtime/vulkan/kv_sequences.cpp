@@ -94,18 +94,19 @@ void ModelGpu::set_sequences(int count) {
   count = std::max(1, count);
   const int have = int(sequences.size());
   if (count > have) {
-    // Device memory that the arenas do not hold yet; on an integrated GPU or a CPU implementation
-    // it is the system's RAM, which other programs use too.
+    // Device memory that the arenas do not hold yet. An integrated GPU's is the system's RAM too,
+    // which other programs use; a CPU implementation's is only that (lavapipe reports a heap of
+    // 2 GiB and allocates past it from RAM).
     const uint64_t more = kv_bytes * uint64_t(count - have);
     uint64_t held = weight_arena->bytes_allocated() + state_arena->bytes_allocated() +
                     upload_arena->bytes_allocated() + readback_arena->bytes_allocated();
     for (const auto& s : sequences)
       if (s->arena) held += s->arena->bytes_allocated();
-    const uint64_t heap = largest_device_local_heap(device.info());
+    const uint64_t heap = device.info().cpu_implementation ? 0 : largest_device_local_heap(device.info());
     uint64_t free = heap > held ? heap - held : 0;
     if (device.info().unified_memory)
-      if (const uint64_t ram = available_memory_bytes(); ram > 0) free = std::min(free, ram);
-    if (heap > 0 && more > free)
+      if (const uint64_t ram = available_memory_bytes(); ram > 0) free = heap > 0 ? std::min(free, ram) : ram;
+    if ((heap > 0 || device.info().unified_memory) && more > free)
       throw Error("Vulkan: " + std::to_string(count) + " sequences need " + std::to_string((more + kMiB - 1) / kMiB) +
                   " MiB more of KV cache (" + std::to_string((kv_bytes + kMiB - 1) / kMiB) + " MiB each), but " +
                   device.info().report.name + " has only " + std::to_string(free / kMiB) +

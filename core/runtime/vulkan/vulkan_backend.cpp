@@ -71,6 +71,7 @@ class VulkanBackend final : public Backend {
     drop_ahead();
     if (prepared_ >= 0) sequence_->discard(prepared_);
     prepared_ = -1;
+    discard_prepared_items();
     device_->wait_idle();
     model_->set_sequences(count);
     filled_.resize(size_t(count), 0);
@@ -118,6 +119,8 @@ class VulkanBackend final : public Backend {
 
   // One item: the one-token path (its own buffers, stage flags where the plan has them). More: at
   // most max_items a recording, each one submit; positions follow forward()'s rules per sequence.
+  // While the GPU runs a step, the host records the likely next one (the same sequences, each one
+  // position on), as run() does for one sequence.
   void forward_sequences(std::span<const SequenceToken> items, int vocab, float* logits) override {
     const Gemma3Config& c = model_->config;
     if (items.empty()) return;
@@ -143,6 +146,7 @@ class VulkanBackend final : public Backend {
     if (prepared_ >= 0) sequence_->discard(prepared_);
     prepared_ = -1;
     const size_t row = size_t(vocab);
+    const bool one_group = int(items.size()) <= model_->items.max_items;
     for (size_t start = 0; start < items.size();) {
       // A last group of one goes with the one before (groups of max_items - 1 and 2).
       size_t len = std::min(items.size() - start, size_t(model_->items.max_items));
@@ -153,10 +157,12 @@ class VulkanBackend final : public Backend {
         step[i] = {items[start + i].sequence, items[start + i].pos};
         ids[i] = items[start + i].token;
       }
-      const int frame = sequence_->begin(profiling_);
-      vk::record_items(*model_, *sequence_, step);
-      sequence_->end();
-      submit_and_wait(frame);
+      int frame = take_prepared_items(step);
+      if (frame < 0) frame = record_items(step);
+      sequence_->submit(frame);
+      if (one_group) prepare_items(step);
+      sequence_->wait(frame);
+      last_dispatches_ = sequence_->dispatches_recorded(frame);
       ++sequence_steps_;
       for (size_t i = 0; i < len; ++i) filled_[size_t(step[i].sequence)] = step[i].pos + 1;
       std::memcpy(logits + start * row, model_->logits_host.mapped, len * row * 4);
@@ -188,6 +194,32 @@ class VulkanBackend final : public Backend {
   }
 
  private:
+  int record_items(std::span<const vk::StepItem> step) {
+    const int frame = sequence_->begin(profiling_);
+    vk::record_items(*model_, *sequence_, step);
+    sequence_->end();
+    return frame;
+  }
+  // The frame recorded ahead, if it is for this step.
+  int take_prepared_items(const std::vector<vk::StepItem>& step) {
+    const int frame = items_prepared_;
+    items_prepared_ = -1;
+    if (frame >= 0 && items_prepared_for_ == step && sequence_->profiling(frame) == profiling_) return frame;
+    if (frame >= 0) sequence_->discard(frame);
+    return -1;
+  }
+  void prepare_items(std::vector<vk::StepItem> next) {
+    for (vk::StepItem& i : next)
+      if (++i.pos >= model_->context) return;
+    items_prepared_ = record_items(next);
+    items_prepared_for_ = std::move(next);
+  }
+  // Before any other recording: a CommandSequence has three frames.
+  void discard_prepared_items() {
+    if (items_prepared_ >= 0) sequence_->discard(items_prepared_);
+    items_prepared_ = -1;
+  }
+
   void check_sequence(int sequence) const {
     if (sequence < 0 || sequence >= int(model_->sequences.size()))
       throw Error("forward: sequence " + std::to_string(sequence) + " of " + std::to_string(model_->sequences.size()));
@@ -220,6 +252,7 @@ class VulkanBackend final : public Backend {
     const int n = int(tokens.size());
     if (n == 0) throw Error("forward: no tokens");
     check_position(sequence, pos, n);
+    discard_prepared_items();
     size_t next_span = 0;
     for (int i = 0; i < n; ++i) {
       while (next_span < spans.size() && spans[next_span].pos + spans[next_span].count <= pos + i) ++next_span;
@@ -487,6 +520,8 @@ class VulkanBackend final : public Backend {
   uint64_t decode_tokens_ = 0;
   std::vector<int> filled_ = {0};  // [sequence]: positions [0, filled) are in its cache
   uint64_t sequence_steps_ = 0;
+  int items_prepared_ = -1;  // a step of several sequences recorded ahead, for items_prepared_for_
+  std::vector<vk::StepItem> items_prepared_for_;
   bool profiling_ = false;
   // A frame recorded ahead for a decode step of prepared_seq_ at prepared_pos_.
   int prepared_ = -1, prepared_seq_ = 0, prepared_pos_ = -1;
