@@ -11,6 +11,9 @@
 //    for the next dispatch (counters start zeroed at load).
 // With QACT_OUT the output is written rounded to int8 for the o matrix (matvec_qin_*, matvec_staged.comp): per 32
 // values 8 words of int8 and 4 fp32 scales, one for each 8 (the 4 lanes holding them share it).
+// With ITEMS, one of several sequences' tokens of a decode step (Backend::forward_sequences): its
+// q|k|v row, output row, partials and counters start at the push constants' bases, so the items'
+// dispatches (each on its own sequence's cache) run side by side without a barrier between them.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
 
@@ -54,8 +57,25 @@ layout(push_constant) uniform Push {
   float scale;         // query_pre_attn_scalar^-0.5
   float softcap;       // 0: none
   float eps;
+#ifdef ITEMS
+  uint qkv_base;      // floats into Qkv: the item's row
+  uint out_base;      // floats into Output: the item's row
+  uint partial_base;  // floats into Partials: the item's [head][split] records
+  uint arrival_base;  // uints into Arrivals: the item's counters
+#endif
   STAGE_PUSH
 } pc;
+#ifdef ITEMS
+#define QKV_BASE pc.qkv_base
+#define OUT_BASE pc.out_base
+#define PARTIAL_BASE pc.partial_base
+#define ARRIVAL_BASE pc.arrival_base
+#else
+#define QKV_BASE 0u
+#define OUT_BASE 0u
+#define PARTIAL_BASE 0u
+#define ARRIVAL_BASE 0u
+#endif
 
 #include "attention_tiles.glsl"
 
@@ -98,7 +118,7 @@ void write_pair(uint h, uint p, vec2 v) {
   if ((p & 1u) == 0u) outq[block * 12u + at / 4u] = word;
   if ((p & 3u) == 0u) outq[block * 12u + 8u + at / 8u] = floatBitsToUint(amax / 127.0);
 #else
-  out2[h * (pc.head_dim / 2u) + p] = v;
+  out2[OUT_BASE / 2u + h * (pc.head_dim / 2u) + p] = v;
 #endif
 }
 
@@ -120,7 +140,8 @@ float as_cached(float x) {
 void norm_rope_q_and_newest(uint h, uint kv_head, bool with_key) {
   const uint tid = gl_LocalInvocationID.x, WG = gl_WorkGroupSize.x;
   const uint D = pc.head_dim, half_d = D / 2u;
-  const uint q_base = h * D, k_base = (pc.n_heads + kv_head) * D, v_base = (pc.n_heads + pc.n_kv_heads + kv_head) * D;
+  const uint q_base = QKV_BASE + h * D, k_base = QKV_BASE + (pc.n_heads + kv_head) * D,
+             v_base = QKV_BASE + (pc.n_heads + pc.n_kv_heads + kv_head) * D;
   float ssq = 0.0, ssk = 0.0;
   for (uint d = tid; d < D; d += WG) {
     ssq += qkv[q_base + d] * qkv[q_base + d];
@@ -214,7 +235,7 @@ void body() {
   }
 
   const uint rec = D + 2u;
-  const uint mine = gl_WorkGroupID.x * rec;
+  const uint mine = PARTIAL_BASE + gl_WorkGroupID.x * rec;
   if (tid == 0u) {
     partials[mine] = st.m;
     partials[mine + 1u] = st.l;
@@ -230,7 +251,7 @@ void body() {
   // Every invocation's partial writes are visible device-wide before the count says so.
   memoryBarrierBuffer();
   barrier();
-  if (tid == 0u) last_s = atomicAdd(arrived[h], 1u) == pc.splits - 1u;
+  if (tid == 0u) last_s = atomicAdd(arrived[ARRIVAL_BASE + h], 1u) == pc.splits - 1u;
   barrier();
   TRACE_PHASE(5u);
   if (!last_s) return;  // uniform: another split of this head finishes it
@@ -240,7 +261,7 @@ void body() {
   // running maximum. Each invocation reads every split's (m, l) itself (the same words across the
   // workgroup: no reduction, no barrier) with its pairs' partial outputs, eight splits' loads in
   // flight at a time.
-  const uint first = h * pc.splits * rec;
+  const uint first = PARTIAL_BASE + h * pc.splits * rec;
   for (uint p = tid; p < pairs; p += WG) {
     float M = NEG_BIG, L = 0.0;
     vec2 sum = vec2(0.0);
@@ -264,7 +285,7 @@ void body() {
     }
     write_pair(h, p, sum / L);
   }
-  if (tid == 0u) arrived[h] = 0u;  // ready for the next dispatch (a barrier or a stage wait separates them)
+  if (tid == 0u) arrived[ARRIVAL_BASE + h] = 0u;  // ready for the next dispatch (a barrier or a stage wait separates them)
   TRACE_PHASE(6u);
 }
 

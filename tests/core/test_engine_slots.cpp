@@ -12,11 +12,11 @@ using namespace kiln::test;
 
 namespace {
 
-std::unique_ptr<Engine> load(Precision p = Precision::F32, int context = 256) {
+std::unique_ptr<Engine> load(Precision p = Precision::F32, int context = 256, BackendKind backend = BackendKind::Cpu) {
   LoadOptions o;
   o.path = fixture_dir("tiny-gemma3-a");
   o.precision = p;
-  o.backend = BackendKind::Cpu;
+  o.backend = backend;
   o.context_length = context;
   o.threads = 2;
   return Engine::load(o);
@@ -134,6 +134,37 @@ class EngineSlotsTest : public QObject {
       distinct.insert(expected.text);
     }
     QVERIFY(distinct.size() >= 3);  // the texts differ, so a mix-up between slots would show
+  }
+
+  // The same on Vulkan (lavapipe here): a step's tokens go through the matrices as one batch
+  // (Backend::forward_sequences), attention per slot on its own cache. Its decode sums each token
+  // in the same order alone and together (the fp32 decode of this plan): the same log-probabilities.
+  void slots_on_vulkan_give_each_its_text_alone_data() {
+    QTest::addColumn<int>("precision");
+    QTest::newRow("f32") << int(Precision::F32);
+    QTest::newRow("q4_0") << int(Precision::Q4_0);
+  }
+  void slots_on_vulkan_give_each_its_text_alone() {
+#ifndef KILN_HAVE_VULKAN
+    QSKIP("built without Vulkan");
+#else
+    QFETCH(int, precision);
+    auto e = load(Precision(precision), 256, BackendKind::Vulkan);
+    if (e->info().backend.rfind("vulkan", 0) != 0) QSKIP("no Vulkan device (not even lavapipe)");
+    QCOMPARE(e->open_slots(4), 4);
+    const std::vector<Job> jobs = {{"The first question", varied(11, 24), 0},
+                                   {"Something else entirely, longer than the first one", varied(22, 30), 0},
+                                   {"The first question", greedy(20), 0},
+                                   {"Joined at step five", varied(44, 16), 5}};
+    const auto together = in_slots(*e, jobs);
+    std::set<std::string> distinct;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const Output expected = alone(*e, jobs[i].prompt, jobs[i].options);
+      compare(together[i], expected, 0.0f);
+      distinct.insert(expected.text);
+    }
+    QVERIFY(distinct.size() >= 3);
+#endif
   }
 
   void a_slot_joins_while_others_decode() {

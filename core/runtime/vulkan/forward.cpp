@@ -11,10 +11,11 @@ namespace {
 
 class Recorder {
  public:
-  Recorder(ModelGpu& m, CommandSequence& seq) : m_(m), seq_(seq), c_(m.config) {}
+  Recorder(ModelGpu& m, CommandSequence& seq, int sequence = 0) : m_(m), seq_(seq), c_(m.config), sequence_(sequence) {}
 
   void matrix(BoundMatrix& bm, bool glu, int n, uint32_t x_offset, uint32_t x_stride, uint32_t y_stride,
               const char* op, int layer, std::optional<uint32_t> norm_after = std::nullopt, EarlyPart part = {}) {
+    if (!items_.empty()) return items_matrix(bm, glu, n, x_offset, x_stride, y_stride, op, layer);
     const bool batched = n > m_.plan.matvec_max_tokens;
     if (bm.m.mixed()) return mixed_matrix(bm, glu, n, batched, x_offset, x_stride, y_stride, op, layer);
     const MatmulTile tile = batched ? m_.plan.matmul_tile(bm.m.type) : kMatmulTile;
@@ -90,6 +91,26 @@ class Recorder {
     }
   }
 
+  // A step of several sequences: the n rows of the batch buffers through matvec_items_*, each run
+  // of chunks of one type (a mixed stack's parts) with its type's kernel.
+  void items_matrix(BoundMatrix& bm, bool glu, int n, uint32_t x_offset, uint32_t x_stride, uint32_t y_stride,
+                    const char* op, int layer) {
+    const uint32_t tokens = items_tokens(n);
+    const MatvecShape shape = m_.items_shape(bm, glu, tokens);
+    const MatrixCall call{glu, false, n, x_offset, x_stride, y_stride};
+    for (size_t begin = 0; begin < bm.m.chunks.size();) {
+      DeviceMatrix part = bm.m;
+      part.type = bm.m.chunks[begin].type;
+      size_t end = begin;
+      while (end < bm.m.chunks.size() && bm.m.chunks[end].type == part.type) ++end;
+      part.chunks.assign(bm.m.chunks.begin() + begin, bm.m.chunks.begin() + end);
+      record_matrix(seq_, m_.items_kernel(bm, part.type, glu, tokens), part,
+                    std::span(bm.sets).subspan(begin, end - begin), call, shape,
+                    m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
+      begin = end;
+    }
+  }
+
   // bm's input (n tokens from x_offset, x_stride floats apart) into ModelGpu::xh in fp16.
   void convert_input(const BoundMatrix& bm, int n, uint32_t x_offset, uint32_t x_stride, int layer) {
     const uint32_t nb = uint32_t(bm.m.cols / kBlockSize);
@@ -124,7 +145,7 @@ class Recorder {
     for (size_t i = 0; i < em.chunks.size(); ++i) {
       EmbedPush p{uint32_t(n), uint32_t(c_.hidden_size), uint32_t(em.cols / 32), uint32_t(em.chunks[i].row_begin),
                   uint32_t(em.chunks[i].rows), m_.layers[0].input_norm, std::sqrt(float(c_.hidden_size)), c_.rms_norm_eps};
-      seq_.dispatch(k, n == 1 ? m_.token_embed_gather[i] : m_.embed_gather[i], &p, sizeof p, uint32_t(n), 1, 1,
+      seq_.dispatch(k, one_token_ ? m_.token_embed_gather[i] : m_.embed_gather[i], &p, sizeof p, uint32_t(n), 1, 1,
                     "embedding", -1);
     }
     // Soft tokens: embed.comp skipped them (id -1), so their rows go in before the same barrier.
@@ -144,13 +165,9 @@ class Recorder {
     const float scale = 1.0f / std::sqrt(c_.query_pre_attn_scalar);
     if (n == 1) {
       // One dispatch: norm + RoPE, the cache write and the merge of key splits happen inside.
-      const uint32_t keys = uint32_t(pos) + 1 - (window && uint32_t(pos) + 1 > window ? uint32_t(pos) + 1 - window : 0);
-      const AttentionSplit split = decode_attention_split(keys, m_.plan);
-      DecodeAttentionPush p{uint32_t(pos), heads, kvh, hd, uint32_t(l.cache_slots), window, split.splits,
-                            split.keys_per_split, l.q_norm, l.k_norm, rope_offset, scale, c_.attn_logit_softcapping,
-                            c_.rms_norm_eps};
-      seq_.dispatch(*m_.decode_attention_kernel, l.decode_attention_set, &p, sizeof p, heads * split.splits, 1, 1,
-                    "attention", layer);
+      const DecodeAttentionPush p = decode_push(l, pos);
+      seq_.dispatch(*m_.decode_attention_kernel, m_.kv(sequence_, layer).decode_attention_set, &p, sizeof p,
+                    heads * p.splits, 1, 1, "attention", layer);
       seq_.barrier();
       return;
     }
@@ -158,7 +175,8 @@ class Recorder {
     const uint32_t qkv_stride = (heads + 2 * kvh) * hd;
     RopePush rp{uint32_t(pos), heads, kvh, hd, qkv_stride, uint32_t(l.cache_slots), l.q_norm, l.k_norm, rope_offset,
                 c_.rms_norm_eps};
-    seq_.dispatch(*m_.rope_kernel, l.rope_set, &rp, sizeof rp, uint32_t(n) * (heads + kvh), 1, 1, "qk_norm_rope", layer);
+    const LayerKv& kv = m_.kv(sequence_, layer);
+    seq_.dispatch(*m_.rope_kernel, kv.rope_set, &rp, sizeof rp, uint32_t(n) * (heads + kvh), 1, 1, "qk_norm_rope", layer);
     seq_.barrier();
     AttentionPush ap{uint32_t(pos), heads, kvh, hd, qkv_stride, heads * hd, uint32_t(l.cache_slots), window, scale,
                      c_.attn_logit_softcapping, uint32_t(n)};
@@ -166,7 +184,7 @@ class Recorder {
     const uint32_t qb = std::max(1u, m_.plan.prefill_attention_queries);
     const uint32_t query_groups = (uint32_t(n) + qb - 1) / qb;
     if (spans_.empty()) {
-      seq_.dispatch(*m_.attention_kernel, l.attention_set, &ap, sizeof ap, query_groups * heads, 1, 1, "attention",
+      seq_.dispatch(*m_.attention_kernel, kv.attention_set, &ap, sizeof ap, query_groups * heads, 1, 1, "attention",
                     layer);
     } else {  // the variant that widens the key ranges of queries inside spans (same bindings)
       AttentionSpansPush sp{ap, uint32_t(spans_.size())};
@@ -174,10 +192,59 @@ class Recorder {
         sp.spans[i][0] = uint32_t(pos + spans_[i].first);
         sp.spans[i][1] = uint32_t(pos + spans_[i].first + spans_[i].count);
       }
-      seq_.dispatch(*m_.soft_tokens().attention, l.attention_set, &sp, sizeof sp, query_groups * heads, 1, 1,
+      seq_.dispatch(*m_.soft_tokens().attention, kv.attention_set, &sp, sizeof sp, query_groups * heads, 1, 1,
                     "attention", layer);
     }
     seq_.barrier();
+  }
+
+  // attention_decode's push constants for one token of layer l at pos.
+  DecodeAttentionPush decode_push(const LayerGpu& l, int pos) const {
+    const uint32_t window = l.global ? 0u : uint32_t(c_.sliding_window);
+    const uint32_t keys = uint32_t(pos) + 1 - (window && uint32_t(pos) + 1 > window ? uint32_t(pos) + 1 - window : 0);
+    const AttentionSplit split = decode_attention_split(keys, m_.plan);
+    return {uint32_t(pos), uint32_t(c_.num_heads), uint32_t(c_.num_kv_heads), uint32_t(c_.head_dim),
+            uint32_t(l.cache_slots), window, split.splits, split.keys_per_split, l.q_norm, l.k_norm,
+            l.global ? m_.rope_global : m_.rope_local, 1.0f / std::sqrt(c_.query_pre_attn_scalar),
+            c_.attn_logit_softcapping, c_.rms_norm_eps};
+  }
+
+  // A step of several sequences: item i's attention on its own sequence's cache at its own
+  // position, from row i of qkv to row i of att, with its own partials and counters. The items'
+  // dispatches touch disjoint memory (each sequence appears once), so one barrier follows them all.
+  void items_attention(const LayerGpu& l, int layer) {
+    const uint32_t heads = c_.num_heads, hd = c_.head_dim, qkv_stride = (heads + 2 * c_.num_kv_heads) * hd;
+    for (size_t i = 0; i < items_.size(); ++i) {
+      const uint32_t item = uint32_t(i);
+      const DecodeAttentionItemsPush p{decode_push(l, items_[i].pos), item * qkv_stride, item * heads * hd,
+                                       item * m_.items.partial_floats, item * heads};
+      seq_.dispatch(*m_.items.attention, m_.kv(items_[i].sequence, layer).items_attention_set, &p, sizeof p,
+                    heads * p.base.splits, 1, 1, "attention", layer);
+    }
+    seq_.barrier();
+  }
+
+  // One decode step of several sequences: embedding, every layer and the logits over the items
+  // as rows of the batch buffers; only attention is per item.
+  void run_items(std::span<const StepItem> items) {
+    items_ = items;
+    one_token_ = false;
+    const int n = int(items.size());
+    const uint32_t hidden = c_.hidden_size, ffn = c_.intermediate_size;
+    const uint32_t q_dim = c_.num_heads * c_.head_dim, qkv_stride = (c_.num_heads + 2 * c_.num_kv_heads) * c_.head_dim;
+    embed(n);
+    for (int i = 0; i < c_.num_layers; ++i) {
+      LayerGpu& l = m_.layers[i];
+      matrix(l.qkv, false, n, 0, hidden, qkv_stride, "qkv_proj", i);
+      items_attention(l, i);
+      matrix(l.o, false, n, 0, q_dim, hidden, "o_proj", i);
+      add_norm(n, l.post_attn_norm, l.pre_ffn_norm, i, 0);
+      matrix(l.gate_up, true, n, 0, hidden, ffn, "gate_up_gelu", i);
+      matrix(l.down, false, n, 0, ffn, hidden, "down_proj", i);
+      const uint32_t next = i + 1 < c_.num_layers ? m_.layers[i + 1].input_norm : m_.final_norm;
+      add_norm(n, l.post_ffn_norm, next, i, 1);
+    }
+    logits(0, n);
   }
 
   // Greedy decoding's pick: the largest of logits[0, vocab) (the last token's row, at position
@@ -242,7 +309,9 @@ class Recorder {
   ModelGpu& m_;
   CommandSequence& seq_;
   const Gemma3Config& c_;
+  int sequence_ = 0;        // whose cache the layers' attention reads and writes (run)
   bool one_token_ = false;  // a decode step: each layer's own buffers (LayerGpu::token)
+  std::span<const StepItem> items_;  // a step of several sequences (run_items)
   std::span<const BatchSpan> spans_;  // soft tokens of this batch (none: the text-only pass)
 };
 
@@ -299,8 +368,14 @@ AttentionSplit decode_attention_split(uint32_t keys, const KernelPlan& plan) {
 }
 
 void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, ForwardOutput out,
-                    std::span<const BatchSpan> spans) {
-  Recorder(model, seq).run(n, pos, out, spans);
+                    std::span<const BatchSpan> spans, int sequence) {
+  Recorder(model, seq, sequence).run(n, pos, out, spans);
+}
+
+void record_items(ModelGpu& model, CommandSequence& seq, std::span<const StepItem> items) {
+  if (items.empty() || int(items.size()) > model.items.max_items)
+    throw Error("Vulkan: a step of " + std::to_string(items.size()) + " sequences (internal error)");
+  Recorder(model, seq).run_items(items);
 }
 
 void record_logits(ModelGpu& model, CommandSequence& seq, int first, int rows) {
@@ -318,8 +393,10 @@ uint32_t max_dispatches_per_forward(const ModelGpu& model) {
   // and the logits); after the layers, argmax's two passes.
   // (With fp16 tensor-core input, convert_f16 likewise.)
   const uint32_t quantize = model.quantize_kernel || model.convert_kernel ? 4 : 0;
+  // A step of several sequences: an attention an item instead of two.
+  const uint32_t items = uint32_t(std::max(0, kMaxStepItems - 2));
   // Soft tokens: a soft_embed a span.
-  return uint32_t(model.layers.size()) * (per_layer + 6 + quantize) + 2 * uint32_t(model.embed_logits.m.chunks.size()) +
+  return uint32_t(model.layers.size()) * (per_layer + 6 + quantize + items) + 2 * uint32_t(model.embed_logits.m.chunks.size()) +
          6 + quantize / 4 + kMaxAttentionSpans;
 }
 

@@ -57,9 +57,19 @@ struct BatchSpan {
 // Records n tokens (already written to model.tokens) at positions [pos, pos + n): embedding,
 // every layer (writing K/V into the cache), the final norm, the logits and `out`.
 // n <= model.max_batch, and n <= model.logit_rows for AllLogits. spans: at most
-// kMaxAttentionSpans, in order; none records exactly the text-only pass.
+// kMaxAttentionSpans, in order; none records exactly the text-only pass. sequence: whose KV cache
+// (ModelGpu::sequences).
 void record_forward(ModelGpu& model, CommandSequence& seq, int n, int pos, ForwardOutput out,
-                    std::span<const BatchSpan> spans = {});
+                    std::span<const BatchSpan> spans = {}, int sequence = 0);
+
+// One decode step of several sequences (Backend::forward_sequences): item i's token, already in
+// model.tokens[i], at position pos of its sequence; its row of logits in row i of
+// model.logits_host. 1 <= items <= model.items.max_items, each sequence at most once.
+struct StepItem {
+  int sequence = 0, pos = 0;
+  bool operator==(const StepItem&) const = default;
+};
+void record_items(ModelGpu& model, CommandSequence& seq, std::span<const StepItem> items);
 
 // After a Normed recording: logits of batch rows [first, first + rows) into model.logits_host
 // (rows <= model.logit_rows).

@@ -358,6 +358,13 @@ MatvecShape KernelPlan::down_shape(DType type) const {
   return {192, 4, 96};
 }
 
+MatvecShape KernelPlan::items_shape(const MatvecShape& one_token, bool glu, uint32_t tokens) const {
+  MatvecShape s = one_token;
+  s.rows = std::max<uint32_t>(glu ? 2 : 1, s.rows * 2 / std::max<uint32_t>(tokens, 2));
+  if (glu && s.rows % 2) ++s.rows;
+  return s;
+}
+
 uint32_t KernelPlan::coop_splits(int64_t rows, int n, uint32_t max_splits) const {
   if (forced_coop_splits) return std::min<uint32_t>(uint32_t(forced_coop_splits), max_splits);
   // Aim at about 500 workgroups (an H100 has 132 SMs, two workgroups each): o and down at 512

@@ -110,6 +110,11 @@ struct KernelPlan {
   bool down_groups_of_96 = false;
   MatvecShape forced_down{0, 0, 0};
   MatvecShape down_shape(DType type) const;
+  // A decode step of several sequences (matvec_items_*, batch buffers, int8 dots where int8_dot):
+  // the matrix's one-token shape with fewer rows an invocation as the tokens a pass grow, so that
+  // its [rows][tokens] accumulators stay about as many as the one-token kernel's rows (registers).
+  // The same wg and tpr keep each token's sum in the one-token kernel's order.
+  MatvecShape items_shape(const MatvecShape& one_token, bool glu, uint32_t tokens) const;
 
   // --- Matrices, batches (prefill) ---
   // Batches on tensor cores: KHR's extension where the device lists a 16x16x16 fp16 shape and the

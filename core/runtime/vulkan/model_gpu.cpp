@@ -136,6 +136,17 @@ const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const 
   return pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
 }
 
+const Kernel& ModelGpu::items_kernel(const BoundMatrix& bm, DType type, bool glu, uint32_t tokens) {
+  const bool i8 = plan.int8_dot && int8_decode_type(type);
+  const MatvecShape s = items_shape(bm, glu, tokens);
+  return pipelines->get(std::string(i8 ? "matvec_items_i8_" : "matvec_items_") + (glu ? "glu_" : "") + type_suffix(type),
+                        4, {s.wg, s.rows, s.tpr, tokens});
+}
+
+MatvecShape ModelGpu::items_shape(const BoundMatrix& bm, bool glu, uint32_t tokens) const {
+  return plan.items_shape(bm.shape, glu, tokens);
+}
+
 bool ModelGpu::half_input(const BoundMatrix& bm) const {
   return plan.coop_half_input && std::all_of(bm.m.chunks.begin(), bm.m.chunks.end(),
                                              [&](const DeviceMatrix::Chunk& c) { return plan.coop_for(c.type); });
@@ -311,11 +322,11 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release
   // overwrites keys its own earlier queries still see.
   for (LayerGpu& l : layers) {
     l.cache_slots = l.global ? context : std::min(context, c.sliding_window + max_batch - 1);
-    const uint64_t bytes = uint64_t(l.cache_slots) * kvh * hd * elem;
-    l.k_cache = state(bytes, "a layer's KV cache");
-    l.v_cache = state(bytes, "a layer's KV cache");
-    kv_bytes += 2 * bytes;
+    l.cache_bytes = uint64_t(l.cache_slots) * kvh * hd * elem;
+    if (l.cache_bytes > max_range) state(l.cache_bytes, "a layer's KV cache");  // says why
+    kv_bytes += 2 * l.cache_bytes;
   }
+  sequences.push_back(allocate_sequence(*state_arena));
 
   const uint64_t B = uint64_t(max_batch);
   x = state(B * hidden * 4, "activations");
@@ -514,6 +525,7 @@ void ModelGpu::build_sets() {
     const BufferSlice t[] = {c.weights, c.scales, tokens, token_x[0], token_xn[0], norms};
     token_embed_gather.push_back(d.allocate(embed, t));
   }
+  bind_sequence(*sequences[0], d);
   for (size_t i = 0; i < layers.size(); ++i) {
     LayerGpu& l = layers[i];
     const LayerGpu::TokenBuffers& t = l.token;
@@ -525,14 +537,6 @@ void ModelGpu::build_sets() {
     bind(l.o.token_sets, l.o, t.att, t.proj_o);
     bind(l.gate_up.token_sets, l.gate_up, t.xn_mid, t.act);
     bind(l.down.token_sets, l.down, t.act, t.proj_d);
-    const BufferSlice r[] = {qkv, norms, rope, l.k_cache, l.v_cache};
-    l.rope_set = d.allocate(*rope_kernel, r);
-    const BufferSlice a[] = {qkv, l.k_cache, l.v_cache, att};
-    l.attention_set = d.allocate(*attention_kernel, a);
-    // Only one token runs the decode attention.
-    const BufferSlice da[] = {t.qkv, l.k_cache, l.v_cache, t.att, partials, split_arrivals, norms, rope,
-                               l.k_cache, l.v_cache};
-    l.decode_attention_set = d.allocate(*decode_attention_kernel, da);
     // add_norm: block output, residual in, normed out, norm weights, residual out.
     const BufferSlice n1[] = {t.proj_o, token_x[i], t.xn_mid, norms, t.x_mid};
     l.token_add_norm_sets[0] = d.allocate(*add_norm_kernel, n1);

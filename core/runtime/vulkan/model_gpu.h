@@ -14,6 +14,7 @@
 #include "model/weights.h"
 #include "runtime/vulkan/device.h"
 #include "runtime/vulkan/kernel_plan.h"
+#include "runtime/vulkan/kv_sequences.h"
 #include "runtime/vulkan/memory.h"
 #include "runtime/vulkan/pipeline.h"
 #include "runtime/vulkan/sequence.h"
@@ -74,9 +75,9 @@ struct LayerGpu {
   uint32_t input_norm = 0, post_attn_norm = 0, pre_ffn_norm = 0, post_ffn_norm = 0, q_norm = 0, k_norm = 0;  // float offsets
   bool global = false;
   int cache_slots = 0;        // positions the KV cache holds (a ring on local layers)
-  BufferSlice k_cache, v_cache;  // [slots][kv_heads][head_dim]
-  // Batches: qk_norm_rope then attention. One token: attention_decode alone.
-  VkDescriptorSet rope_set = VK_NULL_HANDLE, attention_set = VK_NULL_HANDLE, decode_attention_set = VK_NULL_HANDLE;
+  uint64_t cache_bytes = 0;   // one sequence's keys (or values) of this layer
+  // The cache and its sets are each sequence's (ModelGpu::sequences). Batches: qk_norm_rope then
+  // attention. One token: attention_decode alone.
   // One token: activations of this layer alone, so that a decode step writes each address once
   // and a stage never finds an earlier stage's data stale in a cache (stage flags invalidate no
   // cache; CommandSequence). ModelGpu::token_xn[i] -> qkv -> att -> proj_o -> x_mid, xn_mid ->
@@ -102,7 +103,7 @@ struct ModelGpu {
   int max_batch = 0;      // tokens one recording can carry
   int logit_rows = 0;     // rows of logits one recording can return
   bool kv_f16 = true;
-  uint64_t kv_bytes = 0, weight_bytes = 0;
+  uint64_t kv_bytes = 0, weight_bytes = 0;  // kv_bytes: one sequence's cache
   uint32_t final_norm = 0;
   uint32_t rope_local = 0, rope_global = 0;  // vec2 offsets into the RoPE table
   uint32_t coop_slices = 1;  // tensor cores: split-K slices the proj buffer holds (1 to 4)
@@ -185,7 +186,22 @@ struct ModelGpu {
   };
   SoftTokens& soft_tokens();
 
+  // Sequences (kv_sequences.h): [0] built at load. set_sequences() makes `count` (0 keeps its
+  // cache, new ones start empty; the caller has waited for the device), checking the device's
+  // memory before allocating: throws Error saying how much is needed and free.
+  std::vector<std::unique_ptr<KvSequence>> sequences;
+  LayerKv& kv(int sequence, int layer) { return sequences[size_t(sequence)]->layers[size_t(layer)]; }
+  void set_sequences(int count);
+  // Steps of several sequences (built by set_sequences of 2 or more; max_items 0 before).
+  StepItems items;
+  // matvec_items_* for a matrix (or a mixed stack's part of `type`), `tokens` a pass.
+  const Kernel& items_kernel(const BoundMatrix& bm, DType type, bool glu, uint32_t tokens);
+  MatvecShape items_shape(const BoundMatrix& bm, bool glu, uint32_t tokens) const;
+
  private:
+  std::unique_ptr<KvSequence> allocate_sequence(MemoryArena& arena);
+  void bind_sequence(KvSequence& s, DescriptorAllocator& d);
+  void build_items();
   void build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release);
   void build_pipelines();
   bool plan_int8_activations();

@@ -58,6 +58,13 @@ struct DecodeAttentionPush {  // attention_decode.comp (one token: norm + RoPE, 
       k_norm_offset, rope_offset;
   float scale, softcap, eps;
 };
+// attention_decode_items_kv_* (one item of several sequences' decode step): the item's q|k|v row,
+// output row, partials and counters start at these bases (floats, floats, floats, uints).
+struct DecodeAttentionItemsPush {
+  DecodeAttentionPush base;
+  uint32_t qkv_base, out_base, partial_base, arrival_base;
+};
+static_assert(sizeof(DecodeAttentionItemsPush) == 72, "the shader's push layout");
 struct ArgmaxPush {  // argmax.comp
   uint32_t count, per_group, pass;
   uint32_t slot = 0;

@@ -3,7 +3,9 @@
 // logits back. Decode steps are recorded one step ahead, while the GPU runs the current one, and
 // ordered by stage flags instead of barriers where the plan says so (CommandSequence); a step whose
 // flags gave up is run again with barriers, and so are all later ones. Images' soft tokens
-// (forward_embedded) take their own batches, recorded on the spot (run_embedded).
+// (forward_embedded) take their own batches, recorded on the spot (run_embedded). Several sequences
+// (the server's slots) each have their own KV cache (ModelGpu::sequences); a decode step of several
+// runs their tokens as one batch (forward_sequences, record_items).
 #include "runtime/vulkan_backend.h"
 
 #include <algorithm>
@@ -60,7 +62,21 @@ class VulkanBackend final : public Backend {
     return "vulkan (" + d.report.name + (d.cpu_implementation ? ", " + std::string(kSoftwareVulkan) : "") + ")";
   }
   int context_length() const override { return model_->context; }
-  uint64_t kv_cache_bytes() const override { return model_->kv_bytes; }
+  uint64_t kv_cache_bytes() const override { return model_->kv_bytes * model_->sequences.size(); }
+  int sequences() const override { return int(model_->sequences.size()); }
+
+  // Nothing may be running on a cache that goes, nor queued or recorded for one.
+  int set_sequences(int count) override {
+    count = std::max(1, count);
+    drop_ahead();
+    if (prepared_ >= 0) sequence_->discard(prepared_);
+    prepared_ = -1;
+    discard_prepared_items();
+    device_->wait_idle();
+    model_->set_sequences(count);
+    filled_.resize(size_t(count), 0);
+    return count;
+  }
   void set_profiling(bool enabled) override { profiling_ = enabled; }
   // As decided at load; the counter stage_flags says whether the flags later gave up.
   std::optional<GpuPlan> gpu_plan() const override { return model_->summary(); }
@@ -78,7 +94,10 @@ class VulkanBackend final : public Backend {
         {"allocations_after_load", double(now.memory_allocations + now.buffers_created - after_load_.memory_allocations -
                                           after_load_.buffers_created)},
         {"weight_bytes", double(model_->weight_bytes)},
-        {"kv_cache_bytes", double(model_->kv_bytes)},
+        {"kv_cache_bytes", double(kv_cache_bytes())},
+        {"sequences", double(model_->sequences.size())},
+        {"sequence_steps", double(sequence_steps_)},  // forward_sequences() recordings of 2 or more items
+        {"max_step_items", double(model_->items.max_items)},
         {"max_batch", double(model_->max_batch)},
         {"dispatches_last_call", double(last_dispatches_)},
         {"stage_flags", stage_flags_ ? 1.0 : 0.0},
@@ -89,18 +108,77 @@ class VulkanBackend final : public Backend {
   }
 
   void forward(std::span<const int32_t> tokens, int pos, bool all_logits, float* logits) override {
-    run(tokens, pos, all_logits ? vk::ForwardOutput::AllLogits : vk::ForwardOutput::LastLogits, logits);
+    forward_sequence(0, tokens, pos, all_logits, logits);
+  }
+
+  void forward_sequence(int sequence, std::span<const int32_t> tokens, int pos, bool all_logits,
+                        float* logits) override {
+    check_sequence(sequence);
+    run(tokens, pos, all_logits ? vk::ForwardOutput::AllLogits : vk::ForwardOutput::LastLogits, logits, {}, sequence);
+  }
+
+  // One item: the one-token path (its own buffers, stage flags where the plan has them). More: at
+  // most max_items a recording, each one submit; positions follow forward()'s rules per sequence.
+  // While the GPU runs a step, the host records the likely next one (the same sequences, each one
+  // position on), as run() does for one sequence.
+  void forward_sequences(std::span<const SequenceToken> items, int vocab, float* logits) override {
+    const Gemma3Config& c = model_->config;
+    if (items.empty()) return;
+    if (vocab != c.vocab_size) throw Error("forward_sequences: logits rows of " + std::to_string(vocab) + " floats");
+    for (size_t i = 0; i < items.size(); ++i) {
+      const SequenceToken& item = items[i];
+      check_sequence(item.sequence);
+      check_position(item.sequence, item.pos, 1);
+      if (item.token < 0 || item.token >= c.vocab_size)
+        throw Error("token id " + std::to_string(item.token) + " is outside the vocabulary of " +
+                    std::to_string(c.vocab_size));
+      for (size_t j = 0; j < i; ++j)
+        if (items[j].sequence == item.sequence)
+          throw Error("forward_sequences: sequence " + std::to_string(item.sequence) + " appears twice");
+    }
+    if (items.size() == 1 || model_->items.max_items < 2) {
+      for (size_t i = 0; i < items.size(); ++i)
+        forward_sequence(items[i].sequence, std::span<const int32_t>(&items[i].token, 1), items[i].pos, false,
+                         logits + i * size_t(vocab));
+      return;
+    }
+    drop_ahead();
+    if (prepared_ >= 0) sequence_->discard(prepared_);
+    prepared_ = -1;
+    const size_t row = size_t(vocab);
+    const bool one_group = int(items.size()) <= model_->items.max_items;
+    for (size_t start = 0; start < items.size();) {
+      // A last group of one goes with the one before (groups of max_items - 1 and 2).
+      size_t len = std::min(items.size() - start, size_t(model_->items.max_items));
+      if (items.size() - start - len == 1) --len;
+      std::vector<vk::StepItem> step(len);
+      auto* ids = reinterpret_cast<int32_t*>(model_->tokens.mapped);
+      for (size_t i = 0; i < len; ++i) {
+        step[i] = {items[start + i].sequence, items[start + i].pos};
+        ids[i] = items[start + i].token;
+      }
+      int frame = take_prepared_items(step);
+      if (frame < 0) frame = record_items(step);
+      sequence_->submit(frame);
+      if (one_group) prepare_items(step);
+      sequence_->wait(frame);
+      last_dispatches_ = sequence_->dispatches_recorded(frame);
+      ++sequence_steps_;
+      for (size_t i = 0; i < len; ++i) filled_[size_t(step[i].sequence)] = step[i].pos + 1;
+      std::memcpy(logits + start * row, model_->logits_host.mapped, len * row * 4);
+      start += len;
+    }
   }
 
   std::optional<int32_t> forward_argmax(std::span<const int32_t> tokens, int pos) override {
-    run(tokens, pos, vk::ForwardOutput::Argmax, nullptr);
+    run(tokens, pos, vk::ForwardOutput::Argmax, nullptr, {}, 0);
     return last_pick_;
   }
 
   void forward_embedded(int sequence, std::span<const int32_t> tokens, int pos, std::span<const EmbeddingSpan> spans,
                         bool all_logits, float* logits) override {
     if (spans.empty()) return forward_sequence(sequence, tokens, pos, all_logits, logits);
-    if (sequence != 0) throw Error("Vulkan holds one sequence, not sequence " + std::to_string(sequence));
+    check_sequence(sequence);
     int after = pos;  // the end of the span before
     for (const EmbeddingSpan& s : spans) {
       if (s.count <= 0 || !s.rows || s.pos < after || int64_t(s.pos) + s.count > int64_t(pos) + int64_t(tokens.size()))
@@ -111,10 +189,52 @@ class VulkanBackend final : public Backend {
         throw Error("Vulkan: an image of " + std::to_string(s.count) + " tokens does not fit one batch of " +
                     std::to_string(model_->max_batch));
     }
-    run(tokens, pos, all_logits ? vk::ForwardOutput::AllLogits : vk::ForwardOutput::LastLogits, logits, spans);
+    run(tokens, pos, all_logits ? vk::ForwardOutput::AllLogits : vk::ForwardOutput::LastLogits, logits, spans,
+        sequence);
   }
 
  private:
+  int record_items(std::span<const vk::StepItem> step) {
+    const int frame = sequence_->begin(profiling_);
+    vk::record_items(*model_, *sequence_, step);
+    sequence_->end();
+    return frame;
+  }
+  // The frame recorded ahead, if it is for this step.
+  int take_prepared_items(const std::vector<vk::StepItem>& step) {
+    const int frame = items_prepared_;
+    items_prepared_ = -1;
+    if (frame >= 0 && items_prepared_for_ == step && sequence_->profiling(frame) == profiling_) return frame;
+    if (frame >= 0) sequence_->discard(frame);
+    return -1;
+  }
+  void prepare_items(std::vector<vk::StepItem> next) {
+    for (vk::StepItem& i : next)
+      if (++i.pos >= model_->context) return;
+    items_prepared_ = record_items(next);
+    items_prepared_for_ = std::move(next);
+  }
+  // Before any other recording: a CommandSequence has three frames.
+  void discard_prepared_items() {
+    if (items_prepared_ >= 0) sequence_->discard(items_prepared_);
+    items_prepared_ = -1;
+  }
+
+  void check_sequence(int sequence) const {
+    if (sequence < 0 || sequence >= int(model_->sequences.size()))
+      throw Error("forward: sequence " + std::to_string(sequence) + " of " + std::to_string(model_->sequences.size()));
+  }
+  // pos may go back one position from the sequence's end, or to 0 (Backend::forward).
+  void check_position(int sequence, int pos, int n) const {
+    const int filled = filled_[size_t(sequence)];
+    if (pos < 0 || pos > filled || (pos != 0 && pos < filled - 1))
+      throw Error("forward: position " + std::to_string(pos) + " cannot follow a cache of " + std::to_string(filled) +
+                  " positions");
+    if (int64_t(pos) + n > model_->context)
+      throw Error("the context is full: " + std::to_string(pos + n) + " tokens > context length " +
+                  std::to_string(model_->context));
+  }
+
   // forward() and forward_argmax(): batches of at most max_batch tokens (logit_rows with all
   // logits), each one submit; `out` applies to the last batch (all of them for AllLogits).
   // Running ahead: a greedy decode step queues the step after it on the GPU before waiting, fed
@@ -126,17 +246,13 @@ class VulkanBackend final : public Backend {
   // max_batch >= 2 gives, so it overwrote nothing a rewrite of the last position reads).
   // spans (forward_embedded): checked, in order; their positions' token ids are not read.
   void run(std::span<const int32_t> tokens, int pos, vk::ForwardOutput out, float* logits,
-           std::span<const EmbeddingSpan> spans = {}) {
+           std::span<const EmbeddingSpan> spans, int sequence) {
     const Gemma3Config& c = model_->config;
     const bool all_logits = out == vk::ForwardOutput::AllLogits;
     const int n = int(tokens.size());
     if (n == 0) throw Error("forward: no tokens");
-    if (pos < 0 || pos > filled_ || (pos != 0 && pos < filled_ - 1))
-      throw Error("forward: position " + std::to_string(pos) + " cannot follow a cache of " + std::to_string(filled_) +
-                  " positions");
-    if (int64_t(pos) + n > model_->context)
-      throw Error("the context is full: " + std::to_string(pos + n) + " tokens > context length " +
-                  std::to_string(model_->context));
+    check_position(sequence, pos, n);
+    discard_prepared_items();
     size_t next_span = 0;
     for (int i = 0; i < n; ++i) {
       while (next_span < spans.size() && spans[next_span].pos + spans[next_span].count <= pos + i) ++next_span;
@@ -145,7 +261,7 @@ class VulkanBackend final : public Backend {
       if (t < 0 || t >= c.vocab_size)
         throw Error("token id " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(c.vocab_size));
     }
-    if (!spans.empty()) return run_embedded(tokens, pos, out, logits, spans);
+    if (!spans.empty()) return run_embedded(tokens, pos, out, logits, spans, sequence);
 
     const vk::Counters before = device_->counters();
 #ifdef KILN_VK_STAGE_TRACE
@@ -164,14 +280,15 @@ class VulkanBackend final : public Backend {
       const vk::ForwardOutput step_out = last || all_logits ? out : vk::ForwardOutput::LastLogits;
       const bool greedy = one && step_out == vk::ForwardOutput::Argmax;
       int frame = -1;
-      if (greedy && ahead_ >= 0 && ahead_pos_ == at && ahead_token_ == tokens[start] && matches(ahead_)) {
+      if (greedy && ahead_ >= 0 && ahead_seq_ == sequence && ahead_pos_ == at && ahead_token_ == tokens[start] &&
+          matches(ahead_)) {
         frame = ahead_;  // on the GPU already, fed by the step before's pick
         ahead_ = -1;
       } else {
         drop_ahead();
         std::memcpy(model_->tokens.mapped, tokens.data() + start, size_t(len) * 4);
-        frame = take_prepared(at, step_out, one);
-        if (frame < 0) frame = record(len, at, step_out, one && stage_flags_);
+        frame = take_prepared(sequence, at, step_out, one);
+        if (frame < 0) frame = record(len, at, step_out, one && stage_flags_, {}, sequence);
         sequence_->submit(frame);
       }
 #ifdef KILN_VK_STAGE_TRACE
@@ -181,15 +298,17 @@ class VulkanBackend final : public Backend {
       // commands depend on the position only; the token id is read from memory when they run).
       // Greedy steps queue it on the GPU right away, and record the one after.
       if (one && at + 1 < model_->context) {
-        int next = take_prepared(at + 1, step_out, true);
-        if (next < 0) next = record(1, at + 1, step_out, stage_flags_);
+        int next = take_prepared(sequence, at + 1, step_out, true);
+        if (next < 0) next = record(1, at + 1, step_out, stage_flags_, {}, sequence);
         if (greedy && run_ahead_) {
           sequence_->submit(next);
           ahead_ = next;
+          ahead_seq_ = sequence;
           ahead_pos_ = at + 1;
-          if (at + 2 < model_->context) prepare(record(1, at + 2, step_out, stage_flags_), at + 2, step_out);
+          if (at + 2 < model_->context)
+            prepare(record(1, at + 2, step_out, stage_flags_, {}, sequence), sequence, at + 2, step_out);
         } else {
-          prepare(next, at + 1, step_out);
+          prepare(next, sequence, at + 1, step_out);
         }
       }
 #ifdef KILN_VK_STAGE_TRACE
@@ -201,10 +320,10 @@ class VulkanBackend final : public Backend {
 #endif
       if (sequence_->abandoned(frame)) {
         drop_ahead();  // fed by garbage
-        give_up_stage_flags(len, at, step_out);
+        give_up_stage_flags(len, at, step_out, sequence);
       }
       last_dispatches_ = sequence_->dispatches_recorded(frame);
-      filled_ = at + len;
+      filled_[size_t(sequence)] = at + len;
       if (last && out == vk::ForwardOutput::Argmax) {
         std::memcpy(&last_pick_, model_->pick_host.mapped + 4 * ((at + len - 1) % 2), 4);
         ahead_token_ = std::max(last_pick_, 0);  // what the step ahead reads (argmax.comp)
@@ -248,7 +367,7 @@ class VulkanBackend final : public Backend {
   // buffer, all logits come back logit_rows at a time from its normed output (a real vocabulary
   // leaves 64 rows, shorter than an image).
   void run_embedded(std::span<const int32_t> tokens, int pos, vk::ForwardOutput out, float* logits,
-                    std::span<const EmbeddingSpan> spans) {
+                    std::span<const EmbeddingSpan> spans, int sequence) {
     drop_ahead();
     if (prepared_ >= 0) sequence_->discard(prepared_);
     prepared_ = -1;
@@ -284,8 +403,8 @@ class VulkanBackend final : public Backend {
       const vk::ForwardOutput step_out = slices                ? vk::ForwardOutput::Normed
                                          : last || all_logits ? out
                                                               : vk::ForwardOutput::LastLogits;
-      submit_and_wait(record(len, at, step_out, false, batch));
-      filled_ = at + len;
+      submit_and_wait(record(len, at, step_out, false, batch, sequence));
+      filled_[size_t(sequence)] = at + len;
       if (slices) {
         for (int r = 0; r < len; r += model_->logit_rows) {
           const int rows = std::min(model_->logit_rows, len - r);
@@ -320,19 +439,21 @@ class VulkanBackend final : public Backend {
     std::vector<int32_t> tokens(size_t(n), 0);
     std::vector<float> logits(size_t(model_->config.vocab_size));
     forward(tokens, 0, false, logits.data());
-    filled_ = 0;
+    filled_[0] = 0;
   }
 
   // The frame recorded ahead, if it is for this step (one token) with today's settings.
-  int take_prepared(int pos, vk::ForwardOutput out, bool one) {
+  int take_prepared(int sequence, int pos, vk::ForwardOutput out, bool one) {
     const int frame = prepared_;
     prepared_ = -1;
-    if (frame >= 0 && one && prepared_pos_ == pos && prepared_out_ == out && matches(frame)) return frame;
+    if (frame >= 0 && one && prepared_seq_ == sequence && prepared_pos_ == pos && prepared_out_ == out && matches(frame))
+      return frame;
     if (frame >= 0) sequence_->discard(frame);
     return -1;
   }
-  void prepare(int frame, int pos, vk::ForwardOutput out) {
+  void prepare(int frame, int sequence, int pos, vk::ForwardOutput out) {
     prepared_ = frame;
+    prepared_seq_ = sequence;
     prepared_pos_ = pos;
     prepared_out_ = out;
   }
@@ -348,9 +469,10 @@ class VulkanBackend final : public Backend {
     ahead_ = -1;
   }
 
-  int record(int n, int pos, vk::ForwardOutput out, bool stage_flags, std::span<const vk::BatchSpan> spans = {}) {
+  int record(int n, int pos, vk::ForwardOutput out, bool stage_flags, std::span<const vk::BatchSpan> spans,
+             int sequence) {
     const int frame = sequence_->begin(profiling_, stage_flags);
-    vk::record_forward(*model_, *sequence_, n, pos, out, spans);
+    vk::record_forward(*model_, *sequence_, n, pos, out, spans, sequence);
     sequence_->end();
     return frame;
   }
@@ -367,9 +489,9 @@ class VulkanBackend final : public Backend {
   // A stage's wait gave up: the GPU did not run a stage's workgroups while the next one's waited
   // (Vulkan does not promise it). The step's results are garbage; it runs again with barriers,
   // and so does every later step.
-  void give_up_stage_flags(int n, int pos, vk::ForwardOutput out) {
+  void give_up_stage_flags(int n, int pos, vk::ForwardOutput out, int sequence) {
     stop_stage_flags();
-    const int frame = record(n, pos, out, false);
+    const int frame = record(n, pos, out, false, {}, sequence);
     sequence_->submit(frame);
     sequence_->wait(frame);
   }
@@ -396,14 +518,18 @@ class VulkanBackend final : public Backend {
   std::unique_ptr<vk::CommandSequence> sequence_;
   vk::Counters after_load_, decode_;
   uint64_t decode_tokens_ = 0;
-  int filled_ = 0;
+  std::vector<int> filled_ = {0};  // [sequence]: positions [0, filled) are in its cache
+  uint64_t sequence_steps_ = 0;
+  int items_prepared_ = -1;  // a step of several sequences recorded ahead, for items_prepared_for_
+  std::vector<vk::StepItem> items_prepared_for_;
   bool profiling_ = false;
-  int prepared_ = -1, prepared_pos_ = -1;  // a frame recorded ahead for a decode step at prepared_pos_
+  // A frame recorded ahead for a decode step of prepared_seq_ at prepared_pos_.
+  int prepared_ = -1, prepared_seq_ = 0, prepared_pos_ = -1;
   vk::ForwardOutput prepared_out_ = vk::ForwardOutput::LastLogits;
   // Greedy decoding: a step queued on the GPU at ahead_pos_, to be fed ahead_token_ (run()), where
   // the plan says so (KernelPlan::run_ahead).
   bool run_ahead_ = false;
-  int ahead_ = -1, ahead_pos_ = -1;
+  int ahead_ = -1, ahead_seq_ = 0, ahead_pos_ = -1;
   int32_t ahead_token_ = -1, last_pick_ = -1;
   uint32_t last_dispatches_ = 0;
   bool stage_flags_ = false;  // one-token steps ordered by stage flags
