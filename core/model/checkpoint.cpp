@@ -101,10 +101,6 @@ class SafetensorsSource : public TensorSource {
     for (const SafetensorsFile& shard : shards_) shard.mapping().release(t.data + offset, bytes);
   }
 
-  void read_ahead(const TensorView& t, size_t offset, size_t bytes) const override {
-    for (const SafetensorsFile& shard : shards_) shard.mapping().read_ahead(t.data + offset, bytes);
-  }
-
   std::vector<std::string> names() const override {
     std::vector<std::string> result;
     result.reserve(tensors_.size());

@@ -168,9 +168,6 @@ class GgufTensorSource final : public TensorSource {
   void release(const TensorView& t, size_t offset, size_t bytes) const override {
     file_->release(t.data + offset, std::min(bytes, t.bytes - std::min(offset, t.bytes)));
   }
-  void read_ahead(const TensorView& t, size_t offset, size_t bytes) const override {
-    file_->read_ahead(t.data + offset, bytes);
-  }
 
  private:
   std::shared_ptr<const GgufFile> file_;  // keeps the mapping alive as long as the views

@@ -206,11 +206,6 @@ void GgufFile::release(const uint8_t* begin, size_t bytes) const {
   release_mapped_pages(begin, std::min(bytes, size_t(base_ + size_ - begin)));
 }
 
-void GgufFile::read_ahead(const uint8_t* begin, size_t bytes) const {
-  if (mapping_ == nullptr || begin < base_ || begin >= base_ + size_) return;
-  read_ahead_mapped_pages(begin, std::min(bytes, size_t(base_ + size_ - begin)));
-}
-
 GgufFile::~GgufFile() {
   if (mapping_) munmap(mapping_, size_);
 }

@@ -81,8 +81,6 @@ class GgufFile {
   // Drops the mapped pages of [begin, begin + bytes) once a reader copied them (MappedFile::release);
   // does nothing for bytes held in memory (from_bytes).
   void release(const uint8_t* begin, size_t bytes) const;
-  // MappedFile::read_ahead for this file's mapping.
-  void read_ahead(const uint8_t* begin, size_t bytes) const;
 
   // Typed look-ups: nullopt when the key is absent; kiln::Error when it has an incompatible type
   // or an integer out of range. Integers of any width convert; floats accept F32 and F64.

@@ -86,18 +86,6 @@ void release_mapped_pages(const uint8_t* begin, size_t bytes) {
   if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
-void MappedFile::read_ahead(const uint8_t* begin, size_t bytes) const {
-  if (data_ == nullptr || begin < data_ || begin >= data_ + size_) return;
-  read_ahead_mapped_pages(begin, std::min(bytes, size_t(data_ + size_ - begin)));
-}
-
-void read_ahead_mapped_pages(const uint8_t* begin, size_t bytes) {
-  static const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
-  const uintptr_t first = uintptr_t(begin) & ~(page - 1);
-  const uintptr_t last = uintptr_t(begin) + bytes;
-  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_WILLNEED);
-}
-
 void MappedFile::unmap() noexcept {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
   data_ = nullptr;

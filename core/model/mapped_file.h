@@ -30,9 +30,6 @@ class MappedFile {
   // a later read maps them again from the file, so the bytes never change, but resident memory no
   // longer counts the mapping and the copy both. Ranges outside the mapping are ignored.
   void release(const uint8_t* begin, size_t bytes) const;
-  // Starts reading [begin, begin + bytes) from the disk in the background (clipped to the file), so
-  // the next slice is on its way while the loader converts this one.
-  void read_ahead(const uint8_t* begin, size_t bytes) const;
 
  private:
   void unmap() noexcept;
@@ -45,8 +42,5 @@ class MappedFile {
 // MappedFile::release for any read-only private file mapping (GGUF files map themselves): only the
 // whole pages inside the range are dropped, so neighbouring tensors are never touched.
 void release_mapped_pages(const uint8_t* begin, size_t bytes);
-// MappedFile::read_ahead for any such mapping: asks the kernel for the range's pages (MADV_WILLNEED)
-// without waiting for them.
-void read_ahead_mapped_pages(const uint8_t* begin, size_t bytes);
 
 }  // namespace kiln

@@ -37,10 +37,6 @@ class TensorSource {
   // file's pages stop counting in resident memory (a model is not held twice while it loads).
   // The view stays readable. Sources whose bytes are not a file mapping do nothing.
   virtual void release(const TensorView& /*tensor*/, size_t /*offset*/, size_t /*bytes*/) const {}
-  // The loader will soon read `bytes` of the file from the tensor's byte `offset` on: they may run
-  // past the tensor's end into the tensors stored after it. A file mapping starts reading them in the
-  // background, so the disk works while the loader converts what it has.
-  virtual void read_ahead(const TensorView& /*tensor*/, size_t /*offset*/, size_t /*bytes*/) const {}
 };
 
 }  // namespace kiln

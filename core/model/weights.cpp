@@ -63,9 +63,6 @@ Matrix load_matrix(const TensorSource& source, const std::string& name, int64_t 
   const int64_t slice = std::max<int64_t>(1, int64_t(kLoadSliceBytes / src_row));
   for (int64_t first = 0; first < rows; first += slice) {
     const int64_t count = std::min(slice, rows - first);
-    // The file after this slice (the rest of the tensor, or the tensors stored next) comes in while
-    // this slice is converted.
-    source.read_ahead(t, size_t(first + count) * src_row, kLoadSliceBytes);
     if (t.dtype == m.type) {
       std::memcpy(m.storage.get() + first * dst_row, t.data + first * src_row, size_t(count) * src_row);
     } else {
