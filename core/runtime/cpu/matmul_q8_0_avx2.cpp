@@ -15,7 +15,6 @@
 
 #define KILN_Q8_TARGET __attribute__((target("avx2,fma,f16c")))
 #define KILN_Q8_VNNI 0
-#define KILN_Q8_DECODE_ROWS 4  // Q4_0 decode rows at a time
 #define KILN_Q8_TOKENS 4
 
 namespace kiln {

@@ -19,7 +19,6 @@
 
 #define KILN_Q8_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 #define KILN_Q8_VNNI 1
-#define KILN_Q8_DECODE_ROWS 8  // Q4_0 decode rows at a time
 #define KILN_Q8_TOKENS 8
 
 namespace kiln {
