@@ -69,8 +69,8 @@ void integer_matmul(Quantize quantize, DotRows dot_rows, int64_t block_size, con
   const size_t stride = row_bytes(w.type, w.cols);
   const size_t chunk_bytes = n == 1 ? kDecodeChunkBytes : kPrefillRowBytes;
   int64_t rows_at_once = std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / stride));
-  // Kernels take rows 4 or 8 at a time (decode_rows_q4_0, matmul_q8_0_gemm_vnni.inc): give them whole groups.
-  rows_at_once = (rows_at_once + 7) / 8 * 8;
+  // Prefill kernels may take rows 8 at a time (matmul_q8_0_gemm_vnni.inc): give them whole groups.
+  if (n > 1) rows_at_once = (rows_at_once + 7) / 8 * 8;
   pool.parallel_for(w.rows, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; r += rows_at_once) {
       dot_rows(w.row(r), stride, std::min(rows_at_once, end - r), w.cols, xq.data(), n, y + r, w.rows);
