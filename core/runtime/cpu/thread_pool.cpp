@@ -64,9 +64,9 @@ constexpr auto kSpinTime = std::chrono::microseconds(300);
 constexpr auto kPauseTime = std::chrono::microseconds(20);
 
 inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_ia32_pause();  // eases the spin on an SMT sibling and the memory order machinery
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
   asm volatile("yield");
 #endif
 }
