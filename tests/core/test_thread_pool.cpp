@@ -1,5 +1,6 @@
-// ThreadPool: every index exactly once, chunks honour the grain, workers really run in parallel and
-// persist between calls, exceptions reach the caller, and nesting or sharing does not deadlock.
+// ThreadPool: every index exactly once, chunks honour the grain, workers really run in parallel,
+// persist between calls and wake after idle gaps, exceptions reach the caller, and nesting or
+// sharing does not deadlock.
 #include <QtTest>
 #include <QDir>
 #include <QFile>
@@ -102,6 +103,29 @@ class TestThreadPool : public QObject {
       total += sum.load();
     }
     QCOMPARE(total, int64_t(20000) * 28);
+  }
+
+  void workers_asleep_after_an_idle_gap_wake_for_the_next_loop() {
+    // Workers spin for a short while after a loop, then block. After each gap long enough for them
+    // to block, a loop of two chunks that each wait for the other to start finishes only if a
+    // worker was woken (a lost wake-up times out); the gaps alternate with back-to-back loops.
+    for (int threads : {2, 4}) {
+      ThreadPool pool(threads);
+      for (int round = 0; round < 30; ++round) {
+        if (round % 2 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+        std::atomic<int> started{0};
+        std::atomic<bool> timed_out{false};
+        pool.parallel_for(2, [&](int64_t, int64_t) {
+          started.fetch_add(1);
+          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          while (started.load() < 2) {
+            if (std::chrono::steady_clock::now() > deadline) { timed_out = true; return; }
+            std::this_thread::yield();
+          }
+        });
+        QVERIFY2(!timed_out, qPrintable(QString("threads %1 round %2").arg(threads).arg(round)));
+      }
+    }
   }
 
   void exception_reaches_the_caller_and_pool_still_works() {
