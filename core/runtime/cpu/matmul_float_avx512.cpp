@@ -44,8 +44,9 @@ namespace {
 constexpr int kTileRows = 4;    // weight rows a tile
 constexpr int kTileTokens = 6;  // tokens a tile
 
-// GCC 12's _mm512_cvtph_ps, _mm512_castps512_ps256 and _mm512_reduce_add_ps start from an "undefined" register that
-// -Wuninitialized reports: the masked forms (all lanes) and this sum avoid them.
+// GCC 12's _mm512_cvtph_ps, _mm512_unpack*_ps, _mm512_castps512_ps256 and _mm512_reduce_add_ps
+// start from an "undefined" register that -Wuninitialized reports: the masked forms (all lanes)
+// and this sum avoid them.
 KILN_AVX512_F16 inline float sum_lanes(__m512 v) {
   const __m512d d = _mm512_castps_pd(v);
   const __m256 half = _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, d, 0)),
