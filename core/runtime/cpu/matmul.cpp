@@ -6,6 +6,8 @@
 // Q8_0, Q4_0, K-quant, IQ4_XS and GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL) take their own
 // path for any number of tokens (integer_matmul):
 // integer dot products against activations rounded to int8 (int16 for Q8_0), faster than float ones.
+// So do BF16 in a set with vdpbf16ps (activations rounded to bf16) and F16 prefill on AVX-512 (float
+// activations, tiles of rows x tokens that need no expanded copy of the weights).
 #include "runtime/cpu/matmul.h"
 
 #include <algorithm>
