@@ -49,8 +49,13 @@ void print_model(const ModelInfo& i) {
 void print_hardware(const HardwareInfo& h) {
   std::printf("cpu            %s, %d cores\n", h.cpu_model.c_str(), h.cpu_cores);
   // What the CPU backend would run with (matmul_kernels.h, thread_pool.h).
-  std::printf("               kernels %s, %d threads by default (one per physical core)\n",
-              best_matmul_kernels().name, default_thread_count());
+  const MatmulKernels kernels = best_matmul_kernels();
+  std::printf("               kernels %s, %d threads by default (one per physical core)\n", kernels.name,
+              default_thread_count());
+  // BF16 weights' products differ by set: say which rounding a user gets.
+  std::printf("               %s\n", kernels.dot_rows_bf16
+                                          ? "BF16 weights: vdpbf16ps, activations rounded to bf16 (8 significant bits)"
+                                          : "BF16 weights: widened to fp32, fp32 activations");
   std::printf("memory         %s total, %s available\n", gib(h.ram_total).c_str(), gib(h.ram_available).c_str());
   if (!h.vulkan_status.empty()) std::printf("vulkan         %s\n", h.vulkan_status.c_str());
   for (const GpuDevice& g : h.gpus) {

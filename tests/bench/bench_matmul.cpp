@@ -162,6 +162,46 @@ void ffn_shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_ffn)->Apply(ffn_shapes);
 
+// F16 and BF16 on 2560 x 10240, decode and 64-token prefill, 1 and 2 threads, with the AVX2 set
+// (F16C / shift to floats, fp32 FMA) against the best (on AVX-512: vcvtph2ps 16-wide; vdpbf16ps
+// with activations rounded to bf16 where the CPU has AVX512_BF16).
+// args: dtype (0 F16, 1 BF16), tokens, threads, kernel set (0 best, 1 AVX2)
+void BM_half_formats(benchmark::State& state) {
+  const DType type = state.range(0) == 0 ? DType::F16 : DType::BF16;
+  const int64_t n = state.range(1);
+  ThreadPool pool(static_cast<int>(state.range(2)));
+  if (state.range(3) == 1 && !cpu_has_avx2_kernels()) {
+    state.SkipWithError("no AVX2");
+    return;
+  }
+  const MatmulKernels kernels = state.range(3) == 0 ? best_matmul_kernels() : avx2_matmul_kernels();
+  const Matrix w = make_weight(type);
+  std::vector<float> x(n * kCols), y(n * kRows);
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  for (auto& v : x) v = unit(rng);
+  for (auto _ : state) {
+    matmul_with(kernels, w, x.data(), n, y.data(), pool);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.bytes()));
+  state.counters["tokens/s"] = benchmark::Counter(double(n) * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * n * kRows * kCols * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(to_string(type)) + " " + kernels.name);
+}
+
+void half_format_cases(benchmark::internal::Benchmark* b) {
+  for (int t : {0, 1})
+    for (int n : {1, 64})
+      for (int threads : {1, 2})
+        for (int set : {1, 0}) b->Args({t, n, threads, set});
+  b->ArgNames({"dtype", "n", "threads", "avx2"})->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_half_formats)->Apply(half_format_cases);
+
 // The ceiling for decode: summing a buffer as large as the F32 weight (105 MB, far beyond cache)
 // with as many threads, split as matmul splits rows.
 void BM_read_bandwidth(benchmark::State& state) {

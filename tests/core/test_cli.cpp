@@ -150,11 +150,18 @@ class Cli : public QObject {
 
   // The CPU kernel set matmul picks for this CPU, named the same in `info --hardware` and `bench --json`.
   void cpu_kernel_set_is_reported() {
-    const char* want = kiln::cpu_has_avx512_kernels() ? "avx512_vnni" : kiln::cpu_has_avx2_kernels() ? "avx2" : "portable";
+    const char* want = kiln::cpu_has_avx512_bf16_kernels() ? "avx512_vnni_bf16"
+                       : kiln::cpu_has_avx512_kernels() ? "avx512_vnni"
+                       : kiln::cpu_has_avx2_kernels()   ? "avx2"
+                                                        : "portable";
     const CliRun info = kiln_cli({"info", "--hardware"});
     QCOMPARE(info.code, 0);
     QVERIFY2(QString::fromUtf8(info.out).contains(QString("kernels %1, %2 threads by default")
                                                       .arg(want).arg(kiln::default_thread_count())), info.out.constData());
+    // And what BF16 weights multiply with: the activations rounded to bf16 only with vdpbf16ps.
+    const char* bf16 = kiln::cpu_has_avx512_bf16_kernels() ? "BF16 weights: vdpbf16ps, activations rounded to bf16"
+                                                           : "BF16 weights: widened to fp32, fp32 activations";
+    QVERIFY2(QString::fromUtf8(info.out).contains(bf16), info.out.constData());
     const CliRun bench = kiln_cli({"bench", "--model", fixture("tiny-gemma3-b"), "--precision", "q8_0", "--backend", "cpu",
                                 "--prompt", "4", "--gen", "2", "--json"});
     QVERIFY2(bench.code == 0, bench.err.constData());

@@ -6,10 +6,12 @@
 // IQ4_NL, which Kiln only reads: random bytes) round each token's activations to int8 per 32 weights
 // (quantize_activations_q8_0), Q8_0 to int16 (quantize_activations_q16):
 // they are checked tightly against the rounded activations and, within the rounding's own bound,
-// against the exact ones.
+// against the exact ones. A set with vdpbf16ps (avx512_vnni_bf16) rounds BF16 matrices' activations to
+// bf16: checked the same way, within 2^-8 of sum |w x| of the exact result.
 #include <QtTest>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -121,6 +123,13 @@ std::vector<MatmulKernels> kernel_sets() {
   std::vector<MatmulKernels> sets = {portable_matmul_kernels()};
   if (cpu_has_avx2_kernels()) sets.push_back(avx2_matmul_kernels());
   if (cpu_has_avx512_kernels()) sets.push_back(avx512_matmul_kernels());
+  if (cpu_has_avx512_bf16_kernels()) {  // and as it runs on an AVX-512 CPU without AVX512_BF16
+    MatmulKernels without_bf16 = avx512_matmul_kernels();
+    without_bf16.dot_rows_bf16 = nullptr;
+    without_bf16.round_bf16 = nullptr;
+    without_bf16.name = "avx512_vnni without bf16";
+    sets.push_back(without_bf16);
+  }
   return sets;
 }
 
@@ -138,9 +147,31 @@ QString check_against(const std::vector<float>& y, const Reference& ref) {
   return {};
 }
 
-// y from matmul of w and x against ref = reference_matmul(w, x): for the int8 formats first tightly
-// against the rounded activations (no rounding allowance: the kernels' integer sums are exact).
-QString check(const std::vector<float>& y, const Reference& ref, const Matrix& w, const std::vector<float>& x) {
+// x as the BF16 kernels of a set with dot_rows_bf16 see it: each value rounded to bf16.
+std::vector<float> bf16_activations(const std::vector<float>& x) {
+  std::vector<uint16_t> bits(x.size());
+  round_activations_bf16(x.data(), int64_t(x.size()), bits.data());
+  std::vector<float> rounded(x.size());
+  for (size_t i = 0; i < x.size(); ++i) rounded[i] = bf16_to_float(bits[i]);
+  return rounded;
+}
+
+// Whether `kernels` rounds the activations of a `type` matrix to bf16 (vdpbf16ps).
+bool rounds_to_bf16(const MatmulKernels& kernels, DType type) { return type == DType::BF16 && kernels.dot_rows_bf16; }
+
+// y from matmul of w and x with `kernels` against ref = reference_matmul(w, x): for the int8 formats
+// first tightly against the rounded activations (no rounding allowance: the kernels' integer sums
+// are exact). BF16 with bf16 activations: tightly against the rounded activations (the products
+// are exact, the sums fp32), then against the exact ones within the rounding, 2^-8 of sum |w x|.
+QString check(const std::vector<float>& y, const Reference& ref, const Matrix& w, const std::vector<float>& x,
+              const MatmulKernels& kernels) {
+  if (rounds_to_bf16(kernels, w.type)) {
+    const QString problem = check_against(y, reference_matmul(w, bf16_activations(x), int64_t(x.size()) / w.cols));
+    if (!problem.isEmpty()) return "against the bf16 activations: " + problem;
+    Reference rounded = ref;
+    for (size_t i = 0; i < rounded.rounding.size(); ++i) rounded.rounding[i] = 0x1p-8 * ref.magnitude[i];
+    return check_against(y, rounded);
+  }
   if (rounds_activations(w.type)) {
     const std::vector<float> rounded = w.type != DType::Q8_0 ? rounded_activations(x, w.cols, quantize_activations_q8_0)
                                                               : rounded_activations(x, w.cols, quantize_activations_q16);
@@ -184,7 +215,7 @@ class TestMatmul : public QObject {
               for (ThreadPool* pool : {&one, &two}) {
                 std::vector<float> y(n * rows, std::nanf(""));
                 matmul_with(kernels, w, x.data(), n, y.data(), *pool);
-                const QString problem = check(y, ref, w, x);
+                const QString problem = check(y, ref, w, x, kernels);
                 if (!problem.isEmpty()) {
                   QFAIL(qPrintable(QString("%1 %2x%3 n=%4 %5 threads=%6: %7").arg(to_string(type)).arg(rows)
                                        .arg(cols).arg(n).arg(kernels.name).arg(pool->size()).arg(problem)));
@@ -214,7 +245,7 @@ class TestMatmul : public QObject {
         for (const auto& kernels : kernel_sets()) {
           std::vector<float> y(n * w.rows, std::nanf(""));
           matmul_with(kernels, w, x.data(), n, y.data(), two);
-          const QString problem = check(y, ref, w, x);
+          const QString problem = check(y, ref, w, x, kernels);
           QVERIFY2(problem.isEmpty(), qPrintable(QString("%1 %2: %3").arg(to_string(type)).arg(kernels.name).arg(problem)));
         }
       }
@@ -236,7 +267,7 @@ class TestMatmul : public QObject {
         for (const auto& kernels : kernel_sets()) {
           std::vector<float> y(n * w.rows);
           matmul_with(kernels, w, x.data(), n, y.data(), pool);
-          const QString problem = check(y, ref, w, x);
+          const QString problem = check(y, ref, w, x, kernels);
           QVERIFY2(problem.isEmpty(), qPrintable(QString("%1 %2: %3").arg(to_string(type)).arg(kernels.name).arg(problem)));
         }
       }
@@ -303,6 +334,46 @@ class TestMatmul : public QObject {
     }
   }
 
+  void bf16_rounding_is_to_nearest_even() {
+    // The reference itself, on values whose rounding follows from the definition: bf16 keeps 8
+    // significant bits, so 1 + 2^-8 lies halfway between 1 and 1 + 2^-7.
+    QCOMPARE(bf16_to_float(round_to_bf16(1.0f + 0x1p-8f)), 1.0f);                 // tie: to even
+    QCOMPARE(bf16_to_float(round_to_bf16(1.0f + 3 * 0x1p-8f)), 1.0f + 0x1p-6f);   // tie: to even, up
+    QCOMPARE(bf16_to_float(round_to_bf16(1.0f + 0x1p-8f + 0x1p-20f)), 1.0f + 0x1p-7f);
+    QCOMPARE(bf16_to_float(round_to_bf16(-1.0f - 0x1p-9f)), -1.0f);
+    QVERIFY(std::isinf(bf16_to_float(round_to_bf16(std::numeric_limits<float>::max()))));
+    QCOMPARE(round_to_bf16(0x1p-130f), uint16_t(0));       // subnormal: zero, as vdpbf16ps reads it
+    QCOMPARE(round_to_bf16(-0x1p-130f), uint16_t(0x8000));
+    QVERIFY(std::isnan(bf16_to_float(round_to_bf16(std::nanf("")))));
+    QVERIFY(std::isnan(bf16_to_float(round_to_bf16(std::bit_cast<float>(0x7f800001u)))));  // not rounded to inf
+
+    // Every set's own rounding gives the reference's bits, 32 at a time and in the tail.
+    std::mt19937 rng(33);
+    std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+    std::vector<float> x(32 * 7 + 13);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = unit(rng) * (i % 5 == 0 ? 1e4f : 1.0f);
+    x[3] = 1.0f + 0x1p-8f;
+    x[4] = 0x1p-130f;
+    x[5] = -std::numeric_limits<float>::infinity();
+    x[6] = std::nanf("");
+    x[7] = std::bit_cast<float>(0xff800001u);
+    x[8] = std::numeric_limits<float>::max();
+    x[x.size() - 2] = std::nanf("");
+    std::vector<uint16_t> want(x.size()), got(x.size());
+    round_activations_bf16(x.data(), int64_t(x.size()), want.data());
+    int sets = 0;
+    for (const auto& kernels : kernel_sets()) {
+      if (!kernels.round_bf16) continue;
+      std::fill(got.begin(), got.end(), uint16_t(0x1234));
+      kernels.round_bf16(x.data(), int64_t(x.size()), got.data());
+      for (size_t i = 0; i < x.size(); ++i)
+        QVERIFY2(got[i] == want[i], qPrintable(QString("%1 element %2: %3 vs %4").arg(kernels.name).arg(i)
+                                                   .arg(got[i], 4, 16).arg(want[i], 4, 16)));
+      ++sets;
+    }
+    if (cpu_has_avx512_bf16_kernels()) QVERIFY(sets > 0);
+  }
+
   void nan_activations_give_nan_for_int8_formats() {
     // Rounding to int8 must not turn a nan or inf activation into a finite output.
     std::mt19937 rng(32);
@@ -332,7 +403,7 @@ class TestMatmul : public QObject {
     const Reference ref = reference_matmul(w, x, 3);
     std::vector<float> y(3 * 33);
     matmul(w, x.data(), 3, y.data(), pool);
-    const QString problem = check(y, ref, w, x);
+    const QString problem = check(y, ref, w, x, best_matmul_kernels());
     QVERIFY2(problem.isEmpty(), qPrintable(problem));
   }
 

@@ -2,14 +2,16 @@
 """A Gemma 3 GGUF of a real model's shape with random weights, for speed measurement only (random
 weights cost the same time as real ones). Kiln and llama.cpp read the same file side by side.
 
-    python3 tests/tools/random_gguf.py OUT.gguf 1b|4b|12b|27b q4_0|q8_0|q4_k_m|q6_k|iq4_xs PATH/TO/gguf-py
+    python3 tests/tools/random_gguf.py OUT.gguf 1b|4b|12b|27b q4_0|q8_0|q4_k_m|q6_k|iq4_xs|bf16|f16 PATH/TO/gguf-py
 
 q4_k_m mixes types as llama-quantize does: Q4_K, with Q6_K for the token embedding and for attn_v and
 ffn_down of the layers its "more bits" rule picks (the first and last eighth, every third between).
 Rows that are no multiple of 256 (the 1B shape's 1152) fall back as llama-quantize does: Q4_K to
 Q5_0, Q6_K to Q8_0. q4_0 and q8_0 hold the embedding in Q8_0. iq4_xs holds every matrix in IQ4_XS
 (IQ4_NL where a row is no multiple of 256, as llama-quantize falls back; its rules that raise some
-attn_v / ffn_down to Q5_K are left out) and the embedding as q4_k_m does. Norms are F32 ones.
+attn_v / ffn_down to Q5_K are left out) and the embedding as q4_k_m does. bf16 and f16 hold every matrix,
+the embedding included, in that format (as convert_hf_to_gguf.py writes them), values of a real model's
+size (normal, sigma 0.02). Norms are F32 ones.
 """
 import sys
 
@@ -32,7 +34,7 @@ BLOCKS = {
     Q.IQ4_XS: (256, 136, [0], 1e-4), Q.IQ4_NL: (32, 18, [0], 2e-3),
 }
 FALLBACK = {Q.Q4_K: Q.Q5_0, Q.Q6_K: Q.Q8_0, Q.IQ4_XS: Q.IQ4_NL}
-FILE_TYPE = {"q4_0": 2, "q8_0": 7, "q4_k_m": 15, "q6_k": 18, "iq4_xs": 30}
+FILE_TYPE = {"q4_0": 2, "q8_0": 7, "q4_k_m": 15, "q6_k": 18, "iq4_xs": 30, "f16": 1, "bf16": 32}
 
 out, shape, quant = sys.argv[1], sys.argv[2], sys.argv[3]
 L, H, NH, NKV, HD, FF, W, V, RS = SHAPES[shape]
@@ -41,6 +43,11 @@ rng = np.random.default_rng(0)
 
 def matrix(rows, cols, t):
     """Random blocks of type t (or its fallback) for a rows x cols weight: bytes, type."""
+    if t in (Q.F16, Q.BF16):
+        v = rng.standard_normal((rows, cols), dtype=np.float32) * np.float32(0.02)
+        if t == Q.F16:
+            return v.astype(np.float16).view(np.uint8), t
+        return (v.view(np.uint32) >> 16).astype(np.uint16).view(np.uint8), t  # truncated: random anyway
     if cols % BLOCKS[t][0] != 0:
         t = FALLBACK[t]
     per, size, halves, scale = BLOCKS[t]
@@ -58,8 +65,8 @@ def more_bits(i):
 
 
 def layer_type(name, i):
-    if quant in ("q4_0", "q8_0", "iq4_xs"):
-        return {"q4_0": Q.Q4_0, "q8_0": Q.Q8_0, "iq4_xs": Q.IQ4_XS}[quant]
+    if quant in ("q4_0", "q8_0", "iq4_xs", "bf16", "f16"):
+        return {"q4_0": Q.Q4_0, "q8_0": Q.Q8_0, "iq4_xs": Q.IQ4_XS, "bf16": Q.BF16, "f16": Q.F16}[quant]
     if quant == "q6_k" or (name in ("attn_v", "ffn_down") and more_bits(i)):
         return Q.Q6_K
     return Q.Q4_K
@@ -84,7 +91,8 @@ def add(name, rows, cols, t):
     w.add_tensor(name, data, raw_dtype=t)
 
 
-add("token_embd.weight", V, H, Q.Q8_0 if quant in ("q4_0", "q8_0") else Q.Q6_K)
+add("token_embd.weight", V, H, Q.Q8_0 if quant in ("q4_0", "q8_0") else Q.BF16 if quant == "bf16"
+    else Q.F16 if quant == "f16" else Q.Q6_K)
 ones = lambda n: np.ones(n, dtype=np.float32)  # noqa: E731
 for i in range(L):
     p = f"blk.{i}."

@@ -7,6 +7,7 @@
 #include "kiln/hardware.h"
 #include "kiln/types.h"
 #include "runtime/cpu/matmul.h"
+#include "runtime/cpu/matmul_kernels.h"
 #include "runtime/cpu/ops.h"
 
 namespace kiln {
@@ -45,7 +46,8 @@ class CpuBackend final : public Backend {
         kv_element_(options.kv_element),
         attention_(c_, options.attention, options.attention_routing, options.context_length,
                    options.kv_element == DType::F16, pool_),
-        integer_activations_(options.integer_activations) {
+        integer_activations_(options.integer_activations),
+        matmul_kernels_(options.matmul_kernels) {
     seqs_.push_back({std::make_unique<KvCache>(c_, options.context_length, options.kv_element, kSpareRing), 0});
   }
 
@@ -323,7 +325,8 @@ class CpuBackend final : public Backend {
 
   void project(const Matrix& w, const float* x, int n, float* y, int layer) {
     OpProfile::Scope timer(profile_, "matmul", layer);
-    if (integer_activations_) matmul(w, x, n, y, pool_);
+    if (matmul_kernels_) matmul_with(*matmul_kernels_, w, x, n, y, pool_);
+    else if (integer_activations_) matmul(w, x, n, y, pool_);
     else matmul_float_activations(w, x, n, y, pool_);
   }
 
@@ -341,6 +344,7 @@ class CpuBackend final : public Backend {
   OpProfile profile_;
   AttentionRouter attention_;
   bool integer_activations_;  // CpuOptions::integer_activations
+  std::shared_ptr<const MatmulKernels> matmul_kernels_;  // CpuOptions::matmul_kernels
   OpProfile routed_profile_;  // attention that ran on routed_device_ ("npu", "npu-emulator")
   std::string routed_device_ = "npu";
 };

@@ -13,6 +13,8 @@
 
 namespace kiln {
 
+struct MatmulKernels;
+
 struct CpuOptions {
   int context_length = 4096;
   int threads = 0;
@@ -22,6 +24,9 @@ struct CpuOptions {
   // false: Q8_0 / Q4_0 matrices multiply float activations (matmul_float_activations), the
   // reference the Vulkan fp32 path is tested against; true: integer activations, faster.
   bool integer_activations = true;
+  // A kernel set to run every matmul with (tests force each set the CPU has, matmul_kernels.h) in
+  // place of the fastest; integer_activations is then the set's own. Null: the fastest.
+  std::shared_ptr<const MatmulKernels> matmul_kernels;
 };
 
 std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const Gemma3Weights> weights, const CpuOptions& options);

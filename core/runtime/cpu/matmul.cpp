@@ -6,6 +6,8 @@
 // Q8_0, Q4_0, K-quant, IQ4_XS and GGUF's other 32-weight formats (Q5_0, Q4_1, Q5_1, IQ4_NL) take their own
 // path for any number of tokens (integer_matmul):
 // integer dot products against activations rounded to int8 (int16 for Q8_0), faster than float ones.
+// So do BF16 in a set with vdpbf16ps (activations rounded to bf16) and F16 prefill on AVX-512 (float
+// activations, tiles of rows x tokens that need no expanded copy of the weights).
 #include "runtime/cpu/matmul.h"
 
 #include <algorithm>
@@ -78,6 +80,9 @@ void integer_matmul(Quantize quantize, DotRows dot_rows, int64_t block_size, con
   }, rows_at_once);
 }
 
+// For kernels that take float activations as they are (MatmulKernels::dot_rows_f16) through integer_matmul.
+void copy_activations(const float* x, int64_t cols, float* out) { std::copy_n(x, cols, out); }
+
 // xt[c][t] = x[t][c] for t < tokens, zero for tokens <= t < padded: the tile kernels vectorize
 // over tokens, so they want each column's tokens side by side.
 void transpose_tokens(const float* x, int64_t cols, int64_t tokens, int64_t padded, float* xt) {
@@ -146,6 +151,10 @@ void matmul_with(const MatmulKernels& kernels, const Matrix& w, const float* x, 
     integer_matmul<ActivationBlockQ8_0>(kernels.quantize_q8_0, kernels.dot_rows_q4_0, kBlockSize, w, x, n, y, pool);
   } else if (kernels.dot_rows_i8[type] && kernels.quantize_q8_0) {  // Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS
     integer_matmul<ActivationBlockQ8_0>(kernels.quantize_q8_0, kernels.dot_rows_i8[type], kBlockSize, w, x, n, y, pool);
+  } else if (w.type == DType::BF16 && kernels.dot_rows_bf16 && kernels.round_bf16) {  // activations to bf16
+    integer_matmul<uint16_t>(kernels.round_bf16, kernels.dot_rows_bf16, 1, w, x, n, y, pool);
+  } else if (w.type == DType::F16 && kernels.dot_rows_f16 && n > 1) {
+    integer_matmul<float>(copy_activations, kernels.dot_rows_f16, 1, w, x, n, y, pool);
   } else if (n == 1) {
     decode(kernels, w, x, y, pool);
   } else {
@@ -162,6 +171,7 @@ void matmul_float_activations(const Matrix& w, const float* x, int64_t n, float*
   kernels.dot_rows_q8_0 = nullptr;  // Q8_0 / Q4_0 fall back to the float decode / prefill paths
   kernels.dot_rows_q4_0 = nullptr;
   std::fill(std::begin(kernels.dot_rows_i8), std::end(kernels.dot_rows_i8), nullptr);
+  kernels.dot_rows_bf16 = nullptr;  // BF16 too: float activations, not rounded to bf16
   matmul_with(kernels, w, x, n, y, pool);
 }
 

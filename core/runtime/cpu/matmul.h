@@ -13,8 +13,9 @@ namespace kiln {
 // x: [n][w.cols] row-major, y: [n][w.rows] row-major.
 void matmul(const Matrix& w, const float* x, int64_t n, float* y, ThreadPool& pool);
 
-// The same with Q8_0 / Q4_0 multiplying the activations as floats, not rounded to integers: the
-// reference for the Vulkan fp32 kernels, whose tests allow only float rounding between the two.
+// The same with Q8_0 / Q4_0 multiplying the activations as floats, not rounded to integers (nor
+// BF16's to bf16): the reference for the Vulkan fp32 kernels, whose tests allow only float rounding
+// between the two.
 void matmul_float_activations(const Matrix& w, const float* x, int64_t n, float* y, ThreadPool& pool);
 
 // One row of w as floats (embedding lookup).

@@ -102,6 +102,15 @@ struct MatmulKernels {
   // quantize_activations_q8k, vectorized for the set.
   using QuantizeQ8K = void (*)(const float* x, int64_t cols, ActivationBlockQ8K* out);
 
+  // BF16 rows (any cols) against activations rounded to bf16 by round_activations_bf16 (vdpbf16ps):
+  // y[t * ld_y + i] = dot(row i, token t), products exact, sums fp32. x: [tokens][cols] bf16 bits.
+  using DotRowsBF16 = void (*)(const uint8_t* w, size_t stride, int64_t rows, int64_t cols, const uint16_t* x,
+                               int64_t tokens, float* y, int64_t ld_y);
+  using RoundBF16 = void (*)(const float* x, int64_t n, uint16_t* out);
+  // F16 rows against float activations, several tokens per weight load. x: [tokens][cols].
+  using DotRowsF16 = void (*)(const uint8_t* w, size_t stride, int64_t rows, int64_t cols, const float* x,
+                              int64_t tokens, float* y, int64_t ld_y);
+
   // Indexed by DType. A set fills dot_rows and to_float for F32 .. Q4_0 and the 32-weight GGUF formats,
   // dot_rows_q8k for the K-quants (which matmul never expands to floats) and dot_rows_i8 for the
   // 32-weight GGUF formats. Where a set has
@@ -115,6 +124,11 @@ struct MatmulKernels {
   DotRowsQ4_0 dot_rows_i8[kMatmulTypeCount] = {};
   DotRowsQ8K dot_rows_q8k[kMatmulTypeCount] = {};
   QuantizeQ8K quantize_q8k = nullptr;
+  // Where a set has them, BF16 matrices take dot_rows_bf16 (activations rounded to bf16) for any
+  // number of tokens, and F16 matrices dot_rows_f16 for prefill.
+  DotRowsBF16 dot_rows_bf16 = nullptr;
+  RoundBF16 round_bf16 = nullptr;
+  DotRowsF16 dot_rows_f16 = nullptr;
   ToFloat to_float[kMatmulTypeCount] = {};
   TileProduct tile_product = nullptr;
 };
@@ -153,8 +167,21 @@ void add_avx2_kquant_kernels(MatmulKernels& k);
 
 // True on x86-64 CPUs with AVX2 and AVX-512 F/BW/VL/VNNI (checked at run time).
 bool cpu_has_avx512_kernels();
-// The AVX2 set with AVX-512 VNNI K-quant kernels; only call when cpu_has_avx512_kernels().
+// The AVX2 set with AVX-512 VNNI K-quant kernels, AVX-512 F16 kernels and, where the CPU has
+// AVX512_BF16, vdpbf16ps BF16 kernels (then named avx512_vnni_bf16); only call when
+// cpu_has_avx512_kernels().
 MatmulKernels avx512_matmul_kernels();
+
+// Activations for the BF16 kernels: x rounded to bf16, to nearest with ties to even; magnitudes
+// below 2^-126 become a zero of the same sign (vdpbf16ps reads them so anyway), nan stays nan
+// (quieted). Relative error at most 2^-8. The reference for every set's round_bf16.
+uint16_t round_to_bf16(float x);
+void round_activations_bf16(const float* x, int64_t n, uint16_t* out);
+// True where cpu_has_avx512_kernels() and the CPU has AVX512_BF16 (vdpbf16ps, vcvtne2ps2bf16).
+bool cpu_has_avx512_bf16_kernels();
+// Adds the AVX-512 F16 kernels (16-wide vcvtph2ps + FMA) and, where cpu_has_avx512_bf16_kernels(),
+// the BF16 ones (matmul_float_avx512.cpp); only when cpu_has_avx512_kernels().
+void add_avx512_float_kernels(MatmulKernels& k);
 
 // The fastest set this CPU runs.
 MatmulKernels best_matmul_kernels();

@@ -39,6 +39,8 @@ MatmulKernels avx512_matmul_kernels() {
   add_avx512_q8_0_kernels(k);
   add_avx512_block32_kernels(k);
   add_avx512_iq4xs_kernels(k);
+  add_avx512_float_kernels(k);
+  if (k.dot_rows_bf16) k.name = "avx512_vnni_bf16";  // BF16 weights: vdpbf16ps, activations rounded to bf16
   return k;
 }
 
