@@ -187,14 +187,27 @@ class VulkanSequences : public QObject {
     QVERIFY(std::equal(expected[0].begin(), expected[0].end(), logits.begin() + vocab));
   }
 
-  // 17 items: more than a recording takes (16), so two recordings, none of a single item.
+  // 17 items: more than a recording takes (16, or the plan's step_items), so several recordings,
+  // none of a single item (4, 4, 4, 3, 2 for step_items=4).
+  void more_items_than_a_recording_takes_go_in_several_data() {
+    QTest::addColumn<QString>("step_items");
+    QTest::addColumn<int>("per_recording");
+    QTest::addColumn<int>("recordings");
+    QTest::newRow("default") << QString() << 16 << 2;
+    QTest::newRow("step_items=4") << QString("4") << 4 << 5;
+  }
   void more_items_than_a_recording_takes_go_in_several() {
+    QFETCH(QString, step_items);
+    QFETCH(int, per_recording);
+    QFETCH(int, recordings);
     auto w = load_fixture("tiny-gemma3-a", DType::Q8_0);
     const int vocab = w->config.vocab_size, n = 17;
+    VulkanTuning tuning;
+    if (!step_items.isEmpty()) tuning.push_back({"step_items", step_items.toStdString()});
     auto reference = vulkan(w);
-    auto b = vulkan(w);
+    auto b = vulkan(w, tuning);
     QCOMPARE(b->set_sequences(n), n);
-    QCOMPARE(counter(*b, "max_step_items"), 16.0);
+    QCOMPARE(counter(*b, "max_step_items"), double(per_recording));
     std::vector<Backend::SequenceToken> items;
     std::vector<std::vector<float>> expected;
     std::vector<float> row(static_cast<size_t>(vocab));
@@ -206,7 +219,7 @@ class VulkanSequences : public QObject {
     }
     std::vector<float> logits(size_t(n) * vocab);
     b->forward_sequences(items, vocab, logits.data());
-    QCOMPARE(counter(*b, "sequence_steps"), 2.0);
+    QCOMPARE(counter(*b, "sequence_steps"), double(recordings));
     for (int s = 0; s < n; ++s)
       QVERIFY2(std::equal(expected[size_t(s)].begin(), expected[size_t(s)].end(), logits.begin() + ptrdiff_t(s) * vocab),
                qPrintable(QString("sequence %1").arg(s)));

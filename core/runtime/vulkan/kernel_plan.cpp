@@ -40,13 +40,14 @@ struct FamilyRow {
   bool early_part;         // KernelPlan::early_part (needs stage flags)
   bool wide_norm;          // KernelPlan::wide_norm
   bool down_groups_of_96;  // KernelPlan::down_groups_of_96
+  uint32_t step_items;     // KernelPlan::max_step_items
 };
 constexpr FamilyRow kFamilies[] = {
-    {DeviceFamily::Nvidia, "nvidia", true, true, true, true, true},
-    {DeviceFamily::Amd, "amd", false, false, false, false, false},  // RDNA (the 780M) and GCN alike
-    {DeviceFamily::Intel, "intel", false, false, false, false, false},
-    {DeviceFamily::Cpu, "cpu", false, false, false, false, false},  // lavapipe, SwiftShader
-    {DeviceFamily::Other, "other", false, false, false, false, false},
+    {DeviceFamily::Nvidia, "nvidia", true, true, true, true, true, 4},
+    {DeviceFamily::Amd, "amd", false, false, false, false, false, 16},  // RDNA (the 780M) and GCN alike
+    {DeviceFamily::Intel, "intel", false, false, false, false, false, 16},
+    {DeviceFamily::Cpu, "cpu", false, false, false, false, false, 16},  // lavapipe, SwiftShader
+    {DeviceFamily::Other, "other", false, false, false, false, false, 16},
 };
 
 const FamilyRow& row_of(DeviceFamily f) {
@@ -183,6 +184,7 @@ const std::vector<Key>& keys() {
        }},
       {"force_staging", "0|1", flag(&TuningOverrides::force_staging)},
       {"max_logit_rows", "N", count(&TuningOverrides::max_logit_rows, 1, 1u << 20, "a positive number")},
+      {"step_items", "2..16", count(&TuningOverrides::step_items, 2, 16, "2 to 16")},
       {"fence_poll", "0|1", flag(&TuningOverrides::fence_poll)},
       {"stage_backoff", "N", count(&TuningOverrides::stage_backoff, 0, 1u << 16, "a number from 0 to 65536")},
       {"stage_barrier_before", "op,op,...",
@@ -301,6 +303,7 @@ KernelPlan plan_for(const PhysicalDeviceInfo& d, const TuningOverrides& o) {
   p.force_staging = o.force_staging.value_or(false);
   p.max_chunk_bytes = o.max_chunk_bytes.value_or(UINT64_MAX);
   p.max_logit_rows = o.max_logit_rows.value_or(UINT32_MAX);
+  p.max_step_items = o.step_items.value_or(row.step_items);
   p.fence_poll = o.fence_poll.value_or(true);
   p.stage_barrier_before = o.stage_barrier_before.value_or("");
   p.warmup_tokens = int(o.warmup.value_or(8));
@@ -360,7 +363,7 @@ MatvecShape KernelPlan::down_shape(DType type) const {
 
 MatvecShape KernelPlan::items_shape(const MatvecShape& one_token, bool glu, uint32_t tokens) const {
   MatvecShape s = one_token;
-  s.rows = std::max<uint32_t>(glu ? 2 : 1, s.rows * 2 / std::max<uint32_t>(tokens, 2));
+  s.rows = std::max<uint32_t>(glu ? 2 : 1, std::min<uint32_t>(s.rows, 32 / std::max<uint32_t>(tokens, 2)));
   if (glu && s.rows % 2) ++s.rows;
   return s;
 }

@@ -59,6 +59,7 @@ struct TuningOverrides {
   std::optional<bool> int8_dot, staged, qact, coopmat, stage_flags, run_ahead, wide_norm, down_groups_of_96;
   std::optional<bool> coop_half_input;  // coop_input=f16|f32
   std::optional<uint32_t> staged_max_blocks, prefill_queries, coop_split, attention_split, wide_norm_wg;
+  std::optional<uint32_t> step_items;  // step_items=2..16
   std::optional<MatvecShape> matvec, matvec_down, matvec_glu, matvec_qin;
   std::optional<double> early_part;
   // Tests: weights in bindings of at most this many bytes, uploaded through staging on UMA too.
@@ -178,6 +179,14 @@ struct KernelPlan {
   bool run_ahead = false;
   // stage_flags.glsl's bounded wait: polls before it gives up, idle between polls (stage_backoff=N).
   uint32_t stage_spin_rounds = 20000, stage_backoff = 32;
+
+  // A decode step of several sequences (server slots) goes through the model in recordings of at
+  // most this many (step_items=2..16). Each recording reads the weights once, but matvec_items_*
+  // unpacks each weight block and rounds the activations again for every token, so a GPU with far
+  // more bandwidth than arithmetic stops gaining early: on an H100 (27B Q4_K_M) 2 and 4 sequences
+  // gave 1.2x and 1.13x one alone, 8 and 16 in one recording 0.90x and 0.55x. The 780M, with 1/46
+  // of its bandwidth, is expected to keep gaining (PERFORMANCE.md); unmeasured there, so 16.
+  uint32_t max_step_items = 16;
 
   // --- Memory, measurement and tests ---
   bool force_staging = false;             // force_staging=1: weights through staging on UMA too

@@ -57,7 +57,7 @@ void ModelGpu::bind_sequence(KvSequence& s, DescriptorAllocator& d) {
 void ModelGpu::build_items() {
   const Gemma3Config& c = config;
   StepItems s;
-  s.max_items = std::min({kMaxStepItems, logit_rows, max_batch});
+  s.max_items = std::min({kMaxStepItems, int(plan.max_step_items), logit_rows, max_batch});
   if (s.max_items < 2) return;  // the device's bindings hold one row: steps of one item
   s.attention = &pipelines->get(std::string("attention_decode_items_kv_") + (kv_f16 ? "f16" : "f32"), 10,
                                 {plan.attention_wg});

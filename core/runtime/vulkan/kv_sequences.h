@@ -42,7 +42,7 @@ struct KvSequence {
 // What a step of several sequences needs beyond the batch buffers, built on the first
 // set_sequences() of two or more: the attention kernel and each item's partials and counters.
 struct StepItems {
-  int max_items = 0;       // items one recording takes: kMaxStepItems, logit_rows and max_batch permitting
+  int max_items = 0;  // items one recording takes: kMaxStepItems, the plan's max_step_items, logit_rows, max_batch
   const Kernel* attention = nullptr;  // attention_decode_items_kv_*
   uint32_t partial_floats = 0;        // an item's partials: [heads][max splits][max, sum, out[head_dim]]
   BufferSlice partials;    // [max_items][partial_floats]
