@@ -21,9 +21,11 @@
 #include "kiln/types.h"
 #include "quant/convert.h"
 #include "runtime/cpu/matmul.h"
+#include "cpu_kernel_sets.h"
 #include "runtime/cpu/matmul_kernels.h"
 
 using namespace kiln;
+using kiln::test::cpu_kernel_sets;
 
 namespace {
 
@@ -119,20 +121,6 @@ std::vector<float> rounded_activations(const std::vector<float>& x, int64_t cols
   return rounded;
 }
 
-std::vector<MatmulKernels> kernel_sets() {
-  std::vector<MatmulKernels> sets = {portable_matmul_kernels()};
-  if (cpu_has_avx2_kernels()) sets.push_back(avx2_matmul_kernels());
-  if (cpu_has_avx512_kernels()) sets.push_back(avx512_matmul_kernels());
-  if (cpu_has_avx512_bf16_kernels()) {  // and as it runs on an AVX-512 CPU without AVX512_BF16
-    MatmulKernels without_bf16 = avx512_matmul_kernels();
-    without_bf16.dot_rows_bf16 = nullptr;
-    without_bf16.round_bf16 = nullptr;
-    without_bf16.name = "avx512_vnni without bf16";
-    sets.push_back(without_bf16);
-  }
-  return sets;
-}
-
 // Error relative to sum |w x|: float accumulation of m terms is off by about m * 2^-24 of that
 // sum, and a plain |y - ref| / |ref| would be meaningless where the terms cancel.
 // Plus ref.rounding where activations are rounded to int8.
@@ -192,7 +180,7 @@ class TestMatmul : public QObject {
   void every_format_at_odd_sizes() {
     std::mt19937 rng(2024);
     ThreadPool one(1), two(2);
-    const auto sets = kernel_sets();
+    const auto sets = cpu_kernel_sets();
     QString names;
     for (const auto& set : sets) names += QString(names.isEmpty() ? "" : ", ") + set.name;
     qInfo("kernel sets: %s", qPrintable(names));
@@ -242,7 +230,7 @@ class TestMatmul : public QObject {
         std::vector<float> x(n * w.cols);
         for (auto& v : x) v = unit(rng);
         const Reference ref = reference_matmul(w, x, n);
-        for (const auto& kernels : kernel_sets()) {
+        for (const auto& kernels : cpu_kernel_sets()) {
           std::vector<float> y(n * w.rows, std::nanf(""));
           matmul_with(kernels, w, x.data(), n, y.data(), two);
           const QString problem = check(y, ref, w, x, kernels);
@@ -264,7 +252,7 @@ class TestMatmul : public QObject {
         std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
         for (auto& v : x) v = unit(rng);
         const Reference ref = reference_matmul(w, x, n);
-        for (const auto& kernels : kernel_sets()) {
+        for (const auto& kernels : cpu_kernel_sets()) {
           std::vector<float> y(n * w.rows);
           matmul_with(kernels, w, x.data(), n, y.data(), pool);
           const QString problem = check(y, ref, w, x, kernels);
@@ -288,7 +276,7 @@ class TestMatmul : public QObject {
       w.storage = allocate_aligned(w.bytes());
       quantize_row(type, row0.data(), 43, w.row(0));
       quantize_row(type, row1.data(), 43, w.row(1));
-      for (const auto& kernels : kernel_sets()) {
+      for (const auto& kernels : cpu_kernel_sets()) {
         for (int64_t n : {int64_t(1), int64_t(3)}) {
           std::vector<float> x(n * 43, 1.0f), y(n * 2);
           matmul_with(kernels, w, x.data(), n, y.data(), pool);
@@ -320,7 +308,7 @@ class TestMatmul : public QObject {
     QCOMPARE(want8[2].d, 0.0f);
     QCOMPARE(want16[2].d, 0.0f);
     QVERIFY(std::isnan(want8[100 / 32].d) && want8[200 / 32].offset == 0 && std::isnan(want16[200 / 32].d));
-    for (const auto& kernels : kernel_sets()) {
+    for (const auto& kernels : cpu_kernel_sets()) {
       QVERIFY2(kernels.quantize_q8_0 && kernels.quantize_q16 && kernels.dot_rows_q8_0 && kernels.dot_rows_q4_0,
                kernels.name);
       kernels.quantize_q8_0(x.data(), int64_t(x.size()), got8.data());
@@ -362,7 +350,7 @@ class TestMatmul : public QObject {
     std::vector<uint16_t> want(x.size()), got(x.size());
     round_activations_bf16(x.data(), int64_t(x.size()), want.data());
     int sets = 0;
-    for (const auto& kernels : kernel_sets()) {
+    for (const auto& kernels : cpu_kernel_sets()) {
       if (!kernels.round_bf16) continue;
       std::fill(got.begin(), got.end(), uint16_t(0x1234));
       kernels.round_bf16(x.data(), int64_t(x.size()), got.data());
@@ -383,7 +371,7 @@ class TestMatmul : public QObject {
       for (int64_t n : {int64_t(1), int64_t(10)}) {
         std::vector<float> x(n * 96, 0.25f);
         x[(n - 1) * 96 + 40] = std::nanf("");
-        for (const auto& kernels : kernel_sets()) {
+        for (const auto& kernels : cpu_kernel_sets()) {
           std::vector<float> y(n * 9, 0.0f);
           matmul_with(kernels, w, x.data(), n, y.data(), pool);
           for (int64_t r = 0; r < 9; ++r) {

@@ -17,9 +17,11 @@
 #include "quant/convert.h"
 #include "quant/iq4_xs.h"
 #include "runtime/cpu/matmul.h"
+#include "cpu_kernel_sets.h"
 #include "runtime/cpu/matmul_kernels.h"
 
 using namespace kiln;
+using kiln::test::cpu_kernel_sets;
 
 namespace {
 
@@ -85,13 +87,6 @@ QString check(const Matrix& w, const std::vector<float>& x, int64_t n, const std
   return {};
 }
 
-std::vector<MatmulKernels> kernel_sets() {
-  std::vector<MatmulKernels> sets = {portable_matmul_kernels()};
-  if (cpu_has_avx2_kernels()) sets.push_back(avx2_matmul_kernels());
-  if (cpu_has_avx512_kernels()) sets.push_back(avx512_matmul_kernels());
-  return sets;
-}
-
 }  // namespace
 
 class TestMatmulIq4xs : public QObject {
@@ -101,7 +96,7 @@ class TestMatmulIq4xs : public QObject {
   void every_set_against_the_reference() {
     std::mt19937 rng(2026);
     ThreadPool one(1), two(2);
-    const auto sets = kernel_sets();
+    const auto sets = cpu_kernel_sets();
     QString names;
     for (const auto& set : sets) names += QString(names.isEmpty() ? "" : ", ") + set.name;
     qInfo("kernel sets: %s", qPrintable(names));
@@ -136,7 +131,7 @@ class TestMatmulIq4xs : public QObject {
     const Matrix w = random_iq4xs(300, 1024, rng);
     for (int64_t n : {1, 4, 17, 70}) {
       const std::vector<float> x = random_x(n * w.cols, rng), xr = rounded(x, w.cols);
-      for (const auto& kernels : kernel_sets()) {
+      for (const auto& kernels : cpu_kernel_sets()) {
         std::vector<float> y(size_t(n * w.rows), std::nanf(""));
         matmul_with(kernels, w, x.data(), n, y.data(), two);
         const QString problem = check(w, xr, n, y, false);
@@ -170,7 +165,7 @@ class TestMatmulIq4xs : public QObject {
     for (int64_t n : {1, 10}) {
       std::vector<float> x(size_t(n * 512), 0.25f);
       x[(n - 1) * 512 + 300] = std::nanf("");
-      for (const auto& kernels : kernel_sets()) {
+      for (const auto& kernels : cpu_kernel_sets()) {
         std::vector<float> y(size_t(n * 9), 0.0f);
         matmul_with(kernels, w, x.data(), n, y.data(), pool);
         for (int64_t r = 0; r < 9; ++r) {

@@ -26,9 +26,11 @@
 #include "quant/kquant_blocks.h"
 #include "quant/kquants.h"
 #include "runtime/cpu/matmul.h"
+#include "cpu_kernel_sets.h"
 #include "runtime/cpu/matmul_kernels.h"
 
 using namespace kiln;
+using kiln::test::cpu_kernel_sets;
 
 namespace {
 
@@ -248,13 +250,6 @@ Reference reference_matmul(const Matrix& w, const float* x, int64_t n) {
   return ref;
 }
 
-std::vector<MatmulKernels> kernel_sets() {
-  std::vector<MatmulKernels> sets = {portable_matmul_kernels()};
-  if (cpu_has_avx2_kernels()) sets.push_back(avx2_matmul_kernels());
-  if (cpu_has_avx512_kernels()) sets.push_back(avx512_matmul_kernels());
-  return sets;
-}
-
 // Float accumulation error relative to sum |w x| (see test_matmul.cpp), plus `extra`.
 QString check(const std::vector<float>& y, const std::vector<double>& want, const std::vector<double>& magnitude,
               const std::vector<double>* extra) {
@@ -300,7 +295,7 @@ class TestMatmulKQuant : public QObject {
 
  private slots:
   void every_kernel_set_covers_every_type() {
-    for (const auto& kernels : kernel_sets()) {
+    for (const auto& kernels : cpu_kernel_sets()) {
       qInfo("kernel set: %s", kernels.name);
       QVERIFY(kernels.tile_product);
       for (int t = 0; t < kMatmulTypeCount; ++t) {
@@ -375,7 +370,7 @@ class TestMatmulKQuant : public QObject {
     std::vector<ActivationBlockQ8K> want(6), got(6);
     quantize_activations_q8k(x.data(), int64_t(x.size()), want.data());
     QVERIFY(std::isnan(want[2].d) && std::isnan(want[3].d) && want[1].d == 0.0f);
-    for (const auto& kernels : kernel_sets()) {
+    for (const auto& kernels : cpu_kernel_sets()) {
       kernels.quantize_q8k(x.data(), int64_t(x.size()), got.data());
       for (int b = 0; b < 6; ++b) {
         const bool same_d = std::isnan(want[b].d) ? std::isnan(got[b].d) : got[b].d == want[b].d;
@@ -389,7 +384,7 @@ class TestMatmulKQuant : public QObject {
   void every_type_at_odd_sizes() {
     std::mt19937 rng(2026);
     ThreadPool one(1), two(2);
-    const auto sets = kernel_sets();
+    const auto sets = cpu_kernel_sets();
     const int64_t row_counts[] = {1, 5, 7, 17, 67};
     const int64_t widths[] = {256, 768, 1280};
     const int64_t token_counts[] = {1, 2, 3, 4, 5, 7, 13, 33};  // every tail of 4 and 8 tokens
@@ -440,7 +435,7 @@ class TestMatmulKQuant : public QObject {
         ++matrices[w.type];
         for (int64_t n : {int64_t(1), int64_t(6)}) {
           const std::vector<float> x = random_activations(n, w.cols, rng);
-          for (const auto& kernels : kernel_sets()) {
+          for (const auto& kernels : cpu_kernel_sets()) {
             const QString problem = run_and_check(kernels, w, x, n, two);
             QVERIFY2(problem.isEmpty(), qPrintable(QString("%1 %2 (%3) n=%4 %5: %6").arg(file).arg(t.name.c_str())
                                                        .arg(to_string(w.type)).arg(n).arg(kernels.name).arg(problem)));
@@ -460,7 +455,7 @@ class TestMatmulKQuant : public QObject {
       const Matrix w = kquant_matrix(type, 301, 2304, Source::Quantized, rng);
       for (int64_t n : {int64_t(1), int64_t(4), int64_t(70)}) {
         const std::vector<float> x = random_activations(n, w.cols, rng);
-        for (const auto& kernels : kernel_sets()) {
+        for (const auto& kernels : cpu_kernel_sets()) {
           const QString problem = run_and_check(kernels, w, x, n, two);
           QVERIFY2(problem.isEmpty(), qPrintable(QString("%1 n=%2 %3: %4").arg(to_string(type)).arg(n)
                                                      .arg(kernels.name).arg(problem)));
@@ -495,7 +490,7 @@ class TestMatmulKQuant : public QObject {
       const Matrix w = kquant_matrix(type, 3, 512, Source::Quantized, rng);
       std::vector<float> x = random_activations(1, 512, rng);
       x[300] = std::nanf("");
-      for (const auto& kernels : kernel_sets()) {
+      for (const auto& kernels : cpu_kernel_sets()) {
         std::vector<float> y(3);
         matmul_with(kernels, w, x.data(), 1, y.data(), pool);
         for (float v : y) QVERIFY2(std::isnan(v), qPrintable(QString("%1 %2").arg(to_string(type)).arg(kernels.name)));

@@ -15,26 +15,13 @@
 #include "model/checkpoint.h"
 #include "model/weights.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "cpu_kernel_sets.h"
 #include "runtime/cpu/matmul_kernels.h"
 
 using namespace kiln;
 using namespace kiln::test;
 
 namespace {
-
-std::vector<MatmulKernels> kernel_sets() {
-  std::vector<MatmulKernels> sets = {portable_matmul_kernels()};
-  if (cpu_has_avx2_kernels()) sets.push_back(avx2_matmul_kernels());
-  if (cpu_has_avx512_kernels()) sets.push_back(avx512_matmul_kernels());
-  if (cpu_has_avx512_bf16_kernels()) {  // as the set runs on an AVX-512 CPU without AVX512_BF16
-    MatmulKernels without_bf16 = avx512_matmul_kernels();
-    without_bf16.dot_rows_bf16 = nullptr;
-    without_bf16.round_bf16 = nullptr;
-    without_bf16.name = "avx512_vnni without bf16";
-    sets.push_back(without_bf16);
-  }
-  return sets;
-}
 
 // Every position's logits of `ids`: the first `prefill` tokens (all where 0) at once, then one at a time.
 std::vector<std::vector<float>> logits(std::shared_ptr<const Gemma3Weights> w, const MatmulKernels& kernels,
@@ -73,7 +60,7 @@ class ModelBf16 : public QObject {
         load_weights_held_as(ck.config, *ck.tensors, [](DType) { return DType::BF16; }, 2));
     QCOMPARE(w->layers[0].w_down.type, DType::BF16);
     QCOMPARE(w->embed.type, DType::BF16);
-    for (const MatmulKernels& kernels : kernel_sets()) {
+    for (const MatmulKernels& kernels : cpu_kernel_sets()) {
       const bool bf16_activations = kernels.dot_rows_bf16 != nullptr;
       for (const ReferenceCase& c : ref.cases) {
         for (int prefill : {0, 3}) {

@@ -75,18 +75,27 @@ class Recorder {
     }
     const std::vector<VkDescriptorSet>& sets = half ? bm.half_sets : one ? bm.token_sets : bm.sets;
     const MatvecShape& shape = qin ? bm.qin_shape : bm.shape;
-    for (size_t begin = 0; begin < bm.m.chunks.size();) {
-      DeviceMatrix part = bm.m;
-      part.type = bm.m.chunks[begin].type;
-      size_t end = begin;
-      while (end < bm.m.chunks.size() && bm.m.chunks[end].type == part.type) ++end;
-      part.chunks.assign(bm.m.chunks.begin() + begin, bm.m.chunks.begin() + end);
+    for_each_type_run(bm, [&](const DeviceMatrix& part, size_t begin, size_t end) {
       const MatmulTile tile = batched ? m_.plan.matmul_tile(part.type) : kMatmulTile;
       const Kernel& k = qin ? m_.qin_kernel(bm, glu, false, part.type)
                             : m_.matrix_kernel(part.type, glu, batched, bm.shape, tile, /*int_dot=*/false, half);
       call.tile = tile;
       record_matrix(seq_, k, part, std::span(sets).subspan(begin, end - begin), call, shape,
                     m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
+    });
+  }
+
+  // Each run of bm's chunks of one type (a mixed stack's parts) as a matrix of its own:
+  // fn(part, first chunk, past the last).
+  template <class Fn>
+  static void for_each_type_run(const BoundMatrix& bm, Fn&& fn) {
+    for (size_t begin = 0; begin < bm.m.chunks.size();) {
+      DeviceMatrix part = bm.m;
+      part.type = bm.m.chunks[begin].type;
+      size_t end = begin;
+      while (end < bm.m.chunks.size() && bm.m.chunks[end].type == part.type) ++end;
+      part.chunks.assign(bm.m.chunks.begin() + begin, bm.m.chunks.begin() + end);
+      fn(part, begin, end);
       begin = end;
     }
   }
@@ -98,17 +107,11 @@ class Recorder {
     const uint32_t tokens = items_tokens(n);
     const MatvecShape shape = m_.items_shape(bm, glu, tokens);
     const MatrixCall call{glu, false, n, x_offset, x_stride, y_stride};
-    for (size_t begin = 0; begin < bm.m.chunks.size();) {
-      DeviceMatrix part = bm.m;
-      part.type = bm.m.chunks[begin].type;
-      size_t end = begin;
-      while (end < bm.m.chunks.size() && bm.m.chunks[end].type == part.type) ++end;
-      part.chunks.assign(bm.m.chunks.begin() + begin, bm.m.chunks.begin() + end);
+    for_each_type_run(bm, [&](const DeviceMatrix& part, size_t begin, size_t end) {
       record_matrix(seq_, m_.items_kernel(bm, part.type, glu, tokens), part,
                     std::span(bm.sets).subspan(begin, end - begin), call, shape,
                     m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
-      begin = end;
-    }
+    });
   }
 
   // bm's input (n tokens from x_offset, x_stride floats apart) into ModelGpu::xh in fp16.
