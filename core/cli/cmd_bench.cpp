@@ -18,6 +18,8 @@
 #include "model/weights.h"
 #include "quant/convert.h"
 #include "runtime/cpu/matmul_kernels.h"
+#include "runtime/cpu/read_bandwidth.h"
+#include "runtime/cpu/thread_pool.h"
 #ifdef KILN_HAVE_VULKAN
 #include "runtime/vulkan/bandwidth.h"
 #endif
@@ -45,6 +47,7 @@ struct BenchResult {
   double load_s = 0, prefill_tps = 0, decode_tps = 0, bytes_per_token = 0;
   double prefill_again_tps = 0;  // the same prompt once more, right after: the warm figure
   double copy_gbs = 0;  // the device's compute-shader copy bandwidth (Vulkan): decode's ceiling
+  double read_gbs = 0;  // a streaming read of memory by the CPU backend's threads: its decode's ceiling
   bool device_argmax = false;  // decode's greedy pick made by the backend on its device
   bool device_pick_agrees = false;  // ... and the last one equals the host's argmax of its logits
   // FNV-1a of the last decode step's logits, bit for bit: runs of one synthetic model that must
@@ -161,6 +164,12 @@ BenchResult run_bench(const BenchFlags& f) {
     for (int i = 0; i < 4; ++i) r.last_logits_hash = (r.last_logits_hash ^ ((bits >> (8 * i)) & 255u)) * 1099511628211ull;
   }
   r.peak_rss = peak_resident_memory_bytes();
+  // The CPU's ceiling: 512 MiB (far past any L3 decode could hide in) read by as many threads as
+  // the backend has, after decode so it disturbs nothing, and after peak_rss so it is not counted.
+  if (r.backend.rfind("cpu", 0) == 0) {
+    ThreadPool pool(options.threads);
+    r.read_gbs = measure_read_bandwidth(pool, size_t(512) << 20, 5);
+  }
 #ifdef KILN_HAVE_VULKAN
   // The ceiling decode is measured against: a large copy through the shader cores, same run.
   if (r.backend.rfind("vulkan", 0) == 0) {
@@ -195,6 +204,9 @@ void print_json(const BenchResult& r) {
   if (r.copy_gbs > 0)
     std::printf(", \"device_copy_gb_per_s\": %.1f, \"decode_fraction_of_copy\": %.3f", r.copy_gbs,
                 r.bytes_per_token * r.decode_tps / 1e9 / r.copy_gbs);
+  if (r.read_gbs > 0)
+    std::printf(", \"memory_read_gb_per_s\": %.1f, \"decode_fraction_of_read\": %.3f", r.read_gbs,
+                r.bytes_per_token * r.decode_tps / 1e9 / r.read_gbs);
   if (r.plan) {
     std::printf(", \"vulkan\": {");
     const char* keys[] = {"allocations_during_decode", "descriptor_set_allocations_during_decode",
@@ -235,6 +247,9 @@ void print_text(const BenchResult& r) {
   if (r.copy_gbs > 0)
     std::printf("device copy  %.1f GB/s (decode reaches %.1f %% of it)\n", r.copy_gbs,
                 100 * r.bytes_per_token * r.decode_tps / 1e9 / r.copy_gbs);
+  if (r.read_gbs > 0)
+    std::printf("memory read  %.1f GB/s (decode reaches %.1f %% of it)\n", r.read_gbs,
+                100 * r.bytes_per_token * r.decode_tps / 1e9 / r.read_gbs);
   if (r.plan)
     std::printf("plan         %s family: prefill %s, decode %s, %s%s, subgroup size %d\n", r.plan->family.c_str(),
                 r.plan->prefill.c_str(), r.plan->decode.c_str(),

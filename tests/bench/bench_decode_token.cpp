@@ -12,10 +12,7 @@
 #include "quant/convert.h"
 #include "runtime/cpu/matmul.h"
 #include "runtime/cpu/matmul_kernels.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include "runtime/cpu/read_bandwidth.h"
 
 namespace {
 
@@ -83,31 +80,6 @@ BENCHMARK(BM_decode_token)
     ->ArgNames({"dtype", "threads"})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
-
-// 64-bit sums of n bytes (n % 32 == 0), 32 bytes a load where the CPU has AVX2.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("avx2"))) uint64_t sum_bytes_avx2(const uint8_t* p, size_t n) {
-  __m256i sum = _mm256_setzero_si256();
-  for (size_t i = 0; i + 32 <= n; i += 32)
-    sum = _mm256_add_epi64(sum, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)));
-  alignas(32) uint64_t lanes[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sum);
-  return lanes[0] + lanes[1] + lanes[2] + lanes[3];
-}
-#endif
-
-uint64_t sum_bytes(const uint8_t* p, size_t n) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (cpu_has_avx2_kernels()) return sum_bytes_avx2(p, n);
-#endif
-  uint64_t sum = 0;
-  for (size_t i = 0; i + 8 <= n; i += 8) {
-    uint64_t v;
-    std::memcpy(&v, p + i, 8);
-    sum += v;
-  }
-  return sum;
-}
 
 // The same weights read and summed, each matrix split into the same row ranges: what memory gives.
 void BM_stream_read(benchmark::State& state) {

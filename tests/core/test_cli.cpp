@@ -168,6 +168,33 @@ class Cli : public QObject {
     QCOMPARE(QJsonDocument::fromJson(bench.out).object()["cpu_kernels"].toString(), QString(want));
   }
 
+  // `kiln bench` on the CPU measures a streaming memory read in the same run and says how much of
+  // it decode reaches, in --json and in the text.
+  void cpu_bench_reports_decode_against_memory_read() {
+    const QStringList args{"bench", "--model", fixture("tiny-gemma3-b"), "--precision", "q8_0", "--backend", "cpu",
+                           "--threads", "2", "--prompt", "4", "--gen", "4"};
+    const CliRun json = kiln_cli(QStringList(args) << "--json");
+    QVERIFY2(json.code == 0, json.err.constData());
+    const QJsonObject o = QJsonDocument::fromJson(json.out).object();
+    QVERIFY2(o.contains("memory_read_gb_per_s") && o.contains("decode_fraction_of_read"), json.out.constData());
+    QVERIFY2(!o.contains("device_copy_gb_per_s"), json.out.constData());  // the Vulkan ceiling is Vulkan's only
+    const double read = o["memory_read_gb_per_s"].toDouble(), fraction = o["decode_fraction_of_read"].toDouble();
+    // Bounds on units, not speed: any machine Kiln runs on reads memory at 0.1 to 10000 GB/s, even a
+    // loaded 2-core VM (the best of 5 reads). No upper bound of ~1 on the fraction: this model's 0.9 MB
+    // of weights a token sit in L2, so its decode may read faster than memory does; below 10 it stays
+    // on any machine, while a slip of GB for MB would be off by 1000.
+    QVERIFY2(read > 0.1 && read < 1e4, json.out.constData());
+    QVERIFY2(fraction > 0 && fraction < 10, json.out.constData());
+    // The fraction is the decode rate printed beside it over the read (both rounded in print).
+    const double achieved = o["achieved_gb_per_s"].toDouble();
+    QVERIFY2(qAbs(fraction - achieved / read) <= 0.01 * fraction + 0.002, json.out.constData());
+    const CliRun text = kiln_cli(args);
+    QVERIFY2(text.code == 0, text.err.constData());
+    QVERIFY2(QString::fromUtf8(text.out).contains(
+                 QRegularExpression("\nmemory read  [0-9.]+ GB/s \\(decode reaches [0-9.]+ % of it\\)\n")),
+             text.out.constData());
+  }
+
   // `kiln bench --json` carries the plan under "vulkan", and --tune changes it.
   void bench_json_carries_the_plan() {
     if (!QString::fromUtf8(kiln_cli({"info", "--hardware"}).out).contains("\ngpu ")) QSKIP("no Vulkan device");
@@ -181,6 +208,7 @@ class Cli : public QObject {
     };
     const QJsonObject own = bench({});
     const QJsonObject plan = own["vulkan"].toObject()["plan"].toObject();
+    QVERIFY(!own.contains("memory_read_gb_per_s"));  // the CPU's ceiling is the CPU backend's only
     for (const char* key : {"family", "prefill", "decode"}) QVERIFY2(plan[key].isString(), key);
     QVERIFY(plan["stage_flags"].isBool());
     QVERIFY(plan["subgroup_size"].toInt() >= 4);
