@@ -5,6 +5,7 @@
 #include <set>
 
 #include "fixture_reference.h"
+#include "kiln/hardware.h"
 #include "kiln/engine.h"
 
 using namespace kiln;
@@ -301,6 +302,32 @@ class EngineSlotsTest : public QObject {
     std::vector<int32_t> too_long(40, e->tokenize("a", false).at(0));
     QVERIFY_THROWS_EXCEPTION(Error, e->slot_start(1, too_long, greedy(2), nullptr));
     QVERIFY(!e->slot_busy(1));
+  }
+
+  // Opening slots for a long context takes address space, not memory: a slot's cache pages come
+  // as its conversation fills them (8 server slots of a 1B model at 131k tokens would otherwise
+  // hold 4.6 GB from the first request on).
+  void open_slots_cost_memory_only_as_they_fill() {
+    LoadOptions o;
+    o.path = fixture_dir("tiny-gemma3-a");
+    o.precision = Precision::F32;
+    o.context_length = 1 << 20;  // 256 MiB of cache a slot in fp32
+    o.context_beyond_training = LoadOptions::BeyondTraining::Allow;
+    o.threads = 2;
+    auto e = Engine::load(o);
+    const uint64_t per_slot = e->info().kv_cache_bytes;
+    QVERIFY(per_slot >= (uint64_t(100) << 20));
+    const uint64_t before = resident_memory_bytes();
+    QCOMPARE(e->open_slots(8), 8);
+    const uint64_t grown = resident_memory_bytes() - std::min(before, resident_memory_bytes());
+    QVERIFY2(grown < per_slot, qPrintable(QString("resident memory grew by %1 MiB for 7 slots of %2 MiB")
+                                              .arg(grown >> 20).arg(per_slot >> 20)));
+    // And they work: a short generation in the last slot.
+    e->slot_start(7, e->tokenize("a", true), greedy(3), nullptr);
+    int generated = 0;
+    while (e->slot_busy(7))
+      for (const Engine::SlotResult& r : e->step_slots()) generated += r.stats.generated_tokens;
+    QCOMPARE(generated, 3);
   }
 };
 

@@ -1,9 +1,23 @@
 #include "runtime/cpu/kv_cache.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
-#include <cstring>
+#include <string>
+
+#include "kiln/types.h"
 
 namespace kiln {
+
+ZeroedPages::ZeroedPages(size_t bytes) : bytes_(std::max<size_t>(bytes, 1)) {
+  void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes of KV cache");
+  data_ = static_cast<uint8_t*>(p);  // page-aligned, so 64-byte aligned as the kernels want
+}
+
+ZeroedPages::~ZeroedPages() {
+  if (data_) ::munmap(data_, bytes_);
+}
 
 KvCache::KvCache(const Gemma3Config& config, int context, DType element, int spare)
     : element_(element), context_(context), row_elements_(int64_t(config.num_kv_heads) * config.head_dim) {
@@ -16,10 +30,8 @@ KvCache::KvCache(const Gemma3Config& config, int context, DType element, int spa
     // not have overwritten the window before it: r - 1 <= ring - window.
     if (slots_.back() < context) rewind_limit_ = std::min(rewind_limit_, slots_.back() - ring + 1);
     const size_t bytes = size_t(slots_.back()) * row_elements_ * elem;
-    keys_.push_back(allocate_aligned(bytes));
-    values_.push_back(allocate_aligned(bytes));
-    std::memset(keys_.back().get(), 0, bytes);
-    std::memset(values_.back().get(), 0, bytes);
+    keys_.emplace_back(bytes);
+    values_.emplace_back(bytes);
   }
 }
 
