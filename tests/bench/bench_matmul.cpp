@@ -114,6 +114,25 @@ Matrix make_weight(DType type, int64_t rows, int64_t cols) {
   return m;
 }
 
+// y = x W^T for n random tokens with `kernels`, timed: weight bytes, tokens and GFLOP a second.
+void time_matmul(benchmark::State& state, const MatmulKernels& kernels, const Matrix& w, int64_t n, ThreadPool& pool,
+                 const std::string& label) {
+  std::vector<float> x(n * w.cols), y(n * w.rows);
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  for (auto& v : x) v = unit(rng);
+  for (auto _ : state) {
+    matmul_with(kernels, w, x.data(), n, y.data(), pool);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.bytes()));
+  state.counters["tokens/s"] = benchmark::Counter(double(n) * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * n * w.rows * w.cols * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.SetLabel(label);
+}
+
 // args: dtype index in kFfnTypes, shape (0: 1B down, 1: 4B gate, 2: 1B gate), tokens, threads, kernel set
 // (0 best, 1 AVX2)
 void BM_ffn(benchmark::State& state) {
@@ -126,21 +145,8 @@ void BM_ffn(benchmark::State& state) {
     return;
   }
   const MatmulKernels kernels = state.range(4) == 0 ? best_matmul_kernels() : avx2_matmul_kernels();
-  const Matrix w = make_weight(type, rows, cols);
-  std::vector<float> x(n * cols), y(n * rows);
-  std::mt19937 rng(2);
-  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
-  for (auto& v : x) v = unit(rng);
-  for (auto _ : state) {
-    matmul_with(kernels, w, x.data(), n, y.data(), pool);
-    benchmark::DoNotOptimize(y.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.bytes()));
-  state.counters["tokens/s"] = benchmark::Counter(double(n) * state.iterations(), benchmark::Counter::kIsRate);
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * n * rows * cols * state.iterations() / 1e9, benchmark::Counter::kIsRate);
-  state.SetLabel(std::string(to_string(type)) + kFfnShapeNames[state.range(1)] + kernels.name);
+  time_matmul(state, kernels, make_weight(type, rows, cols), n, pool,
+              std::string(to_string(type)) + kFfnShapeNames[state.range(1)] + kernels.name);
 }
 
 void ffn_shapes(benchmark::internal::Benchmark* b) {
@@ -175,21 +181,7 @@ void BM_half_formats(benchmark::State& state) {
     return;
   }
   const MatmulKernels kernels = state.range(3) == 0 ? best_matmul_kernels() : avx2_matmul_kernels();
-  const Matrix w = make_weight(type);
-  std::vector<float> x(n * kCols), y(n * kRows);
-  std::mt19937 rng(2);
-  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
-  for (auto& v : x) v = unit(rng);
-  for (auto _ : state) {
-    matmul_with(kernels, w, x.data(), n, y.data(), pool);
-    benchmark::DoNotOptimize(y.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.bytes()));
-  state.counters["tokens/s"] = benchmark::Counter(double(n) * state.iterations(), benchmark::Counter::kIsRate);
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * n * kRows * kCols * state.iterations() / 1e9, benchmark::Counter::kIsRate);
-  state.SetLabel(std::string(to_string(type)) + " " + kernels.name);
+  time_matmul(state, kernels, make_weight(type), n, pool, std::string(to_string(type)) + " " + kernels.name);
 }
 
 void half_format_cases(benchmark::internal::Benchmark* b) {

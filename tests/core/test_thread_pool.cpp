@@ -19,6 +19,26 @@
 
 using namespace kiln;
 
+namespace {
+
+// A loop of two chunks that each wait (up to 10 s) until both have started: true only if two
+// threads ran them at the same time.
+bool two_chunks_run_at_once(ThreadPool& pool) {
+  std::atomic<int> started{0};
+  std::atomic<bool> timed_out{false};
+  pool.parallel_for(2, [&](int64_t, int64_t) {
+    started.fetch_add(1);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (started.load() < 2) {
+      if (std::chrono::steady_clock::now() > deadline) { timed_out = true; return; }
+      std::this_thread::yield();
+    }
+  });
+  return !timed_out;
+}
+
+}  // namespace
+
 class TestThreadPool : public QObject {
   Q_OBJECT
 
@@ -63,17 +83,7 @@ class TestThreadPool : public QObject {
     // chunks concurrently (the caller takes one, a worker the other).
     ThreadPool pool(2);
     for (int round = 0; round < 20; ++round) {
-      std::atomic<int> started{0};
-      std::atomic<bool> timed_out{false};
-      pool.parallel_for(2, [&](int64_t, int64_t) {
-        started.fetch_add(1);
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (started.load() < 2) {
-          if (std::chrono::steady_clock::now() > deadline) { timed_out = true; return; }
-          std::this_thread::yield();
-        }
-      });
-      QVERIFY(!timed_out);
+      QVERIFY(two_chunks_run_at_once(pool));
     }
   }
 
@@ -113,17 +123,7 @@ class TestThreadPool : public QObject {
       ThreadPool pool(threads);
       for (int round = 0; round < 30; ++round) {
         if (round % 2 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
-        std::atomic<int> started{0};
-        std::atomic<bool> timed_out{false};
-        pool.parallel_for(2, [&](int64_t, int64_t) {
-          started.fetch_add(1);
-          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-          while (started.load() < 2) {
-            if (std::chrono::steady_clock::now() > deadline) { timed_out = true; return; }
-            std::this_thread::yield();
-          }
-        });
-        QVERIFY2(!timed_out, qPrintable(QString("threads %1 round %2").arg(threads).arg(round)));
+        QVERIFY2(two_chunks_run_at_once(pool), qPrintable(QString("threads %1 round %2").arg(threads).arg(round)));
       }
     }
   }
