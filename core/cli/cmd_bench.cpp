@@ -284,7 +284,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--prompt", f->prompt, "Prompt tokens (one prefill batch)")->capture_default_str();
   cmd->add_option("--gen", f->gen, "Tokens to decode")->capture_default_str();
   cmd->add_flag("--json", f->json, "Print one JSON object");
-  cmd->add_flag("--profile", f->profile, "Per-op timings of the decode phase (with --image --backend vulkan: of the vision tower)");
+  cmd->add_flag("--profile", f->profile, "Per-op timings of the decode phase (with --parallel: a step's, for each count; with --image --backend vulkan: of the vision tower)");
   cmd->add_option("--parallel", f->parallel,
                   "Aggregate decode speed of N generations decoded together in the engine's slots, for each N "
                   "(e.g. 1,2,4,8); needs a model (not --synthetic)")
@@ -304,7 +304,7 @@ void add_bench_command(CLI::App& app) {
     }
     if (!f->parallel.empty()) {
       if (!f->synthetic.empty()) throw Error("--parallel runs the engine, which needs a model file: not --synthetic");
-      return run_parallel_bench(f->model, f->parallel, f->prompt, f->gen, f->json);
+      return run_parallel_bench(f->model, f->parallel, f->prompt, f->gen, f->json, f->profile);
     }
     const BenchResult r = run_bench(*f);
     if (f->json) print_json(r);

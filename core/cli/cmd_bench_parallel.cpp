@@ -1,5 +1,6 @@
 // kiln bench --parallel 1,2,4,8: aggregate decode speed of N generations decoded together in the
 // engine's slots (what `kiln serve --parallel` does between HTTP and the model), against one alone.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -7,9 +8,27 @@
 #include "cli/bench_parallel.h"
 
 namespace kiln::cli {
+namespace {
+
+// The ops' time a step, summed over layers, longest first (stderr, beside the figures).
+void print_step_profile(int clients, int steps, const std::vector<OpTiming>& profile) {
+  std::vector<std::pair<std::string, double>> per_op;
+  for (const OpTiming& t : profile) {
+    auto it = std::find_if(per_op.begin(), per_op.end(), [&](const auto& p) { return p.first == t.op; });
+    if (it == per_op.end()) per_op.emplace_back(t.op, t.micros);
+    else it->second += t.micros;
+  }
+  std::sort(per_op.begin(), per_op.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  double total = 0;
+  for (const auto& p : per_op) total += p.second;
+  std::fprintf(stderr, "%d clients, ms a step (%d steps): total %.3f\n", clients, steps, total / 1000.0 / steps);
+  for (const auto& [op, us] : per_op) std::fprintf(stderr, "  %-24s %8.3f\n", op.c_str(), us / 1000.0 / steps);
+}
+
+}  // namespace
 
 void run_parallel_bench(const ModelFlags& model, const std::vector<int>& counts, int prompt_tokens, int gen,
-                        bool json) {
+                        bool json, bool profile) {
   std::unique_ptr<Engine> engine = load_engine(model, /*quiet=*/true);
   const ModelInfo& info = engine->info();
   int most = 1;
@@ -43,6 +62,8 @@ void run_parallel_bench(const ModelFlags& model, const std::vector<int>& counts,
     uint64_t generated = 0;
     for (int i = 0; i < (std::min(n, slots) * prompt_tokens + 127) / 128; ++i)
       for (const Engine::SlotResult& r : engine->step_slots()) generated += uint64_t(r.stats.generated_tokens);
+    engine->set_profiling(profile);
+    engine->take_profile();  // not the prompts'
     int steps = 0;
     const auto t0 = std::chrono::steady_clock::now();
     for (bool busy = true; busy; ++steps) {
@@ -55,6 +76,10 @@ void run_parallel_bench(const ModelFlags& model, const std::vector<int>& counts,
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double tps = double(generated) / seconds;
+    if (profile) {
+      print_step_profile(n, steps, engine->take_profile());
+      engine->set_profiling(false);
+    }
     if (n == 1) single = tps;
     if (json)
       std::printf("%s{\"clients\": %d, \"slots\": %d, \"generated\": %llu, \"steps\": %d, \"seconds\": %.3f, "

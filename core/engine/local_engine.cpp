@@ -60,6 +60,8 @@ void LocalEngine::set_profiling(bool enabled) {
   backend_->set_profiling(enabled);
 }
 
+std::vector<OpTiming> LocalEngine::take_profile() { return backend_->take_profile(); }
+
 GenerationStats LocalEngine::generate(const std::string& prompt, const GenerateOptions& options,
                                       const TokenCallback& on_text) {
   return run(Prompt{tokenize(prompt, true, options.parse_special), {}}, options, on_text);

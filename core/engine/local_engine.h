@@ -37,6 +37,7 @@ class LocalEngine final : public Engine {
   std::string detokenize(std::span<const int32_t> ids) const override;
   Prompt chat_prompt(const std::vector<ChatMessage>& messages) const override;
   void set_profiling(bool enabled) override;
+  std::vector<OpTiming> take_profile() override;
   void reset() override;
 
   int open_slots(int count) override;

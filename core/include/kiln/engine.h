@@ -103,6 +103,9 @@ class Engine {
 
   // Per-op timing of following generations (CPU timers; GPU timestamps on Vulkan).
   virtual void set_profiling(bool enabled) = 0;
+  // The per-op timings gathered since the last call while profiling (what step_slots() ran; a
+  // generate() or chat() hands its own in GenerationStats::profile).
+  virtual std::vector<OpTiming> take_profile() = 0;
   // Forget the KV cache (the next call prefills from scratch).
   virtual void reset() = 0;
 };
