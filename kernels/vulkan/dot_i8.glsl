@@ -29,6 +29,15 @@ struct QuantizedX {
              // a K-quant's bias and min likewise)
 };
 
+// Each half's sum of q (Q4_0 and the K-quants need it; see QuantizedX).
+ivec2 quantized_sums(uint q[8]) {
+  ivec2 s = ivec2(0);
+#if defined(WTYPE_Q4_0) || defined(WTYPE_KQUANT)
+  for (uint i = 0; i < 4u; ++i) s += ivec2(sdot4(q[i], 0x01010101u), sdot4(q[4u + i], 0x01010101u));
+#endif
+  return s;
+}
+
 QuantizedX quantize_x(vec4 xv[8]) {
   QuantizedX r;
   for (uint h = 0; h < 2u; ++h) {
@@ -37,47 +46,68 @@ QuantizedX quantize_x(vec4 xv[8]) {
     const float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
     r.scale[h] = amax / 127.0;
     const float inv = amax > 0.0 ? 127.0 / amax : 0.0;
-    r.sum[h] = 0;
     for (uint i = o; i < o + 4u; ++i) {
       const uvec4 b = floatBitsToUint(xv[i] * inv + ROUND_MAGIC) & 255u;
       r.q[i] = b.x | (b.y << 8) | (b.z << 16) | (b.w << 24);
-#if defined(WTYPE_Q4_0) || defined(WTYPE_KQUANT)
-      r.sum[h] += sdot4(r.q[i], 0x01010101u);
-#endif
     }
   }
+  r.sum = quantized_sums(r.q);
   return r;
 }
 
-// One loaded block (weights.glsl) times a quantized block of activations, all scales applied.
-float block_dot_i8(Block k, QuantizedX x) {
+// A loaded block (weights.glsl) as the bytes its int8 dot products take, with its scales: word i
+// meets activation word i (elements 4i .. 4i + 3; Q4_0: the unsigned nibbles, less 8 later). A
+// kernel that multiplies a block with several tokens unpacks it once for all of them.
+struct BlockI8 {
+  uint q[8];
+#if defined(WTYPE_KQUANT)
+  KScale k;
+#else
+  float d;
+#endif
+};
+BlockI8 unpack_i8(Block k) {
+  BlockI8 u;
 #if defined(WTYPE_Q4_0)
   // Word w: low nibbles are weights 4w .. 4w + 3 (first half), high nibbles 16 + 4w .. (second).
-  ivec2 s = -8 * x.sum;
   for (uint w = 0; w < 4u; ++w) {
-    s.x += sdot4(k.q[w] & 0x0F0F0F0Fu, x.q[w]);
-    s.y += sdot4((k.q[w] >> 4) & 0x0F0F0F0Fu, x.q[4u + w]);
+    u.q[w] = k.q[w] & 0x0F0F0F0Fu;
+    u.q[4u + w] = (k.q[w] >> 4) & 0x0F0F0F0Fu;
   }
+  u.d = k.d;
 #elif defined(WTYPE_KQUANT)
-  // Each half's sum(q x) exact in int32; then its scale, Q_BIAS and offset (a min) in fp32.
-  ivec2 s = ivec2(0);
   for (uint w = 0; w < 4u; ++w) {
     const uvec2 q = kquant_bytes(k.q, k.high, w);
-    s += ivec2(sdot4(q.x, x.q[w]), sdot4(q.y, x.q[4u + w]));
+    u.q[w] = q.x;
+    u.q[4u + w] = q.y;
   }
-  const vec2 sum_x = vec2(x.sum) * x.scale;
-  const vec2 dots = vec2(int_to_float(s.x), int_to_float(s.y)) * x.scale - Q_BIAS * sum_x;
-  return dot(dots, k.k.scale) + dot(sum_x, k.k.offset);
+  u.k = k.k;
 #elif defined(WTYPE_Q8_0)
-  ivec2 s = ivec2(sdot4(k.q0.x, x.q[0]) + sdot4(k.q0.y, x.q[1]) + sdot4(k.q0.z, x.q[2]) + sdot4(k.q0.w, x.q[3]),
-                  sdot4(k.q1.x, x.q[4]) + sdot4(k.q1.y, x.q[5]) + sdot4(k.q1.z, x.q[6]) + sdot4(k.q1.w, x.q[7]));
+  u.q = uint[8](k.q0.x, k.q0.y, k.q0.z, k.q0.w, k.q1.x, k.q1.y, k.q1.z, k.q1.w);
+  u.d = k.d;
 #else
 #error "the int8 path is for Q8_0, Q4_0 and the K-quants"
 #endif
-#if !defined(WTYPE_KQUANT)
-  return (int_to_float(s.x) * x.scale.x + int_to_float(s.y) * x.scale.y) * k.d;
+  return u;
+}
+
+// An unpacked block times a quantized block of activations, all scales applied.
+float block_dot_i8(BlockI8 u, QuantizedX x) {
+  ivec2 s = ivec2(0);
+  for (uint w = 0; w < 4u; ++w) s += ivec2(sdot4(u.q[w], x.q[w]), sdot4(u.q[4u + w], x.q[4u + w]));
+#if defined(WTYPE_KQUANT)
+  // Each half's sum(q x) exact in int32; then its scale, Q_BIAS and offset (a min) in fp32.
+  const vec2 sum_x = vec2(x.sum) * x.scale;
+  const vec2 dots = vec2(int_to_float(s.x), int_to_float(s.y)) * x.scale - Q_BIAS * sum_x;
+  return dot(dots, u.k.scale) + dot(sum_x, u.k.offset);
+#else
+#if defined(WTYPE_Q4_0)
+  s -= 8 * x.sum;  // the stored + 8
+#endif
+  return (int_to_float(s.x) * x.scale.x + int_to_float(s.y) * x.scale.y) * u.d;
 #endif
 }
+float block_dot_i8(Block k, QuantizedX x) { return block_dot_i8(unpack_i8(k), x); }
 
 // A block of activations rounded to int8 by their producer (matvec_staged.comp with QACT_OUT):
 // words lo = elements 0..15, hi = 16..31, one scale for each 8. Exact int32 sums, then four fp32

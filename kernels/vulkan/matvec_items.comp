@@ -1,12 +1,14 @@
 #version 450
 // y = W x for the tokens of one decode step of several sequences (Backend::forward_sequences):
 // matvec.comp's layout and arithmetic, but each weight block is loaded once for TOKENS tokens
-// (accumulators [ROWS][TOKENS]), where matvec.comp loads it again for every token. Decode is bound
-// by weight reads, so a step of 4 sequences then costs about one token's weight traffic. Tokens
-// beyond TOKENS take further passes. Each token's sum runs in matvec.comp's order (same blocks per
-// lane, same reductions), so a row equals what matvec.comp of the same WG and TPR gives for it.
-// With GLU, rows come in (gate, up) pairs and y is gelu_tanh(gate) * up; with I8_DOT each token's
-// activations are rounded to int8 as matvec.comp's are (dot_i8.glsl).
+// (accumulators [ROWS][TOKENS]), where matvec.comp loads it again for every token. Tokens beyond
+// TOKENS take further passes. Each token's sum runs in matvec.comp's order (same blocks per lane,
+// same reductions), so a row equals what matvec.comp of the same WG and TPR gives for it.
+// With GLU, rows come in (gate, up) pairs and y is gelu_tanh(gate) * up. With QIN (devices with
+// integer dot products) the activations were rounded to int8 once for all rows by quantize_i8.comp,
+// as matvec.comp's I8_DOT rounds them (dot_i8.glsl), and each weight block is unpacked to its int8
+// bytes once for all tokens, so a token costs only its dot products: rounding and unpacking again
+// for every token made a step of 4 cost 3.5 times one token on an H100 (27B Q4_K_M).
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 2;    // rows an invocation accumulates (even for GLU)
@@ -16,18 +18,34 @@ layout(constant_id = 3) const uint TOKENS = 4;  // tokens a pass
 #include "common.glsl"
 #include "stage_flags.glsl"
 #include "weights.glsl"
-#ifdef I8_DOT
+#ifdef QIN
 #include "dot_i8.glsl"
 #endif
 
+#ifdef QIN
+// quantize_i8.comp's layout (two halves of 16): token t's block b is words 8 (t nb + b) .. + 8,
+// its halves' scales at 8 n nb + 2 (t nb + b) and their sums at 10 n nb + 2 (t nb + b) (n = n_tokens).
+layout(std430, binding = 2) readonly buffer Quantized { uvec4 xq4[]; };
+layout(std430, binding = 2) readonly buffer QuantizedScales { vec2 xs2[]; };
+layout(std430, binding = 2) readonly buffer QuantizedSums { ivec2 xsum2[]; };
+QuantizedX quantized_x(uint block, uint blocks) {
+  QuantizedX r;
+  const uvec4 lo = xq4[2u * block], hi = xq4[2u * block + 1u];
+  r.q = uint[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
+  r.scale = xs2[4u * blocks + block];
+  r.sum = xsum2[5u * blocks + block];
+  return r;
+}
+#else
 layout(std430, binding = 2) readonly buffer Activations { vec4 x4[]; };
+#endif
 layout(std430, binding = 3) writeonly buffer Outputs { float y[]; };
 
 layout(push_constant) uniform Push {
   uint rows;       // rows of W in this chunk
   uint nb;         // blocks per row (cols / 32)
   uint n_tokens;
-  uint x_offset;   // floats; multiple of 4
+  uint x_offset;   // floats; multiple of 4 (QIN: unused, the int8 form is dense)
   uint x_stride;   // floats between tokens; multiple of 4
   uint y_offset;   // floats
   uint y_stride;
@@ -52,8 +70,10 @@ void body() {
 
   for (uint t0 = 0; t0 < pc.n_tokens; t0 += TOKENS) {
     // Tokens past the end of the last pass read the last token and are never written.
+#ifndef QIN
     uint xb[TOKENS];
     for (uint t = 0; t < TOKENS; ++t) xb[t] = (pc.x_offset + min(t0 + t, pc.n_tokens - 1u) * pc.x_stride) >> 2;
+#endif
     float acc[ROWS][TOKENS];
     for (uint r = 0; r < ROWS; ++r)
       for (uint t = 0; t < TOKENS; ++t) acc[r][t] = 0.0;
@@ -64,16 +84,20 @@ void body() {
       Block next[ROWS];
       const uint bn = min(b + TPR, pc.nb - 1u);
       for (uint r = 0; r < ROWS; ++r) next[r] = load_block(row_base[r] + bn);
+#ifdef QIN
+      BlockI8 u[ROWS];
+      for (uint r = 0; r < ROWS; ++r) u[r] = unpack_i8(cur[r]);
+      for (uint t = 0; t < TOKENS; ++t) {
+        const QuantizedX xq = quantized_x(min(t0 + t, pc.n_tokens - 1u) * pc.nb + b, pc.n_tokens * pc.nb);
+        for (uint r = 0; r < ROWS; ++r) acc[r][t] += block_dot_i8(u[r], xq);
+      }
+#else
       for (uint t = 0; t < TOKENS; ++t) {
         vec4 xv[8];
         for (uint i = 0; i < 8u; ++i) xv[i] = x4[xb[t] + b * 8u + i];
-#ifdef I8_DOT
-        const QuantizedX xq = quantize_x(xv);
-        for (uint r = 0; r < ROWS; ++r) acc[r][t] += block_dot_i8(cur[r], xq);
-#else
         for (uint r = 0; r < ROWS; ++r) acc[r][t] += block_dot(cur[r], xv);
-#endif
       }
+#endif
       for (uint r = 0; r < ROWS; ++r) cur[r] = next[r];
     }
     for (uint r = 0; r < ROWS; ++r)

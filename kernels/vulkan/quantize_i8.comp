@@ -5,7 +5,9 @@
 // put the tiny fixtures' Q4_0 logits past their bound, an outlier costing its whole block. An
 // invocation a block: it reads the block's 32 floats and writes its 8 words and 2 scales.
 // Layout of xq for n tokens of nb blocks: words [0, 8 n nb) the int8 (4 a word, block (t, b) at
-// 8 (t nb + b)), then 2 n nb scales (block (t, b)'s halves at 8 n nb + 2 (t nb + b) + 0, 1).
+// 8 (t nb + b)), then 2 n nb scales (block (t, b)'s halves at 8 n nb + 2 (t nb + b) + 0, 1), then
+// 2 n nb int32 sums of the halves' int8 (at 10 n nb + 2 (t nb + b) + 0, 1), which the K-quants'
+// mins and Q4_0's + 8 take (matvec_items.comp with QIN; matmul_i8.comp sums its own).
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;
 
@@ -36,10 +38,15 @@ void main() {
     }
     const float amax = max(max(m.x, m.y), max(m.z, m.w));
     const float inv = amax > 0.0 ? 127.0 / amax : 0.0;
+    int sum = 0;
     for (uint i = 0; i < GROUP_WORDS; ++i) {
       const uvec4 q = floatBitsToUint(v[i] * inv + ROUND_MAGIC) & 255u;
       xq[block * 8u + GROUP_WORDS * g + i] = q.x | (q.y << 8) | (q.z << 16) | (q.w << 24);
+      const ivec4 signed_q = ivec4(q << 24) >> 24;
+      sum += signed_q.x + signed_q.y + signed_q.z + signed_q.w;
     }
-    xq[pc.n_tokens * pc.nb * 8u + GROUPS * block + g] = floatBitsToUint(amax / 127.0);
+    const uint blocks = pc.n_tokens * pc.nb;
+    xq[blocks * 8u + GROUPS * block + g] = floatBitsToUint(amax / 127.0);
+    xq[blocks * (8u + GROUPS) + GROUPS * block + g] = uint(sum);
   }
 }

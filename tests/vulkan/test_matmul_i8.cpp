@@ -208,7 +208,8 @@ class VulkanMatmulI8 : public QObject {
     }
   }
 
-  // quantize_i8's output as matmul_i8 reads it: int8 blocks (8 words each), then the blocks' scales.
+  // quantize_i8's output as matmul_i8 and matvec_items_qin read it: int8 blocks (8 words each), then
+  // the blocks' scales, then each group's sum of its int8.
   void quantized_layout() {
     const int tokens = 3, cols = 96, nb = cols / 32;
     const Matrix a = random_matrix(DType::Q8_0, 64, cols, 3);
@@ -221,11 +222,15 @@ class VulkanMatmulI8 : public QObject {
       float scale[kGroups];
       std::memcpy(scale, &words[size_t(tokens) * nb * 8 + kGroups * blk], sizeof scale);
       for (int g = 0; g < kGroups; ++g) QCOMPARE(scale[g], r.scale[g]);
+      int sums[kGroups] = {};
       for (int i = 0; i < 32; ++i) {
         const int q = int8_t(words[size_t(blk) * 8 + i / 4] >> (8 * (i % 4)));
+        sums[i / kGroupSize] += q;
         QVERIFY2(std::abs(q - r.q[i]) <= 1, qPrintable(QString("block %1 element %2: %3 vs %4").arg(blk).arg(i).arg(q).arg(r.q[i])));
         off_by_one += q != r.q[i];
       }
+      for (int g = 0; g < kGroups; ++g)
+        QCOMPARE(int32_t(words[size_t(tokens) * nb * (8 + kGroups) + kGroups * blk + g]), sums[g]);
     }
     QVERIFY(off_by_one <= 2);  // a tie or a division rounded the other way, at most
   }

@@ -107,9 +107,14 @@ class Recorder {
     const uint32_t tokens = items_tokens(n);
     const MatvecShape shape = m_.items_shape(bm, glu, tokens);
     const MatrixCall call{glu, false, n, x_offset, x_stride, y_stride};
+    const bool quantized = m_.items_quantized(bm);  // the input rounded to int8 once, for every part
+    if (quantized)
+      record_quantize(seq_, *m_.quantize_kernel, bm.quantize_set, n, uint32_t(bm.m.cols / kBlockSize), x_offset,
+                      x_stride, layer);
+    const std::vector<VkDescriptorSet>& sets = quantized ? bm.int_dot_sets : bm.sets;
     for_each_type_run(bm, [&](const DeviceMatrix& part, size_t begin, size_t end) {
       record_matrix(seq_, m_.items_kernel(bm, part.type, glu, tokens), part,
-                    std::span(bm.sets).subspan(begin, end - begin), call, shape,
+                    std::span(sets).subspan(begin, end - begin), call, shape,
                     m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
     });
   }

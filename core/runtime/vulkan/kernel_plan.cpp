@@ -185,6 +185,7 @@ const std::vector<Key>& keys() {
       {"force_staging", "0|1", flag(&TuningOverrides::force_staging)},
       {"max_logit_rows", "N", count(&TuningOverrides::max_logit_rows, 1, 1u << 20, "a positive number")},
       {"step_items", "2..16", count(&TuningOverrides::step_items, 2, 16, "2 to 16")},
+      {"items_rows", "1..16", count(&TuningOverrides::items_rows, 1, 16, "1 to 16")},
       {"fence_poll", "0|1", flag(&TuningOverrides::fence_poll)},
       {"stage_backoff", "N", count(&TuningOverrides::stage_backoff, 0, 1u << 16, "a number from 0 to 65536")},
       {"stage_barrier_before", "op,op,...",
@@ -304,6 +305,7 @@ KernelPlan plan_for(const PhysicalDeviceInfo& d, const TuningOverrides& o) {
   p.max_chunk_bytes = o.max_chunk_bytes.value_or(UINT64_MAX);
   p.max_logit_rows = o.max_logit_rows.value_or(UINT32_MAX);
   p.max_step_items = o.step_items.value_or(row.step_items);
+  p.items_rows = o.items_rows.value_or(0);
   p.fence_poll = o.fence_poll.value_or(true);
   p.stage_barrier_before = o.stage_barrier_before.value_or("");
   p.warmup_tokens = int(o.warmup.value_or(8));
@@ -361,9 +363,11 @@ MatvecShape KernelPlan::down_shape(DType type) const {
   return {192, 4, 96};
 }
 
-MatvecShape KernelPlan::items_shape(const MatvecShape& one_token, bool glu, uint32_t tokens) const {
+MatvecShape KernelPlan::items_shape(const MatvecShape& one_token, bool glu, uint32_t tokens, bool quantized) const {
   MatvecShape s = one_token;
-  s.rows = std::max<uint32_t>(glu ? 2 : 1, std::min<uint32_t>(s.rows, 32 / std::max<uint32_t>(tokens, 2)));
+  if (items_rows) s.rows = items_rows;
+  else if (quantized) s.rows = 1;
+  else s.rows = std::max<uint32_t>(1, std::min<uint32_t>(s.rows, 32 / std::max<uint32_t>(tokens, 2)));
   if (glu && s.rows % 2) ++s.rows;
   return s;
 }

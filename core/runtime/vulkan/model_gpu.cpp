@@ -137,14 +137,18 @@ const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const 
 }
 
 const Kernel& ModelGpu::items_kernel(const BoundMatrix& bm, DType type, bool glu, uint32_t tokens) {
-  const bool i8 = plan.int8_dot && int8_decode_type(type);
+  const char* kind = items_quantized(bm) ? "matvec_items_qin_" : "matvec_items_";
   const MatvecShape s = items_shape(bm, glu, tokens);
-  return pipelines->get(std::string(i8 ? "matvec_items_i8_" : "matvec_items_") + (glu ? "glu_" : "") + type_suffix(type),
-                        4, {s.wg, s.rows, s.tpr, tokens});
+  return pipelines->get(std::string(kind) + (glu ? "glu_" : "") + type_suffix(type), 4, {s.wg, s.rows, s.tpr, tokens});
+}
+
+bool ModelGpu::items_quantized(const BoundMatrix& bm) const {
+  return plan.int8_dot && std::all_of(bm.m.chunks.begin(), bm.m.chunks.end(),
+                                             [](const DeviceMatrix::Chunk& c) { return int8_decode_type(c.type); });
 }
 
 MatvecShape ModelGpu::items_shape(const BoundMatrix& bm, bool glu, uint32_t tokens) const {
-  return plan.items_shape(bm.shape, glu, tokens);
+  return plan.items_shape(bm.shape, glu, tokens, items_quantized(bm));
 }
 
 bool ModelGpu::half_input(const BoundMatrix& bm) const {
@@ -337,10 +341,10 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release
   qkv = state(B * qkv_width * 4, "activations");
   att = state(B * heads * hd * 4, "activations");
   act = state(B * ffn * 4, "activations");
-  // Int8 tiles: the int8 form of the widest matrix input.
-  if (plan.int_dot_for(embed_logits.m.type) || std::any_of(layers.begin(), layers.end(), [&](const LayerGpu& l) {
-        return plan.int_dot_for(l.qkv.m.type) || plan.int_dot_for(l.o.m.type) ||
-               plan.int_dot_for(l.gate_up.m.type) || plan.int_dot_for(l.down.m.type);
+  // Int8 tiles and steps of several sequences on int8 dots: the int8 form of the widest matrix input.
+  auto rounds_input = [&](const BoundMatrix& bm) { return plan.int_dot_for(bm.m.type) || items_quantized(bm); };
+  if (rounds_input(embed_logits) || std::any_of(layers.begin(), layers.end(), [&](const LayerGpu& l) {
+        return rounds_input(l.qkv) || rounds_input(l.o) || rounds_input(l.gate_up) || rounds_input(l.down);
       }))
     xq = state(B * std::max({hidden, heads * hd, ffn}) / kBlockSize * kQuantizedBlockBytes, "int8 activations");
   // Tensor-core tiles on fp16 input: the fp16 form of the widest matrix input.
@@ -587,7 +591,8 @@ void ModelGpu::build_sets() {
     }
   };
   if (quantize_kernel)
-    bind_converted(*quantize_kernel, xq, [&](const BoundMatrix& bm) { return !bm.m.mixed() && plan.int_dot_for(bm.m.type); },
+    bind_converted(*quantize_kernel, xq,
+                   [&](const BoundMatrix& bm) { return (!bm.m.mixed() && plan.int_dot_for(bm.m.type)) || items_quantized(bm); },
                    &BoundMatrix::quantize_set, &BoundMatrix::int_dot_sets);
   if (convert_kernel)
     bind_converted(*convert_kernel, xh, [&](const BoundMatrix& bm) { return half_input(bm); }, &BoundMatrix::convert_set,

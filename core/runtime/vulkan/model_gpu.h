@@ -52,7 +52,8 @@ struct BoundMatrix {
   std::vector<VkDescriptorSet> sums_sets;   // o, down with ModelGpu::wide_norm: token_sets + the sums'
   bool split_output = false;  // its output holds ModelGpu::coop_slices slices: split-K allowed
   // Batches with int8 tiles (KernelPlan::int_dot_for): quantize_i8 rounds `sets`' input into
-  // ModelGpu::xq (quantize_set), and matmul_i8_* reads it (int_dot_sets, one a chunk).
+  // ModelGpu::xq (quantize_set), and matmul_i8_* reads it (int_dot_sets, one a chunk); so does
+  // matvec_items_qin_* in a step of several sequences (ModelGpu::items_quantized).
   VkDescriptorSet quantize_set = VK_NULL_HANDLE;
   std::vector<VkDescriptorSet> int_dot_sets;
   // Batches on tensor cores with fp16 input (ModelGpu::half_input): convert_f16 writes `sets`'
@@ -196,6 +197,9 @@ struct ModelGpu {
   StepItems items;
   // matvec_items_* for a matrix (or a mixed stack's part of `type`), `tokens` a pass.
   const Kernel& items_kernel(const BoundMatrix& bm, DType type, bool glu, uint32_t tokens);
+  // Whether a step of several sequences rounds bm's input once (quantize_i8 into xq, int_dot_sets)
+  // for matvec_items_qin_*: where the plan has int8 dots and every part is of an int8 decode type.
+  bool items_quantized(const BoundMatrix& bm) const;
   MatvecShape items_shape(const BoundMatrix& bm, bool glu, uint32_t tokens) const;
 
  private:

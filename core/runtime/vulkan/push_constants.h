@@ -14,10 +14,10 @@ struct MatrixPush {  // matvec.comp, matmul.comp, matvec_staged.comp
 struct QuantizePush {  // quantize_i8.comp, convert_f16.comp
   uint32_t n_tokens, nb, x_offset, x_stride;
 };
-// quantize_i8's output (kernels/vulkan/quantize_i8.glsl): a scale for each 32 / this many
-// elements, a 32-block taking 32 int8 and the scales.
+// quantize_i8's output (kernels/vulkan/quantize_i8.comp): a scale for each 32 / this many
+// elements, a 32-block taking 32 int8, the scales and the groups' int32 sums.
 constexpr uint32_t kQuantizeGroups = 2;
-constexpr uint32_t kQuantizedBlockBytes = 32 + 4 * kQuantizeGroups;
+constexpr uint32_t kQuantizedBlockBytes = 32 + 8 * kQuantizeGroups;
 struct SplitSumPush {  // split_sum.comp
   uint32_t count, splits;
 };
