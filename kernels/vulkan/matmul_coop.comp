@@ -4,8 +4,8 @@
 // 64 WARPS_N tokens; each subgroup owns 32 rows x 64 tokens as 2 x 4 accumulators of 16 x 16.
 // K advances one 32-weight block a step: every row's block is dequantized to fp16 and every
 // token's 32 activations converted to fp16 into shared memory, double-buffered so the next
-// step's global loads are in flight while this step multiplies. BK=2 (two blocks a step, one
-// buffer: two double-buffered ones would pass NVIDIA's 48 KiB) measured slower on the H100.
+// step's global loads are in flight while this step multiplies. (Two blocks a step fit NVIDIA's
+// 48 KiB of shared memory only single-buffered, and measured slower on an H100.)
 // Results go through shared memory to global (bounds, and with GLU the (gate, up) row pairs:
 // gelu_tanh(gate) * up). Bindings, push constants, chunking: as matmul.comp. Split-K
 // (split_blocks > 0): workgroup z takes blocks z split_blocks .. of every row and writes its
@@ -31,9 +31,6 @@
 #endif
 #ifndef WARPS_N
 #define WARPS_N 2  // and along the tokens
-#endif
-#ifndef BK
-#define BK 1  // 32-weight blocks a step: 1 double-buffered, 2 single-buffered (48 KiB of shared memory)
 #endif
 layout(local_size_x = WARPS_M * WARPS_N * 32) in;
 
@@ -64,15 +61,14 @@ layout(push_constant) uniform Push {
 
 const uint THREADS = WARPS_M * WARPS_N * 32;
 const uint TILE_M = WARPS_M * 32, TILE_N = WARPS_N * 64;  // rows, tokens a workgroup
-// A row of a tile: BK blocks of 32 fp16, each 4 uvec4 "chunks" of 8, plus one uvec4 of padding
-// so that the 16-byte reads of 8 consecutive rows hit distinct banks.
-const uint ROW_STRIDE = 4 * BK + 1;
-const uint NBUF = BK == 1 ? 2 : 1;  // two buffers of 64-wide steps would pass NVIDIA's 48 KiB
+// A row of a tile: a block of 32 fp16 as 4 uvec4 "chunks" of 8, plus one uvec4 of padding so
+// that the 16-byte reads of 8 consecutive rows hit distinct banks.
+const uint ROW_STRIDE = 5;
 const uint A_BUFFER = TILE_M * ROW_STRIDE, B_BUFFER = TILE_N * ROW_STRIDE;  // uvec4 of one buffer
-shared uvec4 a_tile[NBUF * A_BUFFER];  // [buffer][row][chunk]: weights, fp16
-shared uvec4 b_tile[NBUF * B_BUFFER];  // [buffer][token][chunk]: activations, fp16
+shared uvec4 a_tile[2 * A_BUFFER];  // [buffer][row][chunk]: weights, fp16
+shared uvec4 b_tile[2 * B_BUFFER];  // [buffer][token][chunk]: activations, fp16
 // Each invocation loads A_UNITS half blocks of weights and B_UNITS half blocks of activations a step.
-const uint A_UNITS = 2 * BK * TILE_M / THREADS, B_UNITS = 2 * BK * TILE_N / THREADS;
+const uint A_UNITS = 2 * TILE_M / THREADS, B_UNITS = 2 * TILE_N / THREADS;
 
 #ifdef COOPMAT_KHR
 #define MAT_A coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
@@ -240,22 +236,20 @@ void main() {
   // This workgroup's blocks: first_block .. + nb (all of them without split-K).
   const uint first_block = gl_WorkGroupID.z * pc.split_blocks;
   const uint nb = pc.split_blocks == 0u ? pc.nb : min(pc.split_blocks, pc.nb - first_block);
-  const uint steps = (nb + BK - 1u) / BK;
-  // Loading: unit u = tid + THREADS i is chunks 2 (u % 2), + 1 of block (u / 2) % BK of the step in
-  // row (token) u / (2 BK) of the tile; THREADS is a multiple of 2 BK, so h and kb are this
-  // invocation's for every i. Rows and tokens past the end repeat the last one, and blocks past
-  // the last (odd nb with BK 2) read the last: they only feed outputs never written, or meet zeros.
-  const uint h = tid & 1u, kb = (tid >> 1) % BK;
+  // Loading: unit u = tid + THREADS i is chunks 2 (u % 2), + 1 of the step's block in row (token)
+  // u / 2 of the tile; THREADS is even, so h is this invocation's for every i. Rows and tokens
+  // past the end repeat the last one: they only feed outputs never written.
+  const uint h = tid & 1u;
   uint a_block[A_UNITS], a_at[A_UNITS], x_base[B_UNITS], b_at[B_UNITS];
   [[unroll]] for (uint i = 0; i < A_UNITS; ++i) {
-    const uint r = (tid + THREADS * i) / (2u * BK);
+    const uint r = (tid + THREADS * i) / 2u;
     a_block[i] = min(tile_m + r, pc.rows - 1u) * pc.nb + first_block;
-    a_at[i] = r * ROW_STRIDE + 4u * kb + 2u * h;
+    a_at[i] = r * ROW_STRIDE + 2u * h;
   }
   [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {
-    const uint t = (tid + THREADS * i) / (2u * BK);
+    const uint t = (tid + THREADS * i) / 2u;
     x_base[i] = ((pc.x_offset + min(tile_n + t, pc.n_tokens - 1u) * pc.x_stride) >> 2) + first_block * 8u;
-    b_at[i] = t * ROW_STRIDE + 4u * kb + 2u * h;
+    b_at[i] = t * ROW_STRIDE + 2u * h;
   }
 
   const uint warp = gl_SubgroupID;
@@ -265,10 +259,10 @@ void main() {
 
   AHalf a_next[A_UNITS];
   XV x_next[4 * B_UNITS];
-  // The loads of step s into registers, then from registers into buffer `buf` (fp16).
+  // The loads of step (block) s into registers, then from registers into buffer `buf` (fp16).
 #define LOAD_STEP(s)                                                                \
   {                                                                                 \
-    const uint blk = min((s) * BK + kb, nb - 1u);                                   \
+    const uint blk = (s);                                                           \
     [[unroll]] for (uint i = 0; i < A_UNITS; ++i) a_next[i] = load_a(a_block[i] + blk, h); \
     [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {                                 \
       const uint xb = x_base[i] + blk * 8u;                                         \
@@ -278,14 +272,9 @@ void main() {
       }                                                                             \
     }                                                                               \
   }
-#define STORE_STEP(s, buf)                                                          \
+#define STORE_STEP(buf)                                                             \
   {                                                                                 \
-    const bool real = (s) * BK + kb < nb;  /* zero weights for a block past the end */ \
-    [[unroll]] for (uint i = 0; i < A_UNITS; ++i) {                                 \
-      const uint at = (buf) * A_BUFFER + a_at[i];                                   \
-      if (real) store_a(a_next[i], at);                                             \
-      else { a_tile[at] = uvec4(0u); a_tile[at + 1u] = uvec4(0u); }                 \
-    }                                                                               \
+    [[unroll]] for (uint i = 0; i < A_UNITS; ++i) store_a(a_next[i], (buf) * A_BUFFER + a_at[i]); \
     [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {                                 \
       const uint at = (buf) * B_BUFFER + b_at[i];                                   \
       b_tile[at] = b_chunk(x_next[4u * i], x_next[4u * i + 1u]);                    \
@@ -293,14 +282,14 @@ void main() {
     }                                                                               \
   }
   LOAD_STEP(0u)
-  STORE_STEP(0u, 0u)
+  STORE_STEP(0u)
   barrier();
 
-  for (uint s = 0; s < steps; ++s) {
-    const uint cur = s % NBUF;
-    const bool more = s + 1u < steps;
+  for (uint s = 0; s < nb; ++s) {
+    const uint cur = s % 2u;
+    const bool more = s + 1u < nb;
     if (more) LOAD_STEP(s + 1u)  // consumed after this step's products
-    [[unroll]] for (uint kk = 0; kk < 2u * BK; ++kk) {  // 16-wide k slices of the step
+    [[unroll]] for (uint kk = 0; kk < 2u; ++kk) {  // 16-wide k slices of the block
       MAT_A a[2];
       MAT_B bm[4];
       [[unroll]] for (uint i = 0; i < 2u; ++i)
@@ -310,10 +299,8 @@ void main() {
       [[unroll]] for (uint i = 0; i < 2u; ++i)
         [[unroll]] for (uint j = 0; j < 4u; ++j) acc[4u * i + j] = MUL_ADD(a[i], bm[j], acc[4u * i + j]);
     }
-    // Double-buffered: the other buffer was last read before the previous barrier. Single: wait
-    // until everyone has read this one.
-    if (NBUF == 1) barrier();
-    if (more) STORE_STEP(s + 1u, (s + 1u) % NBUF)
+    // Double-buffered: the other buffer was last read before the previous barrier.
+    if (more) STORE_STEP(1u - cur)
     barrier();
   }
 

@@ -20,6 +20,7 @@
 #include "runtime/vulkan/bandwidth.h"
 #include "runtime/vulkan/weight_layout.h"
 #include "bench_harness.h"
+#include "skeleton_spirv_table.h"  // stream_read, skeleton_layer (tests/vulkan/kernels)
 
 using namespace kiln;
 
@@ -55,8 +56,8 @@ class Skeleton {
     const uint32_t zero[4] = {0, 0, 0, 0};
     b.uploader->write(sync_, 0, zero, sizeof zero);
     b.uploader->finish();
-    read_ = &b.pipelines->get("stream_read", 2);
-    layer_ = &b.pipelines->get("skeleton_layer", 6);
+    read_ = &b.pipelines->get("stream_read", skeleton_spirv::stream_read, 2);
+    layer_ = &b.pipelines->get("skeleton_layer", skeleton_spirv::skeleton_layer, 6);
     const uint64_t each[4] = {sizes.qkv, sizes.o, sizes.gate_up, sizes.down};
     layers_.resize(size_t(layers));
     for (LayerBuffers& l : layers_) {
@@ -166,7 +167,7 @@ int main(int argc, char** argv) {
     {
       const uint64_t bytes = (768ull << 20) / uint64_t(shrink);
       vk::BufferSlice big = b.arena->allocate(bytes), sink = b.arena->allocate(4096);
-      const vk::Kernel& k = b.pipelines->get("stream_read", 2);
+      const vk::Kernel& k = b.pipelines->get("stream_read", skeleton_spirv::stream_read, 2);
       VkDescriptorSet set = b.descriptors->allocate(k, std::vector{big, sink});
       const uint32_t words = uint32_t(bytes / 16), push[2] = {words, 0};
       for (uint32_t groups : {std::min<uint32_t>((words + 1023) / 1024, 65535), 528u, 1056u}) {

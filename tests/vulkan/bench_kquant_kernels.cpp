@@ -94,7 +94,7 @@ void decode(Bench& b, int shrink, uint64_t limit) {
 // Microseconds of n tokens through m with the kernel of `tile`; the output left in ys.
 double time_matmul(Bench& b, const vk::DeviceMatrix& m, bool glu, int n, vk::MatmulTile tile, bool khr,
                    const vk::BufferSlice& xs, const vk::BufferSlice& ys) {
-  const vk::Kernel& k = b.pipelines->get(vk::matmul_kernel_name(m.type, glu, tile, false, khr), 4);
+  const vk::Kernel& k = b.pipelines->get(vk::matmul_kernel_name(m.type, glu, tile, khr), 4);
   std::vector<VkDescriptorSet> sets;
   for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
   const vk::MatrixCall call{glu, true, n, 0, uint32_t(m.cols), uint32_t(glu ? m.rows / 2 : m.rows), tile};

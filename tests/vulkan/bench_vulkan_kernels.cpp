@@ -107,7 +107,7 @@ bool g_khr = false;
 // of one call, the output left in ys.
 double time_matmul(Bench& b, const vk::DeviceMatrix& m, bool glu, int n, vk::MatmulTile tile,
                    const vk::BufferSlice& xs, const vk::BufferSlice& ys, int reps, uint32_t splits = 1) {
-  const vk::Kernel& k = b.pipelines->get(vk::matmul_kernel_name(m.type, glu, tile, false, g_khr), 4);
+  const vk::Kernel& k = b.pipelines->get(vk::matmul_kernel_name(m.type, glu, tile, g_khr), 4);
   std::vector<VkDescriptorSet> sets;
   for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
   vk::MatrixCall call{glu, true, n, 0, uint32_t(m.cols), uint32_t(glu ? m.rows / 2 : m.rows), tile};

@@ -133,13 +133,12 @@ class KernelPlanTest : public QObject {
                                                              {"down_groups_96", "0"},
                                                              {"warmup", "0"},
                                                              {"fence_poll", "0"},
-                                                             {"stage_backoff", "0"},
-                                                             {"coop_kernel", "k2"}}));
+                                                             {"stage_backoff", "0"}}));
     QCOMPARE(shaped.down_shape(DType::Q4_0), (MatvecShape{128, 4, 64}));
     QCOMPARE(shaped.qin_shape(true), (MatvecShape{128, 8, 64}));
     QCOMPARE(shaped.attention_keys_per_split, 16u);
     QCOMPARE(shaped.warmup_tokens, 0);
-    QVERIFY(!shaped.fence_poll && shaped.coop_k2);
+    QVERIFY(!shaped.fence_poll);
     QCOMPARE(shaped.stage_backoff, 0u);
     QCOMPARE(plan_for(h100(), parse_tuning({{"down_groups_96", "0"}})).down_shape(DType::Q4_0),
              plan_for(h100()).qin_shape(false));

@@ -162,7 +162,7 @@ class VulkanKernels : public QObject {
     if (half_x) xs = h.to_f16(xs, uint32_t(tokens), uint32_t(cols));  // the model's way: dense, x_stride = cols
     const vk::MatmulTile tile = coop ? vk::kCoopTile : vk::kMatmulTile;
     const char* matvec = staged ? "matvec_staged_" : int8_dot ? "matvec_i8_" : "matvec_";
-    const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile, false, khr, half_x)
+    const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile, khr, half_x)
                                      : matvec + std::string(glu ? "glu_" : "") + suffix(t);
     std::vector<uint32_t> spec{shape.wg, shape.rows, shape.tpr};
     if (staged) spec.push_back(uint32_t(cols / 32));  // shared memory for exactly this row length

@@ -189,7 +189,7 @@ class VulkanKquantKernels : public QObject {
     const vk::MatmulTile tile = coop ? vk::kCoopTile : vk::kMatmulTile;
     const vk::MatvecShape shape{64, 2, 64};
     const char* matvec = staged ? "matvec_staged_" : int8_dot ? "matvec_i8_" : "matvec_";
-    const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile, false, coop == 2, half_x)
+    const std::string name = batched ? vk::matmul_kernel_name(t, glu, tile, coop == 2, half_x)
                                      : matvec + std::string(glu ? "glu_" : "") + suffix(t);
     std::vector<uint32_t> spec{shape.wg, shape.rows, shape.tpr};
     if (staged) spec.push_back(uint32_t(cols / 32));  // shared memory for exactly this row length

@@ -166,11 +166,6 @@ const std::vector<Key>& keys() {
          if (v != "f16" && v != "f32") bad_value(key, v, "f16 or f32");
          o.coop_half_input = v == "f16";
        }},
-      {"coop_kernel", "default|k2",
-       [](TuningOverrides& o, const std::string& key, const std::string& v) {
-         if (v != "default" && v != "k2") bad_value(key, v, "default or k2");
-         o.coop_k2 = v == "k2";
-       }},
       {"prefill_queries", "0|4|8|16",
        [](TuningOverrides& o, const std::string& key, const std::string& v) {
          const uint32_t n = uint32_t(parse_uint(key, v, 0, 16, "0, 4, 8 or 16"));
@@ -279,8 +274,7 @@ KernelPlan plan_for(const PhysicalDeviceInfo& d, const TuningOverrides& o) {
     want = Prefill::Fp32;
   p.prefill = want;
   p.coop_matmul = want == Prefill::NvCoopmat || want == Prefill::KhrCoopmat;
-  p.coop_k2 = o.coop_k2.value_or(false);
-  p.coop_half_input = p.coop_matmul && !p.coop_k2 && o.coop_half_input.value_or(true);
+  p.coop_half_input = p.coop_matmul && o.coop_half_input.value_or(true);
   p.forced_coop_splits = int(o.coop_split.value_or(0));
 
   p.prefill_attention_queries = o.prefill_queries.value_or(p.prefill_attention_queries);

@@ -67,9 +67,8 @@ struct TuningOverrides {
   std::optional<uint64_t> max_chunk_bytes;
   std::optional<uint32_t> max_logit_rows;  // tests: a logits buffer of at most this many rows
   std::optional<bool> force_staging;
-  // Measurement: the tensor-core kernel with two blocks a step, fence polling, stage-wait idle,
-  // barriers before the named ops, warm-up tokens at load.
-  std::optional<bool> coop_k2, fence_poll;
+  // Measurement: fence polling, stage-wait idle, barriers before the named ops, warm-up tokens at load.
+  std::optional<bool> fence_poll;
   std::optional<uint32_t> stage_backoff, warmup;
   std::optional<std::string> stage_barrier_before;
   bool stage_flags_test_give_up = false;  // tests: the first flagged step's wait gives up
@@ -129,7 +128,6 @@ struct KernelPlan {
   // "Prefill on VK_KHR_cooperative_matrix"). prefill=khr_coopmat|nv_coopmat|int_dot|fp32 picks one; coopmat=0: fp32.
   Prefill prefill = Prefill::Fp32;
   bool coop_matmul = false;      // prefill is NvCoopmat or KhrCoopmat: the 128 x 128 tensor-core tiles
-  bool coop_k2 = false;          // coop_kernel=k2: the variant with two blocks a step (measurement)
   // The tiles read their activations in fp16, converted once per matrix input (convert_f16.comp),
   // instead of converting fp32 in every row tile: 128 tokens x 32 activations a step were 16 KiB
   // of the 18 KiB a workgroup loads (PERFORMANCE.md, "Prefill on VK_KHR_cooperative_matrix").

@@ -22,12 +22,11 @@
 
 namespace kiln::vk {
 
-// The batched kernel of a tile for these weights, e.g. matmul_glu_q4_0, matmul_coop_q4_0; k2: the
-// tensor-core variant with two blocks a step (KernelPlan::coop_k2); khr: the tensor-core kernel on
-// VK_KHR_cooperative_matrix (matmul_coop_khr_*, KernelPlan::prefill khr_coopmat; no k2 variant);
-// half_x: the tensor-core kernel reading fp16 activations (..._xh_*, KernelPlan::coop_half_input).
-std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool k2 = false, bool khr = false,
-                               bool half_x = false);
+// The batched kernel of a tile for these weights, e.g. matmul_glu_q4_0, matmul_coop_q4_0; khr: the
+// tensor-core kernel on VK_KHR_cooperative_matrix (matmul_coop_khr_*, KernelPlan::prefill
+// khr_coopmat); half_x: the tensor-core kernel reading fp16 activations (..._xh_*,
+// KernelPlan::coop_half_input).
+std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool khr = false, bool half_x = false);
 
 // The int8 batched kernel (KernelPlan::int_dot_for), e.g. matmul_i8_glu_q4_0.
 std::string matmul_i8_kernel_name(DType type, bool glu);

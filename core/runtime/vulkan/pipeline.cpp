@@ -161,14 +161,26 @@ bool takes_stage_push(const std::string& spirv_name) {
     if (spirv_name.rfind(prefix, 0) == 0) return true;
   return false;
 }
-}  // namespace
 
-const Kernel& PipelineLibrary::get(const std::string& spirv_name, uint32_t bindings, std::vector<uint32_t> spec) {
+// A pipeline's key: the kernel's name and its specialization constants, e.g. "matvec_q4_0/128/8/64".
+std::string kernel_key(const std::string& spirv_name, const std::vector<uint32_t>& spec) {
   std::string key = spirv_name;
   for (uint32_t s : spec) {
     key += '/';
     key += std::to_string(s);
   }
+  return key;
+}
+}  // namespace
+
+const Kernel& PipelineLibrary::get(const std::string& spirv_name, uint32_t bindings, std::vector<uint32_t> spec) {
+  if (auto it = kernels_.find(kernel_key(spirv_name, spec)); it != kernels_.end()) return *it->second;
+  return get(spirv_name, kernel_spirv(spirv_name), bindings, std::move(spec));
+}
+
+const Kernel& PipelineLibrary::get(const std::string& spirv_name, std::span<const uint32_t> words, uint32_t bindings,
+                                   std::vector<uint32_t> spec) {
+  const std::string key = kernel_key(spirv_name, spec);
   if (auto it = kernels_.find(key); it != kernels_.end()) return *it->second;
 
   auto k = std::make_unique<Kernel>();
@@ -178,7 +190,6 @@ const Kernel& PipelineLibrary::get(const std::string& spirv_name, uint32_t bindi
   k->set_layout = set_layout(bindings);
   k->layout = layouts_[bindings].second;
 
-  const auto words = kernel_spirv(spirv_name);
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   mi.codeSize = words.size() * 4;
   mi.pCode = words.data();

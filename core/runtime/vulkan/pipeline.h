@@ -54,6 +54,9 @@ class PipelineLibrary {
   // The pipeline of `spirv_name` with these specialization constants (ids 0, 1, ...), created on
   // first request. All requests happen at load; the counter shows any later one.
   const Kernel& get(const std::string& spirv_name, uint32_t bindings, std::vector<uint32_t> spec = {});
+  // The same for SPIR-V the caller embeds (a benchmark's own kernels), keyed by `name`.
+  const Kernel& get(const std::string& name, std::span<const uint32_t> spirv, uint32_t bindings,
+                    std::vector<uint32_t> spec = {});
 
   // Writes the pipeline cache to disk (best effort: a read-only home is not an error).
   void save_cache();
