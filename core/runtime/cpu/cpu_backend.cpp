@@ -262,7 +262,8 @@ class CpuBackend final : public Backend {
       for (int t = 0; t < n; ++t) {
         float* q = &s_.q[int64_t(t) * c_.num_heads * D];
         float* k = &s_.k[int64_t(t) * c_.num_kv_heads * D];
-        for (int h = 0; h < c_.num_heads; ++h) ops_.rms_norm(q + h * D, l.q_norm.data(), D, c_.rms_norm_eps, q + h * D);
+        for (int h = 0; h < c_.num_heads; ++h)
+          ops_.rms_norm(q + h * D, l.q_norm.data(), D, c_.rms_norm_eps, q + h * D);
         for (int h = 0; h < c_.num_kv_heads; ++h)
           ops_.rms_norm(k + h * D, l.k_norm.data(), D, c_.rms_norm_eps, k + h * D);
         const float* cos = &rope_cos_[global][size_t(t) * half];
@@ -274,8 +275,8 @@ class CpuBackend final : public Backend {
     if (per_sequence) {
       // Several sequences' decode steps: the CPU's attention, each on its own cache.
       OpProfile::Scope timer(profile_, "attention", layer);
-      attention_sequences(kernels_, c_, layer, step_cache_views_, step_positions_, s_.q.data(), s_.k.data(), s_.v.data(),
-                          s_.att.data(), pool_);
+      attention_sequences(kernels_, c_, layer, step_cache_views_, step_positions_, s_.q.data(), s_.k.data(),
+                          s_.v.data(), s_.att.data(), pool_);
       const int64_t kv_dim = int64_t(c_.num_kv_heads) * c_.head_dim;
       for (int t = 0; t < n; ++t)
         store_kv(c_, layer, *step_caches_[size_t(t)], s_.k.data() + t * kv_dim, s_.v.data() + t * kv_dim,
@@ -286,10 +287,11 @@ class CpuBackend final : public Backend {
       // Spans of image tokens need their own mask: the CPU's attention runs them.
       AttentionDevice ran = AttentionDevice::Cpu;
       if (chunk_spans_.empty())
-        ran = attention_.run(kernels_, layer, *current_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n, s_.att.data());
+        ran = attention_.run(kernels_, layer, *current_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n,
+                             s_.att.data());
       else
-        attention_batch(kernels_, c_, layer, *current_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n, s_.att.data(), pool_,
-                        chunk_spans_);
+        attention_batch(kernels_, c_, layer, *current_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n, s_.att.data(),
+                        pool_, chunk_spans_);
       store_kv(c_, layer, *current_, s_.k.data(), s_.v.data(), pos, n);
       if (profile_.enabled()) {
         const double micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
