@@ -192,6 +192,7 @@ std::unique_ptr<Backend> create_backend(std::shared_ptr<Gemma3Weights> weights, 
   cpu.threads = options.threads;
   cpu.kv_element = kv_element;
   cpu.attention = options.attention;
+  cpu.matmul_kernels = options.cpu_kernels;
   auto backend = make_cpu_backend(std::move(weights), cpu);
   for (std::string& note : backend->take_notes()) notes.push_back(std::move(note));  // where attention runs, and why
   return backend;

@@ -5,6 +5,7 @@
 
 #include "model/config.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/cpu/matmul_kernels.h"
 #include "runtime/cpu/ops.h"
 
 using namespace kiln;
@@ -34,7 +35,7 @@ void run_positions(const Gemma3Config& c, KvCache& cache, ThreadPool& pool, int 
     v[t * 2] = float(pos + t);
     v[t * 2 + 1] = 1.0f;
   }
-  attention_batch(c, layer, cache, q.data(), k.data(), v.data(), pos, n, att.data(), pool);
+  attention_batch(best_matmul_kernels(), c, layer, cache, q.data(), k.data(), v.data(), pos, n, att.data(), pool);
   store_kv(c, layer, cache, k.data(), v.data(), pos, n);
   for (int t = 0; t < n; ++t) mean_position.push_back(att[t * 2]);
 }
@@ -93,7 +94,7 @@ class AttentionWindow : public QObject {
         v[t * 2] = float(pos + t);
         v[t * 2 + 1] = 1.0f;
       }
-      attention_batch(c, layer, cache, q.data(), k.data(), v.data(), pos, n, att.data(), pool,
+      attention_batch(best_matmul_kernels(), c, layer, cache, q.data(), k.data(), v.data(), pos, n, att.data(), pool,
                       std::span<const BidirectionalSpan>(&span, 1));
       for (int t = 0; t < n; ++t) {
         const int64_t p = pos + t;

@@ -8,6 +8,7 @@
 #include "fixture_reference.h"
 #include "kiln/engine.h"
 #include "npu_test_support.h"
+#include "runtime/cpu/matmul_kernels.h"
 #include "runtime/npu/npu_attention.h"
 #include "runtime/npu/npu_emulator.h"
 #include "runtime/npu/npu_kernel_math.h"
@@ -27,7 +28,8 @@ std::vector<float> npu_attention(AttentionCase& a, ThreadPool& pool, std::option
 
 std::vector<float> cpu_attention(AttentionCase& a, ThreadPool& pool) {
   std::vector<float> att(a.q.size());
-  attention_batch(a.config, a.layer, *a.cache, a.q.data(), a.k.data(), a.v.data(), a.pos, a.n, att.data(), pool);
+  attention_batch(best_matmul_kernels(), a.config, a.layer, *a.cache, a.q.data(), a.k.data(), a.v.data(), a.pos, a.n,
+                  att.data(), pool);
   return att;
 }
 

@@ -10,6 +10,7 @@
 #include "fixture_backend.h"
 #include "fixture_reference.h"
 #include "npu_test_support.h"
+#include "runtime/cpu/matmul_kernels.h"
 #include "runtime/cpu/thread_pool.h"
 #include "runtime/npu/attention_router.h"
 #include "runtime/npu/npu_attention.h"
@@ -206,7 +207,8 @@ class NpuKvSplit : public QObject {
     QCOMPARE(router.schedule().kv_split_at(AttentionPhase::Decode, LayerKind::Local), 2);
     QCOMPARE(router.schedule().kv_split_at(AttentionPhase::Prefill, LayerKind::Local), 1);
     std::vector<float> att(a.q.size(), NAN);
-    QCOMPARE(router.run(a.layer, *a.cache, a.q.data(), a.k.data(), a.v.data(), a.pos, a.n, att.data()),
+    QCOMPARE(router.run(best_matmul_kernels(), a.layer, *a.cache, a.q.data(), a.k.data(), a.v.data(), a.pos, a.n,
+                        att.data()),
              AttentionDevice::NpuEmulator);
     const std::vector<float> split = emulated(a, pool, 2), unsplit = emulated(a, pool, 1);
     QVERIFY(std::memcmp(att.data(), split.data(), att.size() * sizeof(float)) == 0);

@@ -53,7 +53,7 @@ namespace {
 // `span`: the bidirectional span holding the query, if any (count 0: none).
 void attend_head(const MatmulKernels& kernels, const Gemma3Config& c, int layer, const KvCache& cache,
                  const float* q, const float* k, const float* v, int64_t pos, int t, int h, float* out,
-                 std::vector<float>& scores, std::vector<float>& value, BidirectionalSpan span = {}) {
+                 std::vector<float>& scores, BidirectionalSpan span = {}) {
   const bool global = c.is_global(layer);
   const int D = c.head_dim;
   const int heads = c.num_heads;
@@ -70,35 +70,23 @@ void attend_head(const MatmulKernels& kernels, const Gemma3Config& c, int layer,
   const int count = key_runs(cache, layer, h / group, D, k, v, pos, lo, p, runs);
   const float* qv = q + int64_t(t) * heads * D + int64_t(h) * D;
   scores.resize(p - lo + 1);
-  value.resize(D);
   for (int r = 0; r < count; ++r)
     kernels.dot_rows[int(runs[r].type)](runs[r].k, runs[r].stride, runs[r].count, D, qv,
                                         scores.data() + (runs[r].first - lo));
-  for (float& s : scores) s *= scale;
-  if (c.attn_logit_softcapping > 0)
-    for (float& s : scores) s = c.attn_logit_softcapping * std::tanh(s / c.attn_logit_softcapping);
-  softmax(scores.data(), int64_t(scores.size()));
+  const OpKernels& ops = kernels.ops;
+  ops.scale_softcap(scores.data(), int64_t(scores.size()), scale, c.attn_logit_softcapping);
+  ops.softmax(scores.data(), int64_t(scores.size()));
   std::fill(out, out + D, 0.0f);
-  for (int r = 0; r < count; ++r)
-    for (int64_t j = 0; j < runs[r].count; ++j) {
-      const uint8_t* row = runs[r].v + j * runs[r].stride;
-      const float* vr = reinterpret_cast<const float*>(row);
-      if (runs[r].type != DType::F32) {
-        kernels.to_float[int(runs[r].type)](row, D, value.data());
-        vr = value.data();
-      }
-      const float w = scores[runs[r].first - lo + j];
-      for (int d = 0; d < D; ++d) out[d] += w * vr[d];
-    }
+  for (int r = 0; r < count; ++r)  // F16 value rows are converted inside the multiply-adds
+    ops.accumulate_rows(runs[r].v, runs[r].stride, runs[r].type, runs[r].count, scores.data() + (runs[r].first - lo),
+                        D, out);
 }
 
 }  // namespace
 
-void attention_batch(const Gemma3Config& c, int layer, const KvCache& cache, const float* q, const float* k,
-                     const float* v, int64_t pos, int n, float* att, ThreadPool& pool,
+void attention_batch(const MatmulKernels& kernels, const Gemma3Config& c, int layer, const KvCache& cache,
+                     const float* q, const float* k, const float* v, int64_t pos, int n, float* att, ThreadPool& pool,
                      std::span<const BidirectionalSpan> spans) {
-  // The matmul kernels' row dot products and row conversions are the vectorised inner loops.
-  static const MatmulKernels kernels = best_matmul_kernels();
   const int D = c.head_dim;
   const int heads = c.num_heads;
   // Short contexts are cheaper on one thread than the wake-up of the others: aim for chunks of
@@ -106,7 +94,7 @@ void attention_batch(const Gemma3Config& c, int layer, const KvCache& cache, con
   const int64_t keys = c.is_global(layer) ? pos + n : std::min<int64_t>(c.sliding_window, pos + n);
   const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, keys * D));
   pool.parallel_for(int64_t(n) * heads, [&](int64_t begin, int64_t end) {
-    std::vector<float> scores, value;
+    std::vector<float> scores;
     for (int64_t item = begin; item < end; ++item) {
       const int t = int(item / heads);
       const int h = int(item % heads);
@@ -114,15 +102,14 @@ void attention_batch(const Gemma3Config& c, int layer, const KvCache& cache, con
       for (const BidirectionalSpan& s : spans)
         if (pos + t >= s.first && pos + t < s.first + s.count) within = s;
       attend_head(kernels, c, layer, cache, q, k, v, pos, t, h, att + int64_t(t) * heads * D + int64_t(h) * D, scores,
-                  value, within);
+                  within);
     }
   }, grain);
 }
 
-void attention_sequences(const Gemma3Config& c, int layer, std::span<const KvCache* const> caches,
-                         std::span<const int64_t> positions, const float* q, const float* k, const float* v,
-                         float* att, ThreadPool& pool) {
-  static const MatmulKernels kernels = best_matmul_kernels();
+void attention_sequences(const MatmulKernels& kernels, const Gemma3Config& c, int layer,
+                         std::span<const KvCache* const> caches, std::span<const int64_t> positions, const float* q,
+                         const float* k, const float* v, float* att, ThreadPool& pool) {
   const int n = int(caches.size());
   const int D = c.head_dim;
   const int heads = c.num_heads;
@@ -131,13 +118,13 @@ void attention_sequences(const Gemma3Config& c, int layer, std::span<const KvCac
   for (int64_t p : positions) longest = std::max(longest, c.is_global(layer) ? p + 1 : std::min<int64_t>(c.sliding_window, p + 1));
   const int64_t grain = std::max<int64_t>(1, 65536 / (longest * D));
   pool.parallel_for(int64_t(n) * heads, [&](int64_t begin, int64_t end) {
-    std::vector<float> scores, value;
+    std::vector<float> scores;
     for (int64_t item = begin; item < end; ++item) {
       const int i = int(item / heads);
       const int h = int(item % heads);
       // Item i is a batch of one token at positions[i] over its own cache: its rows of q, k and v.
       attend_head(kernels, c, layer, *caches[i], q + i * q_dim, k + i * kv_dim, v + i * kv_dim, positions[i], 0, h,
-                  att + i * q_dim + int64_t(h) * D, scores, value);
+                  att + i * q_dim + int64_t(h) * D, scores);
     }
   }, grain);
 }

@@ -47,7 +47,9 @@ class CpuBackend final : public Backend {
         attention_(c_, options.attention, options.attention_routing, options.context_length,
                    options.kv_element == DType::F16, pool_),
         integer_activations_(options.integer_activations),
-        matmul_kernels_(options.matmul_kernels) {
+        forced_kernels_(options.matmul_kernels != nullptr),
+        kernels_(options.matmul_kernels ? *options.matmul_kernels : best_matmul_kernels()),
+        ops_(kernels_.ops) {
     seqs_.push_back({std::make_unique<KvCache>(c_, options.context_length, options.kv_element, kSpareRing), 0});
   }
 
@@ -152,6 +154,7 @@ class CpuBackend final : public Backend {
     }
     s_.reserve(c_, n);
     embed(tokens);
+    rope_angles_for(step_positions_);
     for (int layer = 0; layer < c_.num_layers; ++layer) {
       attention_block(layer, 0, n, /*per_sequence=*/true);
       mlp_block(layer, n);
@@ -205,6 +208,9 @@ class CpuBackend final : public Backend {
       std::copy_n(e.rows, int64_t(e.count) * c_.hidden_size, &s_.x[(e.pos - pos) * c_.hidden_size]);
       chunk_spans_.push_back({e.pos, e.count});
     }
+    chunk_positions_.resize(size_t(n));
+    for (int t = 0; t < n; ++t) chunk_positions_[size_t(t)] = pos + t;
+    rope_angles_for(chunk_positions_);
     for (int layer = 0; layer < c_.num_layers; ++layer) {
       attention_block(layer, pos, n);
       mlp_block(layer, n);
@@ -220,7 +226,23 @@ class CpuBackend final : public Backend {
     const float normalizer = std::sqrt(float(hidden));
     for (size_t t = 0; t < tokens.size(); ++t) {
       matrix_row(w_->embed, tokens[t], &s_.x[t * hidden]);
-      scale(&s_.x[t * hidden], hidden, normalizer);
+      ops_.scale(&s_.x[t * hidden], hidden, normalizer);
+    }
+  }
+
+  // RoPE's cos and sin for each token of a batch at positions[t], for local (0) and global (1)
+  // layers: every layer of a kind rotates by the same angles, so they are computed once a batch.
+  void rope_angles_for(std::span<const int64_t> positions) {
+    const int half = c_.head_dim / 2;
+    const size_t n = positions.size();
+    for (int global = 0; global < 2; ++global) {
+      const float base = global ? c_.rope_theta : c_.rope_local_base_freq;
+      const float scaling = global ? c_.rope_scaling_factor : 1.0f;
+      rope_cos_[global].resize(n * half);
+      rope_sin_[global].resize(n * half);
+      for (size_t t = 0; t < n; ++t)
+        rope_angles(c_.head_dim, positions[t], base, scaling, &rope_cos_[global][t * half],
+                    &rope_sin_[global][t * half]);
     }
   }
 
@@ -235,26 +257,26 @@ class CpuBackend final : public Backend {
     project(l.wv, s_.xn.data(), n, s_.v.data(), layer);
     {
       OpProfile::Scope timer(profile_, "qk_norm_rope", layer);
-      const bool global = c_.is_global(layer);
-      const float base = global ? c_.rope_theta : c_.rope_local_base_freq;
-      const float scaling = global ? c_.rope_scaling_factor : 1.0f;
+      const int global = c_.is_global(layer) ? 1 : 0;
+      const int D = c_.head_dim, half = D / 2;
       for (int t = 0; t < n; ++t) {
-        float* q = &s_.q[int64_t(t) * c_.num_heads * c_.head_dim];
-        float* k = &s_.k[int64_t(t) * c_.num_kv_heads * c_.head_dim];
+        float* q = &s_.q[int64_t(t) * c_.num_heads * D];
+        float* k = &s_.k[int64_t(t) * c_.num_kv_heads * D];
         for (int h = 0; h < c_.num_heads; ++h)
-          rms_norm(q + h * c_.head_dim, l.q_norm.data(), c_.head_dim, c_.rms_norm_eps, q + h * c_.head_dim);
+          ops_.rms_norm(q + h * D, l.q_norm.data(), D, c_.rms_norm_eps, q + h * D);
         for (int h = 0; h < c_.num_kv_heads; ++h)
-          rms_norm(k + h * c_.head_dim, l.k_norm.data(), c_.head_dim, c_.rms_norm_eps, k + h * c_.head_dim);
-        const int64_t at = per_sequence ? step_positions_[size_t(t)] : pos + t;
-        rope(q, c_.num_heads, c_.head_dim, at, base, scaling);
-        rope(k, c_.num_kv_heads, c_.head_dim, at, base, scaling);
+          ops_.rms_norm(k + h * D, l.k_norm.data(), D, c_.rms_norm_eps, k + h * D);
+        const float* cos = &rope_cos_[global][size_t(t) * half];
+        const float* sin = &rope_sin_[global][size_t(t) * half];
+        ops_.rope_rotate(q, c_.num_heads, D, cos, sin);
+        ops_.rope_rotate(k, c_.num_kv_heads, D, cos, sin);
       }
     }
     if (per_sequence) {
       // Several sequences' decode steps: the CPU's attention, each on its own cache.
       OpProfile::Scope timer(profile_, "attention", layer);
-      attention_sequences(c_, layer, step_cache_views_, step_positions_, s_.q.data(), s_.k.data(), s_.v.data(),
-                          s_.att.data(), pool_);
+      attention_sequences(kernels_, c_, layer, step_cache_views_, step_positions_, s_.q.data(), s_.k.data(),
+                          s_.v.data(), s_.att.data(), pool_);
       const int64_t kv_dim = int64_t(c_.num_kv_heads) * c_.head_dim;
       for (int t = 0; t < n; ++t)
         store_kv(c_, layer, *step_caches_[size_t(t)], s_.k.data() + t * kv_dim, s_.v.data() + t * kv_dim,
@@ -265,10 +287,11 @@ class CpuBackend final : public Backend {
       // Spans of image tokens need their own mask: the CPU's attention runs them.
       AttentionDevice ran = AttentionDevice::Cpu;
       if (chunk_spans_.empty())
-        ran = attention_.run(layer, *current_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n, s_.att.data());
+        ran = attention_.run(kernels_, layer, *current_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n,
+                             s_.att.data());
       else
-        attention_batch(c_, layer, *current_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n, s_.att.data(), pool_,
-                        chunk_spans_);
+        attention_batch(kernels_, c_, layer, *current_, s_.q.data(), s_.k.data(), s_.v.data(), pos, n, s_.att.data(),
+                        pool_, chunk_spans_);
       store_kv(c_, layer, *current_, s_.k.data(), s_.v.data(), pos, n);
       if (profile_.enabled()) {
         const double micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
@@ -282,7 +305,7 @@ class CpuBackend final : public Backend {
     }
     project(l.wo, s_.att.data(), n, s_.proj.data(), layer);
     norm_rows(s_.proj.data(), l.post_attn_norm.data(), n, s_.proj.data(), layer);
-    add_in_place(s_.x.data(), s_.proj.data(), int64_t(n) * c_.hidden_size);
+    ops_.add_in_place(s_.x.data(), s_.proj.data(), int64_t(n) * c_.hidden_size);
   }
 
   // x = x + post_ffn_norm(down(gelu_tanh(gate(h)) * up(h))), h = pre_ffn_norm(x)
@@ -295,13 +318,14 @@ class CpuBackend final : public Backend {
       OpProfile::Scope timer(profile_, "gelu_mul", layer);
       float* gate = s_.gate.data();
       const float* up = s_.up.data();
+      const OpKernels::GeluTanhMul gelu = ops_.gelu_tanh_mul;
       pool_.parallel_for(int64_t(n) * c_.intermediate_size, [&](int64_t begin, int64_t end) {
-        gelu_tanh_mul(gate + begin, up + begin, end - begin, gate + begin);
+        gelu(gate + begin, up + begin, end - begin, gate + begin);
       }, 16384);
     }
     project(l.w_down, s_.gate.data(), n, s_.proj.data(), layer);
     norm_rows(s_.proj.data(), l.post_ffn_norm.data(), n, s_.proj.data(), layer);
-    add_in_place(s_.x.data(), s_.proj.data(), int64_t(n) * c_.hidden_size);
+    ops_.add_in_place(s_.x.data(), s_.proj.data(), int64_t(n) * c_.hidden_size);
   }
 
   // logits = final_norm(x) . embed^T (the embedding is tied)
@@ -311,22 +335,19 @@ class CpuBackend final : public Backend {
     const int rows = n - first;
     norm_rows(&s_.x[first * hidden], w_->final_norm.data(), rows, s_.xn.data(), -1);
     project(w_->embed, s_.xn.data(), rows, logits, -1);
-    if (c_.final_logit_softcapping > 0) {
-      const float cap = c_.final_logit_softcapping;
-      for (int64_t i = 0; i < int64_t(rows) * c_.vocab_size; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
-    }
+    if (c_.final_logit_softcapping > 0)
+      ops_.scale_softcap(logits, int64_t(rows) * c_.vocab_size, 1.0f, c_.final_logit_softcapping);
   }
 
   void norm_rows(const float* x, const float* weight, int n, float* out, int layer) {
     OpProfile::Scope timer(profile_, "rms_norm", layer);
     const int64_t hidden = c_.hidden_size;
-    for (int t = 0; t < n; ++t) rms_norm(x + t * hidden, weight, hidden, c_.rms_norm_eps, out + t * hidden);
+    for (int t = 0; t < n; ++t) ops_.rms_norm(x + t * hidden, weight, hidden, c_.rms_norm_eps, out + t * hidden);
   }
 
   void project(const Matrix& w, const float* x, int n, float* y, int layer) {
     OpProfile::Scope timer(profile_, "matmul", layer);
-    if (matmul_kernels_) matmul_with(*matmul_kernels_, w, x, n, y, pool_);
-    else if (integer_activations_) matmul(w, x, n, y, pool_);
+    if (forced_kernels_ || integer_activations_) matmul_with(kernels_, w, x, n, y, pool_);
     else matmul_float_activations(w, x, n, y, pool_);
   }
 
@@ -340,11 +361,15 @@ class CpuBackend final : public Backend {
   std::vector<const KvCache*> step_cache_views_;  // the same, read-only for attention
   std::vector<int64_t> step_positions_;      // [n] each item's position
   std::vector<BidirectionalSpan> chunk_spans_;  // forward_chunk(): the image spans of its batch
+  std::vector<int64_t> chunk_positions_;        // forward_chunk(): [n] the batch's positions
+  std::vector<float> rope_cos_[2], rope_sin_[2];  // [local, global][n][head_dim / 2], rope_angles_for()
   RunState s_;
   OpProfile profile_;
   AttentionRouter attention_;
   bool integer_activations_;  // CpuOptions::integer_activations
-  std::shared_ptr<const MatmulKernels> matmul_kernels_;  // CpuOptions::matmul_kernels
+  bool forced_kernels_;       // CpuOptions::matmul_kernels was given
+  const MatmulKernels kernels_;  // that set, or the fastest this CPU runs: every loop of the forward pass
+  const OpKernels& ops_;         // kernels_.ops
   OpProfile routed_profile_;  // attention that ran on routed_device_ ("npu", "npu-emulator")
   std::string routed_device_ = "npu";
 };

@@ -24,8 +24,9 @@ struct CpuOptions {
   // false: Q8_0 / Q4_0 matrices multiply float activations (matmul_float_activations), the
   // reference the Vulkan fp32 path is tested against; true: integer activations, faster.
   bool integer_activations = true;
-  // A kernel set to run every matmul with (tests force each set the CPU has, matmul_kernels.h) in
-  // place of the fastest; integer_activations is then the set's own. Null: the fastest.
+  // A kernel set to run every matmul, small op and attention loop with (tests force each set the
+  // CPU has, matmul_kernels.h) in place of the fastest; integer_activations is then the set's own.
+  // Null: the fastest.
   std::shared_ptr<const MatmulKernels> matmul_kernels;
 };
 
@@ -55,17 +56,18 @@ struct BidirectionalSpan {
 // Attention of a batch of n new tokens at positions [pos, pos + n) for one layer. Keys and values
 // of earlier positions come from the cache; those of the batch from k/v (already normed and rotated).
 // A query inside one of `spans` (which lie inside the batch) also sees the rest of its span, on
-// local layers too. Writes att [n][heads * head_dim]. Does not write the cache.
-void attention_batch(const Gemma3Config& c, int layer, const KvCache& cache, const float* q, const float* k,
-                     const float* v, int64_t pos, int n, float* att, ThreadPool& pool,
+// local layers too. Writes att [n][heads * head_dim]. Does not write the cache. The inner loops are
+// `kernels`' (the backend's set: its dot_rows and ops).
+void attention_batch(const MatmulKernels& kernels, const Gemma3Config& c, int layer, const KvCache& cache,
+                     const float* q, const float* k, const float* v, int64_t pos, int n, float* att, ThreadPool& pool,
                      std::span<const BidirectionalSpan> spans = {});
 
 // Attention of n tokens of n different sequences, one decode step each: token i at positions[i]
 // over caches[i] (earlier positions) and its own fresh k/v rows. q [n][heads * head_dim], k and v
 // [n][kv_heads * head_dim]; writes att [n][heads * head_dim]. Does not write the caches.
-void attention_sequences(const Gemma3Config& c, int layer, std::span<const KvCache* const> caches,
-                         std::span<const int64_t> positions, const float* q, const float* k, const float* v,
-                         float* att, ThreadPool& pool);
+void attention_sequences(const MatmulKernels& kernels, const Gemma3Config& c, int layer,
+                         std::span<const KvCache* const> caches, std::span<const int64_t> positions, const float* q,
+                         const float* k, const float* v, float* att, ThreadPool& pool);
 
 // Stores the batch's keys and values in the cache (after attention_batch: a local layer's ring may
 // overwrite positions that queries of the same batch still needed).

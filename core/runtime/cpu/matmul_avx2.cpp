@@ -256,6 +256,7 @@ bool cpu_has_avx2_kernels() {
 MatmulKernels avx2_matmul_kernels() {
   MatmulKernels k;
   k.name = "avx2";
+  k.ops = avx2_op_kernels();
   k.dot_rows[static_cast<int>(DType::F32)] = dot_rows_float<DType::F32>;
   k.dot_rows[static_cast<int>(DType::F16)] = dot_rows_float<DType::F16>;
   k.dot_rows[static_cast<int>(DType::BF16)] = dot_rows_float<DType::BF16>;

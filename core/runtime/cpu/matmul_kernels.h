@@ -8,6 +8,7 @@
 
 #include "quant/dtype.h"
 #include "quant/matrix.h"
+#include "runtime/cpu/op_kernels.h"
 #include "runtime/cpu/thread_pool.h"
 
 namespace kiln {
@@ -131,6 +132,8 @@ struct MatmulKernels {
   DotRowsF16 dot_rows_f16 = nullptr;
   ToFloat to_float[kMatmulTypeCount] = {};
   TileProduct tile_product = nullptr;
+  // The small ops and attention's inner loops of the same instruction set (op_kernels.h).
+  OpKernels ops;
 };
 
 // Plain C++ that compiles and is correct everywhere.

@@ -35,6 +35,7 @@ bool cpu_has_avx512_kernels() {
 MatmulKernels avx512_matmul_kernels() {
   MatmulKernels k = avx2_matmul_kernels();
   k.name = "avx512_vnni";
+  k.ops = avx512_op_kernels();
   fill_kquant_kernels(k);
   add_avx512_q8_0_kernels(k);
   add_avx512_block32_kernels(k);

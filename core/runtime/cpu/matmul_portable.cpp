@@ -120,6 +120,7 @@ void tile_product(const float* w, int64_t ld_w, const float* xt, int64_t ld_xt, 
 MatmulKernels portable_matmul_kernels() {
   MatmulKernels k;
   k.name = "portable";
+  k.ops = portable_op_kernels();
   k.dot_rows[static_cast<int>(DType::F32)] = dot_rows_float<DType::F32>;
   k.dot_rows[static_cast<int>(DType::F16)] = dot_rows_float<DType::F16>;
   k.dot_rows[static_cast<int>(DType::BF16)] = dot_rows_float<DType::BF16>;

@@ -4,7 +4,11 @@
 #include <cmath>
 #include <cstdint>
 
+#include <vector>
+
+#include "quant/convert.h"
 #include "runtime/cpu/fast_exp.h"
+#include "runtime/cpu/op_kernels.h"
 
 namespace kiln {
 
@@ -35,23 +39,35 @@ void gelu_tanh_mul(const float* gate, const float* up, int64_t n, float* out) {
   }
 }
 
-void rope(float* x, int n_heads, int head_dim, int64_t pos, float base, float scaling) {
+void rope_angles(int head_dim, int64_t pos, float base, float scaling, float* cos, float* sin) {
   const int half = head_dim / 2;
   const double p = double(pos) / double(scaling);
   for (int i = 0; i < half; ++i) {
     // inv_freq as the reference computes it (float32), the angle in double for long contexts.
     const float inv_freq = 1.0f / std::pow(base, float(2 * i) / float(head_dim));
     const double angle = p * double(inv_freq);
-    const float c = float(std::cos(angle));
-    const float s = float(std::sin(angle));
-    for (int h = 0; h < n_heads; ++h) {
-      float* v = x + int64_t(h) * head_dim;
+    cos[i] = float(std::cos(angle));
+    sin[i] = float(std::sin(angle));
+  }
+}
+
+void rope_rotate(float* x, int n_heads, int head_dim, const float* cos, const float* sin) {
+  const int half = head_dim / 2;
+  for (int h = 0; h < n_heads; ++h) {
+    float* v = x + int64_t(h) * head_dim;
+    for (int i = 0; i < half; ++i) {
       const float a = v[i];
       const float b = v[i + half];
-      v[i] = a * c - b * s;
-      v[i + half] = b * c + a * s;
+      v[i] = a * cos[i] - b * sin[i];
+      v[i + half] = b * cos[i] + a * sin[i];
     }
   }
+}
+
+void rope(float* x, int n_heads, int head_dim, int64_t pos, float base, float scaling) {
+  std::vector<float> cos(size_t(head_dim / 2)), sin(size_t(head_dim / 2));
+  rope_angles(head_dim, pos, base, scaling, cos.data(), sin.data());
+  rope_rotate(x, n_heads, head_dim, cos.data(), sin.data());
 }
 
 void softmax(float* x, int64_t n) {
@@ -64,6 +80,32 @@ void softmax(float* x, int64_t n) {
   }
   const float inv = float(1.0 / sum);
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void scale_softcap(float* x, int64_t n, float factor, float cap) {
+  for (int64_t i = 0; i < n; ++i) x[i] *= factor;
+  if (cap > 0)
+    for (int64_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
+}
+
+void accumulate_rows(const uint8_t* rows, size_t stride, DType type, int64_t count, const float* weights, int n,
+                     float* out) {
+  for (int64_t j = 0; j < count; ++j) {
+    const uint8_t* row = rows + j * stride;
+    const float w = weights[j];
+    if (type == DType::F16) {
+      const uint16_t* v = reinterpret_cast<const uint16_t*>(row);
+      float converted[64];  // a piece of the row as floats, so the multiply-adds vectorize
+      for (int d0 = 0; d0 < n; d0 += 64) {
+        const int len = std::min(64, n - d0);
+        for (int d = 0; d < len; ++d) converted[d] = fp16_to_float(v[d0 + d]);
+        for (int d = 0; d < len; ++d) out[d0 + d] += w * converted[d];
+      }
+    } else {
+      const float* v = reinterpret_cast<const float*>(row);
+      for (int d = 0; d < n; ++d) out[d] += w * v[d];
+    }
+  }
 }
 
 void attend_one(const float* q, const float* const* keys, const float* const* values, int64_t n_keys,
@@ -81,6 +123,19 @@ void attend_one(const float* q, const float* const* keys, const float* const* va
     const float w = scores[j];
     for (int d = 0; d < head_dim; ++d) out[d] += w * v[d];
   }
+}
+
+OpKernels portable_op_kernels() {
+  OpKernels k;
+  k.rms_norm = rms_norm;
+  k.scale = scale;
+  k.add_in_place = add_in_place;
+  k.gelu_tanh_mul = gelu_tanh_mul;
+  k.rope_rotate = rope_rotate;
+  k.softmax = softmax;
+  k.scale_softcap = scale_softcap;
+  k.accumulate_rows = accumulate_rows;
+  return k;
 }
 
 }  // namespace kiln

@@ -78,8 +78,8 @@ AttentionRouter::AttentionRouter(const Gemma3Config& config, AttentionPlacement 
 
 AttentionRouter::~AttentionRouter() = default;
 
-AttentionDevice AttentionRouter::run(int layer, const KvCache& cache, const float* q, const float* k, const float* v,
-                                     int64_t pos, int n, float* att) {
+AttentionDevice AttentionRouter::run(const MatmulKernels& kernels, int layer, const KvCache& cache, const float* q,
+                                     const float* k, const float* v, int64_t pos, int n, float* att) {
   const AttentionPhase phase = n > 1 ? AttentionPhase::Prefill : AttentionPhase::Decode;
   const LayerKind kind = c_.is_global(layer) ? LayerKind::Global : LayerKind::Local;
   const AttentionDevice want = schedule_.at(phase, kind);
@@ -99,7 +99,7 @@ AttentionDevice AttentionRouter::run(int layer, const KvCache& cache, const floa
       fall_back(e.what(), layer);
     }
   }
-  attention_batch(c_, layer, cache, q, k, v, pos, n, att, pool_);
+  attention_batch(kernels, c_, layer, cache, q, k, v, pos, n, att, pool_);
   return AttentionDevice::Cpu;
 }
 

@@ -24,6 +24,7 @@ namespace kiln {
 
 class ThreadPool;
 class NpuAttention;
+struct MatmulKernels;
 
 // How the CPU backend routes attention beyond CpuOptions::attention. Defaults are for real use;
 // tests replace the device (fault injection), the tile shape or the NPU probe.
@@ -46,9 +47,9 @@ class AttentionRouter {
   void begin_request() { failed_this_request_ = false; }
 
   // attention_batch's job (runtime/cpu/cpu_backend.h) on the scheduled device; returns the device
-  // that did it.
-  AttentionDevice run(int layer, const KvCache& cache, const float* q, const float* k, const float* v, int64_t pos,
-                      int n, float* att);
+  // that did it. The CPU runs it with `kernels` (the backend's set).
+  AttentionDevice run(const MatmulKernels& kernels, int layer, const KvCache& cache, const float* q, const float* k,
+                      const float* v, int64_t pos, int n, float* att);
 
   // "" when every phase runs on the CPU, else e.g. "attention on npu-emulator".
   std::string describe() const;
