@@ -12,6 +12,7 @@
 #include "model/presets.h"
 #include "model/weights.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/cpu/matmul_kernels.h"
 #ifdef KILN_HAVE_VULKAN
 #include "runtime/vulkan_backend.h"
 #endif
@@ -192,7 +193,8 @@ std::unique_ptr<Backend> create_backend(std::shared_ptr<Gemma3Weights> weights, 
   cpu.threads = options.threads;
   cpu.kv_element = kv_element;
   cpu.attention = options.attention;
-  cpu.matmul_kernels = options.cpu_kernels;
+  if (!options.cpu_kernels.empty())
+    cpu.matmul_kernels = std::make_shared<const MatmulKernels>(matmul_kernels_named(options.cpu_kernels));
   auto backend = make_cpu_backend(std::move(weights), cpu);
   for (std::string& note : backend->take_notes()) notes.push_back(std::move(note));  // where attention runs, and why
   return backend;

@@ -10,9 +10,7 @@
 namespace kiln::test {
 
 inline std::vector<MatmulKernels> cpu_kernel_sets() {
-  std::vector<MatmulKernels> sets = {portable_matmul_kernels()};
-  if (cpu_has_avx2_kernels()) sets.push_back(avx2_matmul_kernels());
-  if (cpu_has_avx512_kernels()) sets.push_back(avx512_matmul_kernels());
+  std::vector<MatmulKernels> sets = matmul_kernel_sets();
   if (cpu_has_avx512_bf16_kernels()) {
     MatmulKernels without_bf16 = avx512_matmul_kernels();
     without_bf16.dot_rows_bf16 = nullptr;

@@ -1,21 +1,22 @@
 // The forward pass against Hugging Face transformers' logits on the tiny fixtures: F32 exact along
 // the prefill and the decode paths, the quantized formats within stated bounds; both on every CPU
-// kernel set this machine has, each forced through LoadOptions::cpu_kernels (matmuls, small ops and
-// attention alike), so a CPU without AVX-512 (the avx2 set) is held to the same bounds.
+// kernel set this machine has (matmul_kernel_sets), each forced by name through
+// LoadOptions::cpu_kernels (matmuls, small ops and attention alike), so a CPU without AVX-512 (the
+// avx2 set) is held to the same bounds.
 #include <QtTest>
 
 #include <memory>
 
-#include "cpu_kernel_sets.h"
 #include "fixture_reference.h"
 #include "kiln/engine.h"
+#include "runtime/cpu/matmul_kernels.h"
 
 using namespace kiln;
 using namespace kiln::test;
 
 namespace {
 
-// kernels: a set's name (cpu_kernel_sets()); "" the fastest.
+// kernels: a set's name (matmul_kernel_sets()); "" the fastest.
 std::unique_ptr<Engine> load(const char* fixture, Precision p, const QString& kernels = {}) {
   LoadOptions o;
   o.path = fixture_dir(fixture);
@@ -23,9 +24,7 @@ std::unique_ptr<Engine> load(const char* fixture, Precision p, const QString& ke
   o.backend = BackendKind::Cpu;
   o.context_length = 128;
   o.threads = 2;
-  for (const MatmulKernels& k : cpu_kernel_sets())
-    if (kernels == k.name) o.cpu_kernels = std::make_shared<const MatmulKernels>(k);
-  if (!kernels.isEmpty() && !o.cpu_kernels) throw Error("no kernel set " + kernels.toStdString());
+  o.cpu_kernels = kernels.toStdString();
   return Engine::load(o);
 }
 
@@ -38,7 +37,7 @@ class ForwardFixtures : public QObject {
     QTest::addColumn<QString>("fixture");
     QTest::addColumn<int>("prefill");  // 0: the whole case as one batch
     QTest::addColumn<QString>("kernels");
-    for (const MatmulKernels& set : cpu_kernel_sets())
+    for (const MatmulKernels& set : matmul_kernel_sets())
       for (const char* f : {"tiny-gemma3-a", "tiny-gemma3-b"})
         for (int k : {0, 1, 5, 17})
           QTest::newRow((std::string(f) + " prefill " + std::to_string(k) + " " + set.name).c_str())
@@ -84,7 +83,7 @@ class ForwardFixtures : public QObject {
     QTest::addColumn<QString>("kernels");
     // Bounds we hold (llama.cpp's own on fixture a: F16 4e-4 / 100 %, Q8_0 2.0e-2 / 100 %,
     // Q4_0 1.6e-1 / 97.5 %; it also quantizes activations, we keep them in float).
-    for (const MatmulKernels& set : cpu_kernel_sets())
+    for (const MatmulKernels& set : matmul_kernel_sets())
       for (const char* f : {"tiny-gemma3-a", "tiny-gemma3-b"}) {
         const std::string s = std::string(f) + " " + set.name;
         const QString k(set.name);

@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <stop_token>
@@ -13,8 +12,6 @@
 #include <vector>
 
 namespace kiln {
-
-struct MatmulKernels;  // runtime/cpu/matmul_kernels.h
 
 // Every failure the engine reports: a one-line message that names the file and the problem.
 class Error : public std::runtime_error {
@@ -79,9 +76,10 @@ struct LoadOptions {
   enum class BeyondTraining { Refuse, Clamp, Allow };
   BeyondTraining context_beyond_training = BeyondTraining::Refuse;
   int threads = 0;                     // 0: all cores
-  // The CPU backend's kernel set (matmuls, small ops, attention); null: the fastest this CPU runs.
-  // Tests force each set the CPU has (tests/core/cpu_kernel_sets.h).
-  std::shared_ptr<const MatmulKernels> cpu_kernels;
+  // The CPU backend's kernel set (matmuls, small ops, attention) by name: "portable", "avx2",
+  // "avx512_vnni" or "avx512_vnni_bf16", as `kiln info --hardware` names them; "": the fastest this
+  // CPU runs. Tests force each set the CPU has.
+  std::string cpu_kernels;
   // The vision tower of a GGUF model: llama.cpp's mmproj file. "": a Hugging Face folder's own
   // tower, or for a GGUF file the one mmproj-*.gguf beside it, if there is exactly one.
   std::string mmproj;

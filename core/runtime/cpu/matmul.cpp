@@ -133,6 +133,22 @@ MatmulKernels best_matmul_kernels() {
   return cpu_has_avx2_kernels() ? avx2_matmul_kernels() : portable_matmul_kernels();
 }
 
+std::vector<MatmulKernels> matmul_kernel_sets() {
+  std::vector<MatmulKernels> sets = {portable_matmul_kernels()};
+  if (cpu_has_avx2_kernels()) sets.push_back(avx2_matmul_kernels());
+  if (cpu_has_avx512_kernels()) sets.push_back(avx512_matmul_kernels());
+  return sets;
+}
+
+MatmulKernels matmul_kernels_named(const std::string& name) {
+  std::string have;
+  for (MatmulKernels& k : matmul_kernel_sets()) {
+    if (name == k.name) return k;
+    have += (have.empty() ? "" : ", ") + std::string(k.name);
+  }
+  throw Error("no CPU kernel set \"" + name + "\" on this CPU (it runs " + have + ")");
+}
+
 void matmul_with(const MatmulKernels& kernels, const Matrix& w, const float* x, int64_t n, float* y,
                  ThreadPool& pool) {
   check_matmul_args(w, x, n, y);

@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "quant/dtype.h"
 #include "quant/matrix.h"
@@ -188,6 +190,10 @@ void add_avx512_float_kernels(MatmulKernels& k);
 
 // The fastest set this CPU runs.
 MatmulKernels best_matmul_kernels();
+// The sets this CPU runs, slowest first (portable, then avx2, avx512_vnni[_bf16] where it has them).
+std::vector<MatmulKernels> matmul_kernel_sets();
+// The set of that name; throws Error naming the sets this CPU runs for any other name.
+MatmulKernels matmul_kernels_named(const std::string& name);
 
 // matmul (see matmul.h) with a given kernel set.
 void matmul_with(const MatmulKernels& kernels, const Matrix& w, const float* x, int64_t n, float* y,
