@@ -2,6 +2,8 @@
 // in one forward pass a step give each the text it gets alone, a slot may join while others decode,
 // a follow-up prompt reuses its slot's cache, and a cancelled slot is free at the next step.
 #include <QtTest>
+
+#include <random>
 #include <set>
 
 #include "fixture_reference.h"
@@ -230,17 +232,40 @@ class EngineSlotsTest : public QObject {
     QCOMPARE(text, alone(*e, "A conversation starts here and goes on", greedy(6)).text);
   }
 
+  void going_back_past_the_cache_end_keeps_the_prefix_before_data() {
+    QTest::addColumn<int>("backend");
+    QTest::addColumn<int>("context");
+    QTest::addColumn<int>("prefix");     // random tokens after the first words, before generating
+    QTest::addColumn<int>("length");     // tokens generated after them
+    QTest::addColumn<QList<int>>("backs");  // how far the follow-ups go back
+    QTest::addColumn<int>("limit");      // how far the cache can go back (Backend::rewind_limit)
+    // The CPU's local rings hold 128 spare positions (back 129 at most); Vulkan's hold max_batch - 1 + window
+    // positions (519 at a context of 1024), so 570 prompt tokens wrap them and going back 511 is the most.
+    QTest::newRow("cpu") << int(BackendKind::Cpu) << 512 << 0 << 250 << QList<int>{40, 200} << 129;
+    QTest::newRow("vulkan") << int(BackendKind::Vulkan) << 1024 << 570 << 100 << QList<int>{40, 511, 560} << 511;
+  }
   void going_back_past_the_cache_end_keeps_the_prefix_before() {
-    // The tiny model's window is 8: 250 tokens wrap its local rings many times. A prompt that
-    // diverges 40 tokens before the cache end keeps the prefix; one that diverges 200 before starts
-    // over (more than the CPU's spare ring positions); both give the log-probabilities a fresh engine gives.
-    auto e = load(Precision::F32, 512);
-    auto fresh = load(Precision::F32, 512);
+    // The tiny model's window is 8: the held tokens wrap its local rings. A prompt that diverges
+    // fewer positions before the cache end than the rings' spare positions keeps the prefix; one
+    // that diverges further back starts over; both give the log-probabilities a fresh engine gives.
+    QFETCH(int, backend);
+    QFETCH(int, context);
+    QFETCH(int, prefix);
+    QFETCH(int, length);
+    QFETCH(QList<int>, backs);
+    QFETCH(int, limit);
+    auto e = load(Precision::F32, context, BackendKind(backend));
+    if (BackendKind(backend) == BackendKind::Vulkan && e->info().backend.rfind("vulkan", 0) != 0)
+      QSKIP("no Vulkan device (not even lavapipe)");
+    auto fresh = load(Precision::F32, context, BackendKind(backend));
     QCOMPARE(e->open_slots(2), 2);
     const std::vector<int32_t> tail = e->tokenize(" and then something else", false);
-    for (int back : {40, 200}) {
+    for (int back : backs) {
       std::vector<int32_t> held = e->tokenize("The first conversation", true);
-      GenerateOptions record = varied(3, 250);  // varied tokens: stale keys would differ from the right ones
+      std::mt19937 rng(5);
+      std::uniform_int_distribution<int32_t> pick(3, e->info().vocab - 1);
+      for (int i = 0; i < prefix; ++i) held.push_back(pick(rng));
+      GenerateOptions record = varied(3, length);  // varied tokens: stale keys would differ from the right ones
       record.logprobs = true;
       record.on_logprob = [&](const TokenLogprob& t) { held.push_back(t.id); };
       e->reset();
@@ -250,7 +275,7 @@ class EngineSlotsTest : public QObject {
 
       std::vector<int32_t> prompt(held.begin(), held.end() - back);
       prompt.insert(prompt.end(), tail.begin(), tail.end());
-      const int kept = back <= 100 ? int(held.size()) - back : 0;
+      const int kept = back <= limit ? int(held.size()) - back : 0;
       QCOMPARE(e->slot_reuse(1, prompt), kept);
       // The model's log-probabilities of each generated token show any stale key or value.
       std::vector<float> got, expected;

@@ -62,6 +62,15 @@ class VulkanBackend final : public Backend {
     return "vulkan (" + d.report.name + (d.cpu_implementation ? ", " + std::string(kSoftwareVulkan) : "") + ")";
   }
   int context_length() const override { return model_->context; }
+  // Going back r positions leaves positions past the new end stale in a local layer's ring, up to
+  // the one a step run ahead wrote; the window before the new end must not have been overwritten by
+  // them: r <= cache_slots - window (max_batch - 1 where the ring is shorter than the context).
+  int rewind_limit() const override {
+    int limit = model_->context;
+    for (const vk::LayerGpu& l : model_->layers)
+      if (l.cache_slots < model_->context) limit = std::min(limit, l.cache_slots - model_->config.sliding_window);
+    return std::max(1, limit);
+  }
   uint64_t kv_cache_bytes() const override { return model_->kv_bytes * model_->sequences.size(); }
   int sequences() const override { return int(model_->sequences.size()); }
 
@@ -224,10 +233,10 @@ class VulkanBackend final : public Backend {
     if (sequence < 0 || sequence >= int(model_->sequences.size()))
       throw Error("forward: sequence " + std::to_string(sequence) + " of " + std::to_string(model_->sequences.size()));
   }
-  // pos may go back one position from the sequence's end, or to 0 (Backend::forward).
+  // pos may go back rewind_limit() positions from the sequence's end, or to 0 (Backend::forward).
   void check_position(int sequence, int pos, int n) const {
     const int filled = filled_[size_t(sequence)];
-    if (pos < 0 || pos > filled || (pos != 0 && pos < filled - 1))
+    if (pos < 0 || pos > filled || (pos != 0 && pos < filled - rewind_limit()))
       throw Error("forward: position " + std::to_string(pos) + " cannot follow a cache of " + std::to_string(filled) +
                   " positions");
     if (int64_t(pos) + n > model_->context)
