@@ -40,14 +40,13 @@ struct FamilyRow {
   bool early_part;         // KernelPlan::early_part (needs stage flags)
   bool wide_norm;          // KernelPlan::wide_norm
   bool down_groups_of_96;  // KernelPlan::down_groups_of_96
-  uint32_t step_items;     // KernelPlan::max_step_items
 };
 constexpr FamilyRow kFamilies[] = {
-    {DeviceFamily::Nvidia, "nvidia", true, true, true, true, true, 4},
-    {DeviceFamily::Amd, "amd", false, false, false, false, false, 16},  // RDNA (the 780M) and GCN alike
-    {DeviceFamily::Intel, "intel", false, false, false, false, false, 16},
-    {DeviceFamily::Cpu, "cpu", false, false, false, false, false, 16},  // lavapipe, SwiftShader
-    {DeviceFamily::Other, "other", false, false, false, false, false, 16},
+    {DeviceFamily::Nvidia, "nvidia", true, true, true, true, true},
+    {DeviceFamily::Amd, "amd", false, false, false, false, false},  // RDNA (the 780M) and GCN alike
+    {DeviceFamily::Intel, "intel", false, false, false, false, false},
+    {DeviceFamily::Cpu, "cpu", false, false, false, false, false},  // lavapipe, SwiftShader
+    {DeviceFamily::Other, "other", false, false, false, false, false},
 };
 
 const FamilyRow& row_of(DeviceFamily f) {
@@ -298,7 +297,7 @@ KernelPlan plan_for(const PhysicalDeviceInfo& d, const TuningOverrides& o) {
   p.force_staging = o.force_staging.value_or(false);
   p.max_chunk_bytes = o.max_chunk_bytes.value_or(UINT64_MAX);
   p.max_logit_rows = o.max_logit_rows.value_or(UINT32_MAX);
-  p.max_step_items = o.step_items.value_or(row.step_items);
+  p.max_step_items = o.step_items.value_or(p.max_step_items);
   p.items_rows = o.items_rows.value_or(0);
   p.fence_poll = o.fence_poll.value_or(true);
   p.stage_barrier_before = o.stage_barrier_before.value_or("");
