@@ -15,8 +15,11 @@ class Recorder {
 
   void matrix(BoundMatrix& bm, bool glu, int n, uint32_t x_offset, uint32_t x_stride, uint32_t y_stride,
               const char* op, int layer, std::optional<uint32_t> norm_after = std::nullopt, EarlyPart part = {}) {
-    if (!items_.empty()) return items_matrix(bm, glu, n, x_offset, x_stride, y_stride, op, layer);
+    // A step of several sequences, or a batch of 2 to matvec_max_tokens tokens of one (a prompt's last
+    // few): each weight block loaded once for all rows (matvec_items_*), each row summed as the
+    // one-token kernel without staging sums it.
     const bool batched = n > m_.plan.matvec_max_tokens;
+    if (!items_.empty() || (n > 1 && !batched)) return items_matrix(bm, glu, n, x_offset, x_stride, y_stride, op, layer);
     if (bm.m.mixed()) return mixed_matrix(bm, glu, n, batched, x_offset, x_stride, y_stride, op, layer);
     const MatmulTile tile = batched ? m_.plan.matmul_tile(bm.m.type) : kMatmulTile;
     // One token: a matrix whose producer rounds its input to int8 reads it so (matvec_qin_*),

@@ -76,8 +76,13 @@ void ModelGpu::build_items() {
     up.finish();
   }
   items = s;
+  make_items_kernels(items_tokens(items.max_items));
+  pipelines->save_cache();
+}
+
+void ModelGpu::make_items_kernels(uint32_t max_tokens) {
   auto matrix = [&](const BoundMatrix& bm, bool glu) {
-    for (uint32_t tokens = 2; tokens <= items_tokens(items.max_items); tokens *= 2)
+    for (uint32_t tokens = 2; tokens <= max_tokens; tokens *= 2)
       for (const DeviceMatrix::Chunk& ch : bm.m.chunks) items_kernel(bm, ch.type, glu, tokens);
   };
   matrix(embed_logits, false);
@@ -87,7 +92,6 @@ void ModelGpu::build_items() {
     matrix(l.gate_up, true);
     matrix(l.down, false);
   }
-  pipelines->save_cache();
 }
 
 void ModelGpu::set_sequences(int count) {

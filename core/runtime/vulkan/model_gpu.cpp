@@ -408,6 +408,8 @@ void ModelGpu::build_pipelines() {
     matrix_kernels(l.gate_up, true);
     matrix_kernels(l.down, false);
   }
+  // Batches of 2 to matvec_max_tokens tokens take matvec_items_* too (Recorder::matrix).
+  make_items_kernels(items_tokens(plan.matvec_max_tokens));
   const std::string kv = kv_f16 ? "f16" : "f32";
   rope_kernel = &pipelines->get("qk_norm_rope_kv_" + kv, 5, {plan.rope_wg});
   const uint32_t qb = plan.prefill_attention_queries;

@@ -205,6 +205,7 @@ struct ModelGpu {
   std::unique_ptr<KvSequence> allocate_sequence(MemoryArena& arena);
   void bind_sequence(KvSequence& s, DescriptorAllocator& d);
   void build_items();
+  void make_items_kernels(uint32_t max_tokens);  // every matvec_items_* for passes of 2 .. max_tokens
   void build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release);
   void build_pipelines();
   bool plan_int8_activations();
