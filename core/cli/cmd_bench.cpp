@@ -259,16 +259,8 @@ void print_text(const BenchResult& r) {
   for (const auto& [name, value] : r.counters) std::printf("%-28s %g\n", name.c_str(), value);
   auto print_per_op = [](const char* title, const std::vector<OpTiming>& profile) {
     if (profile.empty()) return;
-    // Summed over layers per op: where the time goes.
-    std::vector<std::pair<std::string, double>> per_op;
-    for (const OpTiming& t : profile) {
-      auto it = std::find_if(per_op.begin(), per_op.end(), [&](const auto& p) { return p.first == t.op; });
-      if (it == per_op.end()) per_op.emplace_back(t.op, t.micros);
-      else it->second += t.micros;
-    }
-    std::sort(per_op.begin(), per_op.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     std::printf("%s\n", title);
-    for (const auto& [op, us] : per_op) std::printf("  %-20s %10.2f\n", op.c_str(), us / 1000.0);
+    for (const auto& [op, us] : time_per_op(profile)) std::printf("  %-20s %10.2f\n", op.c_str(), us / 1000.0);
   };
   print_per_op("prefill profile (ms, one prefill):", r.prefill_profile);
   print_per_op("decode profile (ms, all tokens):", r.profile);

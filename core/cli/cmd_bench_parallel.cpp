@@ -1,6 +1,5 @@
 // kiln bench --parallel 1,2,4,8: aggregate decode speed of N generations decoded together in the
 // engine's slots (what `kiln serve --parallel` does between HTTP and the model), against one alone.
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -12,13 +11,7 @@ namespace {
 
 // The ops' time a step, summed over layers, longest first (stderr, beside the figures).
 void print_step_profile(int clients, int steps, const std::vector<OpTiming>& profile) {
-  std::vector<std::pair<std::string, double>> per_op;
-  for (const OpTiming& t : profile) {
-    auto it = std::find_if(per_op.begin(), per_op.end(), [&](const auto& p) { return p.first == t.op; });
-    if (it == per_op.end()) per_op.emplace_back(t.op, t.micros);
-    else it->second += t.micros;
-  }
-  std::sort(per_op.begin(), per_op.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  const std::vector<std::pair<std::string, double>> per_op = time_per_op(profile);
   double total = 0;
   for (const auto& p : per_op) total += p.second;
   std::fprintf(stderr, "%d clients, ms a step (%d steps): total %.3f\n", clients, steps, total / 1000.0 / steps);

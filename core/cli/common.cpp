@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <sstream>
@@ -75,6 +76,17 @@ LoadOptions load_options(const ModelFlags& f) {
     o.vulkan_tuning.emplace_back(t.substr(0, eq), t.substr(eq + 1));
   }
   return o;
+}
+
+std::vector<std::pair<std::string, double>> time_per_op(const std::vector<OpTiming>& profile) {
+  std::vector<std::pair<std::string, double>> per_op;
+  for (const OpTiming& t : profile) {
+    auto it = std::find_if(per_op.begin(), per_op.end(), [&](const auto& p) { return p.first == t.op; });
+    if (it == per_op.end()) per_op.emplace_back(t.op, t.micros);
+    else it->second += t.micros;
+  }
+  std::sort(per_op.begin(), per_op.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return per_op;
 }
 
 std::unique_ptr<Engine> load_engine(const ModelFlags& f, bool quiet) {

@@ -40,6 +40,8 @@ std::unique_ptr<Engine> load_engine(const ModelFlags& flags, bool quiet = false)
 GenerateOptions generate_options(const SamplingFlags& flags);
 // An image file's bytes, named by its path for messages. Throws Error when it cannot be read.
 Image read_image_file(const std::string& path);
+// A profile's time summed over layers per op, longest first (microseconds): where the time goes.
+std::vector<std::pair<std::string, double>> time_per_op(const std::vector<OpTiming>& profile);
 
 // A stop source that Ctrl+C triggers while `scope` lives (the second Ctrl+C exits).
 class InterruptScope {
