@@ -414,6 +414,29 @@ class TestMatmulKQuant : public QObject {
     QVERIFY(cases > 0);
   }
 
+  void a_token_gives_the_same_bits_alone_and_beside_others() {
+    // Decode (one token) and a batch (a slot decoding beside others, or prefill) run the same
+    // kernels on different token counts: each token's sums must not depend on its neighbours.
+    std::mt19937 rng(27);
+    ThreadPool two(2);
+    for (DType type : kTypes) {
+      for (Source source : {Source::Quantized, Source::RandomBytes}) {
+        const Matrix w = kquant_matrix(type, 37, 1280, source, rng);
+        const int64_t n = 11;  // a group of eight tokens and a tail of three
+        const std::vector<float> x = random_activations(n, w.cols, rng);
+        for (const auto& kernels : cpu_kernel_sets()) {
+          std::vector<float> together(n * w.rows), alone(w.rows);
+          matmul_with(kernels, w, x.data(), n, together.data(), two);
+          for (int64_t t = 0; t < n; ++t) {
+            matmul_with(kernels, w, x.data() + t * w.cols, 1, alone.data(), two);
+            QVERIFY2(std::memcmp(alone.data(), together.data() + t * w.rows, alone.size() * sizeof(float)) == 0,
+                     qPrintable(QString("%1 %2 token %3").arg(to_string(type)).arg(kernels.name).arg(t)));
+          }
+        }
+      }
+    }
+  }
+
   void real_blocks_from_gguf_files() {
     // Every K-quant matrix of llama-quantize's Q4_K_M and Q3_K_M files of the tiny Gemma 3
     // (Q3_K, Q4_K, Q5_K and Q6_K blocks as llama.cpp writes them), its first 64 rows.

@@ -8,6 +8,7 @@
 #include <immintrin.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 
 #include "quant/convert.h"

@@ -2,7 +2,10 @@
 // matmul_q8_0_avx512.cpp) that fuse each multiply-add of the sub-block scales into AVX-512 VNNI's
 // vpdpwssd (256-bit, AVX512VL), with 32 vector registers for the 8 tokens a kernel takes at once.
 // Measured on Zen 4 (one core, 1152 x 6912, 64 tokens): Q4_K 119 (AVX2) -> 154 GFLOP/s; decode,
-// which waits on memory, is unchanged.
+// which waits on memory, is unchanged. 512-bit Q4_K / Q6_K kernels (64 weights a register, half the
+// instructions, the same bits) were no faster on Zen 4, which splits each 512-bit operation in two:
+// one token, one core, 2560 columns, in L2 Q4_K 6.5 -> 6.9 ns a super-block, streamed 7.5 -> 7.5;
+// Q6_K streamed 9.3 -> 10.7 (bench_decode_token's BM_kquant_decode times the streamed case).
 // Compiled for baseline x86-64; the kernels run only where the CPU has the instructions.
 #include "runtime/cpu/matmul_kernels.h"
 
@@ -11,6 +14,7 @@
 #include <immintrin.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 
 #include "quant/convert.h"
