@@ -1,5 +1,6 @@
 #version 450
-// y = W x for the tokens of one decode step of several sequences (Backend::forward_sequences):
+// y = W x for the tokens of one decode step of several sequences (Backend::forward_sequences), or
+// of a batch of 2 to 4 tokens of one (Recorder::matrix):
 // matvec.comp's layout and arithmetic, but each weight block is loaded once for TOKENS tokens
 // (accumulators [ROWS][TOKENS]), where matvec.comp loads it again for every token. Tokens beyond
 // TOKENS take further passes. Each token's sum runs in matvec.comp's order (same blocks per lane,

@@ -83,7 +83,7 @@ struct KernelPlan {
 
   // --- Matrices, one token (decode) ---
   bool int8_dot = false;         // int8-dot matvec for Q8_0/Q4_0 and the K-quants (int8_dot=0|1)
-  int matvec_max_tokens = 4;     // batches up to this size use matrix-vector kernels
+  int matvec_max_tokens = 4;     // batches up to this size use matrix-vector kernels (matvec_items_*)
   MatvecShape forced{0, 0, 0};   // matvec=wg,rows,tpr: every matvec in this shape (tuning runs)
   // Enough invocations a row that each streams several blocks, enough rows that the GPU is full.
   MatvecShape matvec_shape(DType type, int64_t rows, int64_t cols, bool glu) const;
@@ -111,7 +111,8 @@ struct KernelPlan {
   bool down_groups_of_96 = false;
   MatvecShape forced_down{0, 0, 0};
   MatvecShape down_shape(DType type) const;
-  // A decode step of several sequences (matvec_items_*, batch buffers): the matrix's one-token wg
+  // A decode step of several sequences, or a batch of 2 to matvec_max_tokens tokens of one
+  // (matvec_items_*, batch buffers): the matrix's one-token wg
   // and tpr, which keep each token's sum in the one-token kernel's order. With int8 dots
   // (matvec_items_qin_*, the input rounded once by quantize_i8) one row an invocation (a GLU pair):
   // on an H100 (27B Q4_K_M, 4 sequences) 184.8 tok/s against 181.3 for 2 rows and 178.3 for 4,
