@@ -38,14 +38,13 @@ Matrix make_weight(DType type) {
   return m;
 }
 
-// args: dtype index, tokens, threads, kernel set (0 best, 1 portable)
-void BM_matmul(benchmark::State& state) {
-  const DType type = kTypes[state.range(0)];
-  const int64_t n = state.range(1);
-  ThreadPool pool(static_cast<int>(state.range(2)));
-  const MatmulKernels kernels = state.range(3) == 0 ? best_matmul_kernels() : portable_matmul_kernels();
-  const Matrix w = make_weight(type);
-  std::vector<float> x(n * kCols, 0.25f), y(n * kRows);
+// y = x W^T for n random tokens with `kernels`, timed: weight bytes, tokens and GFLOP a second.
+void time_matmul(benchmark::State& state, const MatmulKernels& kernels, const Matrix& w, int64_t n, ThreadPool& pool,
+                 const std::string& label) {
+  std::vector<float> x(n * w.cols), y(n * w.rows);
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  for (auto& v : x) v = unit(rng);
   for (auto _ : state) {
     matmul_with(kernels, w, x.data(), n, y.data(), pool);
     benchmark::DoNotOptimize(y.data());
@@ -54,8 +53,16 @@ void BM_matmul(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.bytes()));
   state.counters["tokens/s"] = benchmark::Counter(double(n) * state.iterations(), benchmark::Counter::kIsRate);
   state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * n * kRows * kCols * state.iterations() / 1e9, benchmark::Counter::kIsRate);
-  state.SetLabel(std::string(to_string(type)) + " " + kernels.name);
+      benchmark::Counter(2.0 * n * w.rows * w.cols * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.SetLabel(label);
+}
+
+// args: dtype index, tokens, threads, kernel set (0 best, 1 portable)
+void BM_matmul(benchmark::State& state) {
+  const DType type = kTypes[state.range(0)];
+  ThreadPool pool(static_cast<int>(state.range(2)));
+  const MatmulKernels kernels = state.range(3) == 0 ? best_matmul_kernels() : portable_matmul_kernels();
+  time_matmul(state, kernels, make_weight(type), state.range(1), pool, std::string(to_string(type)) + " " + kernels.name);
 }
 
 void decode_and_prefill(benchmark::internal::Benchmark* b) {
@@ -114,24 +121,6 @@ Matrix make_weight(DType type, int64_t rows, int64_t cols) {
   return m;
 }
 
-// y = x W^T for n random tokens with `kernels`, timed: weight bytes, tokens and GFLOP a second.
-void time_matmul(benchmark::State& state, const MatmulKernels& kernels, const Matrix& w, int64_t n, ThreadPool& pool,
-                 const std::string& label) {
-  std::vector<float> x(n * w.cols), y(n * w.rows);
-  std::mt19937 rng(2);
-  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
-  for (auto& v : x) v = unit(rng);
-  for (auto _ : state) {
-    matmul_with(kernels, w, x.data(), n, y.data(), pool);
-    benchmark::DoNotOptimize(y.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.bytes()));
-  state.counters["tokens/s"] = benchmark::Counter(double(n) * state.iterations(), benchmark::Counter::kIsRate);
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * n * w.rows * w.cols * state.iterations() / 1e9, benchmark::Counter::kIsRate);
-  state.SetLabel(label);
-}
 
 // args: dtype index in kFfnTypes, shape (0: 1B down, 1: 4B gate, 2: 1B gate), tokens, threads, kernel set
 // (0 best, 1 AVX2)

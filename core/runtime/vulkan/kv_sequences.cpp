@@ -81,17 +81,10 @@ void ModelGpu::build_items() {
 }
 
 void ModelGpu::make_items_kernels(uint32_t max_tokens) {
-  auto matrix = [&](const BoundMatrix& bm, bool glu) {
+  for_each_matrix([&](const BoundMatrix& bm, bool glu) {
     for (uint32_t tokens = 2; tokens <= max_tokens; tokens *= 2)
       for (const DeviceMatrix::Chunk& ch : bm.m.chunks) items_kernel(bm, ch.type, glu, tokens);
-  };
-  matrix(embed_logits, false);
-  for (const LayerGpu& l : layers) {
-    matrix(l.qkv, false);
-    matrix(l.o, false);
-    matrix(l.gate_up, true);
-    matrix(l.down, false);
-  }
+  });
 }
 
 void ModelGpu::set_sequences(int count) {

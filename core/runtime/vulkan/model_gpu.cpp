@@ -400,14 +400,8 @@ void ModelGpu::build_pipelines() {
     bm.staged = !bm.m.mixed() && plan.staged_for(bm.m.type, bm.m.cols) &&
                 staged_shared_bytes(bm.staged_shape, bm.m.cols) <= device.limits().maxComputeSharedMemorySize;
   };
-  matrix_kernels(embed_logits, false);
+  for_each_matrix(matrix_kernels);
   embed_kernel(embed_logits.m.type);
-  for (LayerGpu& l : layers) {
-    matrix_kernels(l.qkv, false);
-    matrix_kernels(l.o, false);
-    matrix_kernels(l.gate_up, true);
-    matrix_kernels(l.down, false);
-  }
   // Batches of 2 to matvec_max_tokens tokens take matvec_items_* too (Recorder::matrix).
   make_items_kernels(items_tokens(plan.matvec_max_tokens));
   const std::string kv = kv_f16 ? "f16" : "f32";
@@ -426,13 +420,7 @@ void ModelGpu::build_pipelines() {
     else if (bm.qact_in) qin_kernel(bm, glu);
     else if (bm.staged) staged_kernel(bm, glu);
   };
-  one_token_kernel(embed_logits, false);
-  for (const LayerGpu& l : layers) {
-    one_token_kernel(l.qkv, false);
-    one_token_kernel(l.o, false);
-    one_token_kernel(l.gate_up, true);
-    one_token_kernel(l.down, false);
-  }
+  for_each_matrix(one_token_kernel);
   add_norm_kernel = &pipelines->get("add_norm", 5, {plan.norm_wg});
   argmax_kernel = &pipelines->get("argmax", 4);
   wide_norm = plan_wide_norm();

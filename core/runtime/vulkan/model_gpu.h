@@ -206,6 +206,17 @@ struct ModelGpu {
   void bind_sequence(KvSequence& s, DescriptorAllocator& d);
   void build_items();
   void make_items_kernels(uint32_t max_tokens);  // every matvec_items_* for passes of 2 .. max_tokens
+  // fn(bm, glu) for the output projection, then each layer's q|k|v, o, gate|up (GLU) and down.
+  template <class Fn>
+  void for_each_matrix(Fn&& fn) {
+    fn(embed_logits, false);
+    for (LayerGpu& l : layers) {
+      fn(l.qkv, false);
+      fn(l.o, false);
+      fn(l.gate_up, true);
+      fn(l.down, false);
+    }
+  }
   void build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release);
   void build_pipelines();
   bool plan_int8_activations();
