@@ -1,7 +1,7 @@
 #version 450
 // Y = X W^T for a batch of tokens (prefill) on tensor cores (GL_NV_cooperative_matrix): fp16
-// products, fp32 sums. A workgroup of WARPS_M x WARPS_N subgroups of 32 takes 32 WARPS_M rows x
-// 64 WARPS_N tokens; each subgroup owns 32 rows x 64 tokens as 2 x 4 accumulators of 16 x 16.
+// products, fp32 sums. A workgroup of WARPS_M x WARPS_N subgroups of 32 takes 16 FRAGS_M WARPS_M
+// rows x 16 FRAGS_N WARPS_N tokens; each subgroup owns FRAGS_M x FRAGS_N accumulators of 16 x 16.
 // K advances one 32-weight block a step: every row's block is dequantized to fp16 and every
 // token's 32 activations converted to fp16 into shared memory, double-buffered so the next
 // step's global loads are in flight while this step multiplies. (Two blocks a step fit NVIDIA's
@@ -10,8 +10,8 @@
 // gelu_tanh(gate) * up). Bindings, push constants, chunking: as matmul.comp. Split-K
 // (split_blocks > 0): workgroup z takes blocks z split_blocks .. of every row and writes its
 // partial sums z n_tokens y_stride floats further on; split_sum.comp adds them up. Needs a
-// subgroup size of 32. The build uses 4 x 2 subgroups (128 x 128); 4 x 1 and 2 x 2 measured
-// slower on an H100 (PERFORMANCE.md).
+// subgroup size of 32. The build uses 4 x 2 subgroups of 2 x 4 (128 x 128); other layouts measured
+// slower on an H100 (kernels/vulkan/CMakeLists.txt, PERFORMANCE.md).
 // HALF_X: the activations arrive in fp16, converted once per matrix input (convert_f16.comp,
 // dense: x_offset 0, x_stride the row length), so the tiles read half the bytes and convert none.
 // COOPMAT_KHR: the same kernel on GL_KHR_cooperative_matrix (VK_KHR_cooperative_matrix: AMD RDNA3,
@@ -31,6 +31,12 @@
 #endif
 #ifndef WARPS_N
 #define WARPS_N 2  // and along the tokens
+#endif
+#ifndef FRAGS_M
+#define FRAGS_M 2  // a subgroup's 16 x 16 accumulators along the rows
+#endif
+#ifndef FRAGS_N
+#define FRAGS_N 4  // and along the tokens
 #endif
 layout(local_size_x = WARPS_M * WARPS_N * 32) in;
 
@@ -60,7 +66,8 @@ layout(push_constant) uniform Push {
 } pc;
 
 const uint THREADS = WARPS_M * WARPS_N * 32;
-const uint TILE_M = WARPS_M * 32, TILE_N = WARPS_N * 64;  // rows, tokens a workgroup
+const uint WARP_M = FRAGS_M * 16, WARP_N = FRAGS_N * 16;  // rows, tokens a subgroup
+const uint TILE_M = WARPS_M * WARP_M, TILE_N = WARPS_N * WARP_N;  // rows, tokens a workgroup
 // A row of a tile: a block of 32 fp16 as 4 uvec4 "chunks" of 8, plus one uvec4 of padding so
 // that the 16-byte reads of 8 consecutive rows hit distinct banks.
 const uint ROW_STRIDE = 5;
@@ -203,7 +210,8 @@ uvec4 b_chunk(vec4 lo, vec4 hi) {
 #endif  // HALF_X
 
 // One subgroup's 16 x 16 accumulator (rows m0 .., tokens tok0 ..) to y: staged column-major in
-// this subgroup's 1 KiB of a_tile (free once the products are done; room for WARPS_N <= 5);
+// this subgroup's 1 KiB of a_tile (free once the products are done; room while
+// WARPS_N <= 10 FRAGS_M / 4);
 // lane l then writes token
 // tok0 + l / 2, rows m0 + 8 (l % 2) .. + 7.
 void write_out(MAT32 acc, uint m0, uint tok0) {
@@ -253,9 +261,9 @@ void main() {
   }
 
   const uint warp = gl_SubgroupID;
-  const uint warp_m = (warp % WARPS_M) * 32u, warp_n = (warp / WARPS_M) * 64u;
-  MAT32 acc[8];  // acc[4 i + j]: rows warp_m + 16 i .., tokens warp_n + 16 j ..
-  [[unroll]] for (uint i = 0; i < 8u; ++i) acc[i] = MAT32(0.0);
+  const uint warp_m = (warp % WARPS_M) * WARP_M, warp_n = (warp / WARPS_M) * WARP_N;
+  MAT32 acc[FRAGS_M * FRAGS_N];  // acc[FRAGS_N i + j]: rows warp_m + 16 i .., tokens warp_n + 16 j ..
+  [[unroll]] for (uint i = 0; i < FRAGS_M * FRAGS_N; ++i) acc[i] = MAT32(0.0);
 
   AHalf a_next[A_UNITS];
   XV x_next[4 * B_UNITS];
@@ -290,14 +298,15 @@ void main() {
     const bool more = s + 1u < nb;
     if (more) LOAD_STEP(s + 1u)  // consumed after this step's products
     [[unroll]] for (uint kk = 0; kk < 2u; ++kk) {  // 16-wide k slices of the block
-      MAT_A a[2];
-      MAT_B bm[4];
-      [[unroll]] for (uint i = 0; i < 2u; ++i)
+      MAT_A a[FRAGS_M];
+      MAT_B bm[FRAGS_N];
+      [[unroll]] for (uint i = 0; i < FRAGS_M; ++i)
         LOAD_A(a[i], a_tile, cur * A_BUFFER + (warp_m + 16u * i) * ROW_STRIDE + 2u * kk, ROW_STRIDE);
-      [[unroll]] for (uint j = 0; j < 4u; ++j)  // column-major K x N: each token's k run is contiguous
+      [[unroll]] for (uint j = 0; j < FRAGS_N; ++j)  // column-major K x N: each token's k run is contiguous
         LOAD_B(bm[j], b_tile, cur * B_BUFFER + (warp_n + 16u * j) * ROW_STRIDE + 2u * kk, ROW_STRIDE);
-      [[unroll]] for (uint i = 0; i < 2u; ++i)
-        [[unroll]] for (uint j = 0; j < 4u; ++j) acc[4u * i + j] = MUL_ADD(a[i], bm[j], acc[4u * i + j]);
+      [[unroll]] for (uint i = 0; i < FRAGS_M; ++i)
+        [[unroll]] for (uint j = 0; j < FRAGS_N; ++j)
+          acc[FRAGS_N * i + j] = MUL_ADD(a[i], bm[j], acc[FRAGS_N * i + j]);
     }
     // Double-buffered: the other buffer was last read before the previous barrier.
     if (more) STORE_STEP(1u - cur)
@@ -305,11 +314,7 @@ void main() {
   }
 
   // Constant indices only: the accumulators stay in registers.
-  [[unroll]] for (uint i = 0; i < 2u; ++i) {
-    const uint m = tile_m + warp_m + 16u * i, tok = tile_n + warp_n;
-    write_out(acc[4u * i], m, tok);
-    write_out(acc[4u * i + 1u], m, tok + 16u);
-    write_out(acc[4u * i + 2u], m, tok + 32u);
-    write_out(acc[4u * i + 3u], m, tok + 48u);
-  }
+  [[unroll]] for (uint i = 0; i < FRAGS_M; ++i)
+    [[unroll]] for (uint j = 0; j < FRAGS_N; ++j)
+      write_out(acc[FRAGS_N * i + j], tile_m + warp_m + 16u * i, tile_n + warp_n + 16u * j);
 }
