@@ -24,6 +24,7 @@
 #include "runtime/vulkan/sequence.h"
 #include "runtime/vulkan/weight_layout.h"
 #include "bench_harness.h"
+#include "bench_prefill_attention.h"
 
 using namespace kiln;
 using kiln::bench::Bench;
@@ -236,6 +237,7 @@ int prefill(Bench& b, int shrink) {
                     glu ? "glu" : "", splits, (long long)rows, (long long)c.cols, c.n, m.chunks.size(), r.diff.relative,
                     r.diff.max, ok ? "ok" : "FAIL");
       }
+  if (g_khr) bad += prefill_attention(b);
   std::printf("prefill check: %s\n", bad ? "FAILED" : "all within bounds");
   return bad ? 1 : 0;
 }

@@ -157,9 +157,16 @@ class KernelPlanTest : public QObject {
       QVERIFY(p.coop_matmul && p.coop_for(DType::Q4_0) && !p.coop_for(DType::F32));
       QCOMPARE(p.summary().prefill, std::string("khr_coopmat"));
       QCOMPARE(p.matmul_tile(DType::Q8_0), kCoopTile);
+      // Attention on the tensor cores too, unless the key turns it off.
+      QVERIFY(p.coop_attention);
+      QVERIFY(!plan_for(radv, parse_tuning({{"coop_attention", "0"}})).coop_attention);
     } else {  // a Debian 12 build without Debian 13's glslc: the kernels are absent, never selected
       QCOMPARE(p.summary().prefill, std::string("int_dot"));  // and int8 tiles instead
+      QVERIFY(!p.coop_attention);
     }
+    // Its kernel is KHR's: NV's prefill and the fp32 tiles keep the tiled attention.
+    QVERIFY(!plan_for(h100(), parse_tuning({{"prefill", "nv_coopmat"}})).coop_attention);
+    QVERIFY(!plan_for(radv, parse_tuning({{"prefill", "fp32"}})).coop_attention);
     QCOMPARE(plan_for(radv, parse_tuning({{"prefill", "fp32"}})).prefill, Prefill::Fp32);
     QCOMPARE(plan_for(radv, parse_tuning({{"coopmat", "0"}})).prefill, Prefill::Fp32);
     QCOMPARE(plan_for(radv, parse_tuning({{"prefill", "nv_coopmat"}})).prefill, Prefill::Fp32);  // not forced

@@ -192,7 +192,7 @@ class Recorder {
     AttentionPush ap{uint32_t(pos), heads, kvh, hd, qkv_stride, heads * hd, uint32_t(l.cache_slots), window, scale,
                      c_.attn_logit_softcapping, uint32_t(n)};
     // attention_prefill: a workgroup a block of queries of one head; attention.comp: one a query.
-    const uint32_t qb = std::max(1u, m_.plan.prefill_attention_queries);
+    const uint32_t qb = std::max(1u, m_.attention_queries());
     const uint32_t query_groups = (uint32_t(n) + qb - 1) / qb;
     if (spans_.empty()) {
       seq_.dispatch(*m_.attention_kernel, kv.attention_set, &ap, sizeof ap, query_groups * heads, 1, 1, "attention",

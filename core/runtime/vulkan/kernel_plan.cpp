@@ -165,6 +165,7 @@ const std::vector<Key>& keys() {
          if (v != "f16" && v != "f32") bad_value(key, v, "f16 or f32");
          o.coop_half_input = v == "f16";
        }},
+      {"coop_attention", "0|1", flag(&TuningOverrides::coop_attention)},
       {"prefill_queries", "0|4|8|16",
        [](TuningOverrides& o, const std::string& key, const std::string& v) {
          const uint32_t n = uint32_t(parse_uint(key, v, 0, 16, "0, 4, 8 or 16"));
@@ -275,6 +276,7 @@ KernelPlan plan_for(const PhysicalDeviceInfo& d, const TuningOverrides& o) {
   p.coop_matmul = want == Prefill::NvCoopmat || want == Prefill::KhrCoopmat;
   p.coop_half_input = p.coop_matmul && o.coop_half_input.value_or(true);
   p.forced_coop_splits = int(o.coop_split.value_or(0));
+  p.coop_attention = want == Prefill::KhrCoopmat && o.coop_attention.value_or(true);
 
   p.prefill_attention_queries = o.prefill_queries.value_or(p.prefill_attention_queries);
   if (!p.cpu_device) p.norm_wg = 512;  // one workgroup a token: more invocations, shorter chains

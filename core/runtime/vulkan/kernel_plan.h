@@ -58,6 +58,7 @@ struct TuningOverrides {
   std::optional<Prefill> prefill;  // prefill=khr_coopmat|nv_coopmat|int_dot|fp32 (fp32 where the device lacks it)
   std::optional<bool> int8_dot, staged, qact, coopmat, stage_flags, run_ahead, wide_norm, down_groups_of_96;
   std::optional<bool> coop_half_input;  // coop_input=f16|f32
+  std::optional<bool> coop_attention;   // coop_attention=0|1
   std::optional<uint32_t> staged_max_blocks, prefill_queries, coop_split, attention_split, wide_norm_wg;
   std::optional<uint32_t> step_items;  // step_items=2..16
   std::optional<uint32_t> items_rows;   // items_rows=1..16
@@ -153,6 +154,11 @@ struct KernelPlan {
   // (a workgroup a block of N queries); prefill_queries=N. On an H100 (27B, 512 tokens) 4 took
   // 23.8 ms against 27.5 (one a query), 32.3 (8) and 61 (16).
   uint32_t prefill_attention_queries = 4;
+  // Batches with KHR tensor-core tiles: attention on the tensor cores too
+  // (attention_prefill_coop.comp), where the cache is fp16 and heads are 128 wide (ModelGpu
+  // decides; the tiles above take the rest). On an H100, 27B pp512: attention 23.8 -> 10.0 ms,
+  // Q4_K_M 1881 -> 1986 tok/s; 4B's heads of 256 measured no faster. coop_attention=0|1.
+  bool coop_attention = false;
   uint32_t attention_wg = 64;    // >= head_dim / 4
   uint32_t max_attention_splits = 128;     // decode: the partials buffer holds this many a head
   uint32_t attention_keys_per_split = 64;  // decode: at least this many keys a workgroup (attention_split=N)

@@ -322,10 +322,13 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release
   up.write(rope, 0, table.data(), table.size() * 4);
 
   // KV cache: local layers keep a ring of window + max_batch - 1 positions, so a batch never
-  // overwrites keys its own earlier queries still see.
+  // overwrites keys its own earlier queries still see. Attention on tensor cores reads 16
+  // positions at a time from a row: there, rings of a multiple of 16 and rows for a multiple of 16.
+  coop_attention = plan.coop_attention && kv_f16 && hd == 128;
+  auto round16 = [&](int n) { return coop_attention ? (n + 15) / 16 * 16 : n; };
   for (LayerGpu& l : layers) {
-    l.cache_slots = l.global ? context : std::min(context, c.sliding_window + max_batch - 1);
-    l.cache_bytes = uint64_t(l.cache_slots) * kvh * hd * elem;
+    l.cache_slots = l.global ? context : std::min(context, round16(c.sliding_window + max_batch - 1));
+    l.cache_bytes = uint64_t(round16(l.cache_slots)) * kvh * hd * elem;
     if (l.cache_bytes > max_range) state(l.cache_bytes, "a layer's KV cache");  // says why
     kv_bytes += 2 * l.cache_bytes;
   }
@@ -407,8 +410,11 @@ void ModelGpu::build_pipelines() {
   const std::string kv = kv_f16 ? "f16" : "f32";
   rope_kernel = &pipelines->get("qk_norm_rope_kv_" + kv, 5, {plan.rope_wg});
   const uint32_t qb = plan.prefill_attention_queries;
-  attention_kernel = &pipelines->get((qb ? "attention_prefill_q" + std::to_string(qb) + "_kv_" : "attention_kv_") + kv,
-                                     4, {plan.attention_wg});
+  attention_kernel =
+      coop_attention
+          ? &pipelines->get("attention_prefill_khr_d" + std::to_string(config.head_dim) + "_kv_f16", 4)
+          : &pipelines->get((qb ? "attention_prefill_q" + std::to_string(qb) + "_kv_" : "attention_kv_") + kv, 4,
+                            {plan.attention_wg});
   const bool attention_int8 = plan.quantized_act && plan_int8_activations();
   decode_attention_kernel =
       &pipelines->get((attention_int8 ? "attention_decode_qout_kv_" : "attention_decode_kv_") + kv, 10, {plan.attention_wg});

@@ -154,6 +154,10 @@ struct ModelGpu {
   // type: a mixed stack's part (ModelGpu::plan_int8_activations lets q|k|v stacks of int8 types read int8).
   const Kernel& qin_kernel(const BoundMatrix& bm, bool glu, bool early = false, std::optional<DType> type = {});
   const Kernel& embed_kernel(DType type);
+  // Batches' attention on tensor cores (KernelPlan::coop_attention, with an fp16 cache and heads of
+  // 128): attention_kernel is attention_prefill_khr_d128_kv_f16, 16 queries a workgroup.
+  bool coop_attention = false;
+  uint32_t attention_queries() const { return coop_attention ? 16 : plan.prefill_attention_queries; }
   const Kernel *rope_kernel = nullptr, *attention_kernel = nullptr, *decode_attention_kernel = nullptr,
                *add_norm_kernel = nullptr, *split_sum_kernel = nullptr, *argmax_kernel = nullptr;
   // One token, every add_norm consumer reading int8 (layers 1.. q/k/v, gate_up, the output

@@ -215,7 +215,8 @@ const Kernel& PipelineLibrary::get(const std::string& spirv_name, std::span<cons
   // accumulator's write-out); on a device whose default differs (RDNA3: 64) they ask for it.
   VkPipelineShaderStageRequiredSubgroupSizeCreateInfo required{
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
-  if (spirv_name.rfind("matmul_coop_khr_", 0) == 0 && device_.info().coop_khr_subgroup_size) {
+  const bool khr = spirv_name.rfind("matmul_coop_khr_", 0) == 0 || spirv_name.rfind("attention_prefill_khr_", 0) == 0;
+  if (khr && device_.info().coop_khr_subgroup_size) {
     required.requiredSubgroupSize = device_.info().coop_khr_subgroup_size;
     ci.stage.pNext = &required;
     if (device_.info().full_subgroups) ci.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
