@@ -83,26 +83,6 @@ shared float head_s[MAX_HEAD_DIM];   // the newest key, normalised and roped
 shared float value_s[MAX_HEAD_DIM];  // the newest value
 shared bool last_s;
 
-#ifdef STAGE_TRACE
-// Measurement builds: phase times of head 0's last and first split, summed over the step's layers
-// into stage trace line 0 (no stage uses it): words k for the last split, 16 + k for the first,
-// and 15 / 31 the merges each did (CommandSequence prints them).
-uint trace_last = 0u;
-void trace_phase(uint k) {
-  if (gl_LocalInvocationIndex != 0u || gl_WorkGroupID.x / pc.splits != 0u) return;
-  const uint split = gl_WorkGroupID.x % pc.splits;
-  if (split != 0u && split != pc.splits - 1u) return;
-  const uint t = clockRealtime2x32EXT().x;
-  const uint at = STAGE_LINE_WORDS * STAGE_TRACE_LINE + (split == pc.splits - 1u ? 0u : 16u);
-  if (k > 0u) atomicAdd(StageCounters(pc.stage_counters).words[at + k], t - trace_last);
-  if (k == 6u) atomicAdd(StageCounters(pc.stage_counters).words[at + 15u], 1u);
-  trace_last = t;
-}
-#define TRACE_PHASE(k) trace_phase(k)
-#else
-#define TRACE_PHASE(k)
-#endif
-
 // Output pair p (elements 2p, 2p + 1) of head h. With QACT_OUT, lanes p ^ 1, p ^ 2 hold the rest
 // of its group of 8 (p and the invocation index agree mod 4), all active.
 void write_pair(uint h, uint p, vec2 v) {
@@ -203,15 +183,11 @@ void body() {
 
   // Trace phases: 1 q (and the newest k), 2 its cache write, 3 the cached keys, 4 the newest key's
   // score, 5 the partial and arrival, 6 the merge.
-  TRACE_PHASE(0u);
   norm_rope_q_and_newest(h, kv_head, holds_newest);
-  TRACE_PHASE(1u);
   if (holds_newest && h % group == 0u) write_cache((pc.pos % pc.slots) * pc.n_kv_heads + kv_head);
 
-  TRACE_PHASE(2u);
   Softmax st = Softmax(NEG_BIG, 0.0, vec2(0.0), vec2(0.0));
   attend_tiles(st, k_begin, holds_newest ? pc.pos : k_end, kv_head);  // the cached keys
-  TRACE_PHASE(3u);
 
   if (holds_newest) {  // the newest key, from shared memory
     float part = 0.0;
@@ -227,7 +203,6 @@ void body() {
       st.acc1 = st.acc1 * correction + p * vec2(value_s[2u * (tid + WG)], value_s[2u * (tid + WG) + 1u]);
   }
 
-  TRACE_PHASE(4u);
   if (pc.splits == 1u) {
     if (tid < pairs) write_pair(h, tid, st.acc0 / st.l);
     if (tid + WG < pairs) write_pair(h, tid + WG, st.acc1 / st.l);
@@ -253,7 +228,6 @@ void body() {
   barrier();
   if (tid == 0u) last_s = atomicAdd(arrived[ARRIVAL_BASE + h], 1u) == pc.splits - 1u;
   barrier();
-  TRACE_PHASE(5u);
   if (!last_s) return;  // uniform: another split of this head finishes it
   memoryBarrierBuffer();
 
@@ -286,7 +260,6 @@ void body() {
     write_pair(h, p, sum / L);
   }
   if (tid == 0u) arrived[ARRIVAL_BASE + h] = 0u;  // ready for the next dispatch (a barrier or a stage wait separates them)
-  TRACE_PHASE(6u);
 }
 
 void main() {

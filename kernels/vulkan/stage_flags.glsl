@@ -21,14 +21,6 @@
 // stage_wait(STAGE_ARGS) and stage_signal(STAGE_ARGS).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
-#ifdef STAGE_TRACE
-// Measurement builds (KILN_VULKAN_STAGE_TRACE): each workgroup's leader records, in stage s's trace
-// line (STAGE_TRACE_LINE + s), the earliest start, the earliest and latest pass of the wait and the
-// earliest and latest end, from the GPU's clock (low 32 bits; "earliest" kept as the max of ~t,
-// since the lines start at zero). CommandSequence reads them back.
-#extension GL_EXT_shader_realtime_clock : require
-const uint STAGE_TRACE_LINE = 1024u;
-#endif
 
 // Word 0: nonzero when a wait gave up in this step. Word 32 (s + 1): workgroups of stage s that
 // finished. A counter a 128-byte line, so the workgroups polling stage s - 1 and those counting
@@ -64,13 +56,6 @@ float stage_idle(float v) {
   return v;
 }
 
-#ifdef STAGE_TRACE
-void stage_trace(uvec2 counters, uint stage, uint word, bool earliest) {
-  const uint t = clockRealtime2x32EXT().x;
-  atomicMax(StageCounters(counters).words[STAGE_LINE_WORDS * (STAGE_TRACE_LINE + stage) + word], earliest ? ~t : t);
-}
-#endif
-
 // Invocation 0 polls `word` until it reaches `target` or the wait gives up.
 void stage_poll(uvec2 counters, uint word, uint target) {
   if (gl_LocalInvocationIndex == 0u && target > 0u) {
@@ -90,16 +75,7 @@ void stage_poll(uvec2 counters, uint word, uint target) {
 // Before the first read of anything an earlier stage wrote. Every invocation must call it.
 void stage_wait(uvec2 counters, uint stage, uint wait_groups) {
   if (stage == 0u) return;
-#ifdef STAGE_TRACE
-  if (gl_LocalInvocationIndex == 0u) stage_trace(counters, stage, 0u, true);
-#endif
   stage_poll(counters, STAGE_LINE_WORDS * stage, wait_groups);  // stage - 1's counter
-#ifdef STAGE_TRACE
-  if (gl_LocalInvocationIndex == 0u) {
-    stage_trace(counters, stage, 1u, true);
-    stage_trace(counters, stage, 2u, false);
-  }
-#endif
   memoryBarrierBuffer();
   barrier();
 }
@@ -122,12 +98,6 @@ void stage_signal(uvec2 counters, uint stage, uint wait_groups) {
   if (stage == 0u) return;
   memoryBarrierBuffer();  // this invocation's writes are visible device-wide ...
   barrier();              // ... for every invocation, before the count says so
-#ifdef STAGE_TRACE
-  if (gl_LocalInvocationIndex == 0u) {
-    stage_trace(counters, stage, 3u, true);
-    stage_trace(counters, stage, 4u, false);
-  }
-#endif
   if (gl_LocalInvocationIndex == 0u) atomicAdd(StageCounters(counters).words[STAGE_LINE_WORDS * (stage + 1u)], 1u);
 }
 

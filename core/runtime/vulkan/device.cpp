@@ -346,24 +346,6 @@ Device::Device(std::shared_ptr<Instance> instance, int index) : instance_(std::m
     bda.pNext = features;
     features = &bda;
   }
-#ifdef KILN_VK_STAGE_TRACE
-  // Measurement builds: every kernel reads the GPU clock (stage_flags.glsl, STAGE_TRACE).
-  VkPhysicalDeviceShaderClockFeaturesKHR clock{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
-  clock.shaderDeviceClock = VK_TRUE;
-  clock.pNext = features;
-  features = &clock;
-  extensions.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
-  // ... and prints each pipeline's compiled statistics, registers among them (pipeline.cpp).
-  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
-  exec.pipelineExecutableInfo = VK_TRUE;
-  if (has_extension(info_.handle, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
-    exec.pNext = features;
-    features = &exec;
-    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-    pipeline_statistics_ = true;
-  }
-#endif
   // Tensor-core prefill: the extension, its feature and the memory model its shaders declare.
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   VkPhysicalDeviceVulkanMemoryModelFeatures vmm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};

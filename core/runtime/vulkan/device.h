@@ -100,9 +100,6 @@ class Device {
 
   // Waits for the queue to go idle (teardown, tests).
   void wait_idle() const;
-  // Stage-trace builds on drivers with VK_KHR_pipeline_executable_properties: pipelines are
-  // created with their statistics captured and printed (pipeline.cpp).
-  bool pipeline_statistics() const { return pipeline_statistics_; }
 
  private:
   std::shared_ptr<Instance> instance_;
@@ -110,7 +107,6 @@ class Device {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   Counters counters_;
-  bool pipeline_statistics_ = false;
 };
 
 }  // namespace kiln::vk

@@ -13,45 +13,6 @@
 
 namespace kiln::vk {
 
-namespace {
-
-// Measurement builds: the driver's statistics of a compiled pipeline (on NVIDIA, registers an
-// invocation and shared memory, which decide how many workgroups an SM holds), one line on stderr.
-void print_statistics(VkDevice device, const std::string& key, VkPipeline pipeline) {
-  auto executables = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
-      vkGetDeviceProcAddr(device, "vkGetPipelineExecutablePropertiesKHR"));
-  auto statistics = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
-      vkGetDeviceProcAddr(device, "vkGetPipelineExecutableStatisticsKHR"));
-  if (!executables || !statistics) return;
-  VkPipelineInfoKHR pi{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
-  pi.pipeline = pipeline;
-  uint32_t n = 0;
-  if (executables(device, &pi, &n, nullptr) != VK_SUCCESS) return;
-  for (uint32_t e = 0; e < n; ++e) {
-    VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
-    ei.pipeline = pipeline;
-    ei.executableIndex = e;
-    uint32_t count = 0;
-    if (statistics(device, &ei, &count, nullptr) != VK_SUCCESS) continue;
-    std::vector<VkPipelineExecutableStatisticKHR> st(count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
-    if (statistics(device, &ei, &count, st.data()) != VK_SUCCESS) continue;
-    std::string line = "pipeline " + key + ":";
-    for (const auto& s : st) {
-      line += std::string(" ") + s.name + "=";
-      switch (s.format) {
-        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: line += s.value.b32 ? "1" : "0"; break;
-        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: line += std::to_string(s.value.i64); break;
-        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: line += std::to_string(s.value.u64); break;
-        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: line += std::to_string(s.value.f64); break;
-        default: line += "?";
-      }
-    }
-    std::fprintf(stderr, "%s\n", line.c_str());
-  }
-}
-
-}  // namespace
-
 bool kernel_built(const std::string& name) {
   for (const auto& e : vk_spirv::kTable)
     if (name == e.name) return true;
@@ -222,12 +183,10 @@ const Kernel& PipelineLibrary::get(const std::string& spirv_name, std::span<cons
     if (device_.info().full_subgroups) ci.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   }
   ci.layout = k->layout;
-  if (device_.pipeline_statistics()) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   const VkResult res = vkCreateComputePipelines(device_.handle(), cache_, 1, &ci, nullptr, &k->pipeline);
   ++device_.counters().pipelines_created;
   vkDestroyShaderModule(device_.handle(), module, nullptr);
   check(res, "creating pipeline " + key);
-  if (device_.pipeline_statistics()) print_statistics(device_.handle(), key, k->pipeline);
   return *kernels_.emplace(key, std::move(k)).first->second;
 }
 

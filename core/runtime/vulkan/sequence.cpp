@@ -27,14 +27,7 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches, Sequen
   max_queries_ = max_dispatches + 1;
   max_stages_ = max_dispatches + 2;
   counters_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::DeviceLocal, 64 * 1024, "stage flags", true);
-#ifdef KILN_VK_STAGE_TRACE
-  if (max_stages_ + 2 > kTraceLine) throw Error("Vulkan: too many stages to trace (internal error)");
-  counters_ = counters_arena_->allocate(VkDeviceSize(kTraceLine + max_stages_ + 2) * kStageLineBytes);
-  trace_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::HostReadback, 1 << 20, "stage trace");
-  for (BufferSlice& t : trace_host_) t = trace_arena_->allocate(VkDeviceSize(max_stages_ + 2) * kStageLineBytes);
-#else
   counters_ = counters_arena_->allocate(VkDeviceSize(max_stages_ + 2) * kStageLineBytes);
-#endif
   counters_address_ = counters_arena_->device_address(counters_);
   readback_arena_ = std::make_unique<MemoryArena>(device, MemoryKind::HostReadback, 4096, "stage flag results");
   readback_ = readback_arena_->allocate(kFrames * 16);
@@ -53,26 +46,6 @@ CommandSequence::CommandSequence(Device& device, uint32_t max_dispatches, Sequen
 }
 
 CommandSequence::~CommandSequence() {
-#ifdef KILN_VK_STAGE_TRACE
-  if (traced_steps_) {
-    std::fprintf(stderr,
-                 "stage trace: %llu steps, %.1f us a step; per op, us: hop in, wait pass to last end, lead, "
-                 "passes over, first end\n",
-                 (unsigned long long)traced_steps_, traced_step_ns_ / 1000.0 / double(traced_steps_));
-    std::fprintf(stderr, "attention phases, us a token (head 0; last split / first split): ");
-    for (int k = 1; k < 7; ++k)
-      std::fprintf(stderr, "%d: %.1f / %.1f  ", k, attention_phases_[k] / 1000.0 / double(traced_steps_),
-                   attention_phases_[16 + k] / 1000.0 / double(traced_steps_));
-    std::fprintf(stderr, "merges: %.1f / %.1f a token\n", attention_phases_[15] / double(traced_steps_),
-                 attention_phases_[31] / double(traced_steps_));
-    for (const auto& [op, s] : trace_)
-      std::fprintf(stderr, "  %-14s n %6llu  hop %7.2f  run %7.2f  lead %8.2f  passes over %6.2f  first end %6.2f"
-                   "  (a step: hop %7.1f, run %7.1f)\n",
-                   op.c_str(), (unsigned long long)s.n, s.hop / 1000.0 / double(s.n), s.run / 1000.0 / double(s.n),
-                   s.lead / 1000.0 / double(s.n), s.spread / 1000.0 / double(s.n), s.first_end / 1000.0 / double(s.n),
-                   s.hop / 1000.0 / double(traced_steps_), s.run / 1000.0 / double(traced_steps_));
-  }
-#endif
   VkDevice dev = device_.handle();
   for (Frame& f : frames_) {
     if (f.state == State::InFlight) vkWaitForFences(dev, 1, &f.fence, VK_TRUE, UINT64_MAX);
@@ -101,9 +74,6 @@ int CommandSequence::begin(bool profile, bool stage_flags) {
   f.abandoned = false;
   stage_ = 1;
   stage_groups_ = wait_groups_ = 0;
-#ifdef KILN_VK_STAGE_TRACE
-  stage_ops_[recording_].assign(max_stages_ + 2, nullptr);
-#endif
   if (f.stage_flags) {  // the counters start at zero, after the previous frame is done with them
     VkMemoryBarrier before{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     before.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
@@ -149,9 +119,6 @@ void CommandSequence::dispatch(const Kernel& kernel, VkDescriptorSet set, const 
   if (kernel.stage_flags) {  // stage 0 tells the kernel that barriers order this frame
     StagePush sp;
     if (f.stage_flags) sp = {counters_address_, stage_, wait_groups_};
-#ifdef KILN_VK_STAGE_TRACE
-    if (f.stage_flags && !stage_ops_[recording_][stage_]) stage_ops_[recording_][stage_] = op;
-#endif
     vkCmdPushConstants(f.cmd, kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, kStagePushOffset, sizeof sp, &sp);
     stage_groups_ += groups_x * groups_y * groups_z;
   }
@@ -223,11 +190,6 @@ void CommandSequence::end() {
                          nullptr, 0, nullptr);
     const VkBufferCopy region{counters_.offset, readback_.offset + 16 * VkDeviceSize(recording_), 4};
     vkCmdCopyBuffer(f.cmd, counters_.buffer, readback_.buffer, 1, &region);
-#ifdef KILN_VK_STAGE_TRACE
-    const BufferSlice& t = trace_host_[recording_];
-    const VkBufferCopy times{counters_.offset + VkDeviceSize(kTraceLine) * kStageLineBytes, t.offset, t.size};
-    vkCmdCopyBuffer(f.cmd, counters_.buffer, t.buffer, 1, &times);
-#endif
     VkMemoryBarrier hb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     hb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     hb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
@@ -290,9 +252,6 @@ void CommandSequence::wait(int frame) {
     uint32_t word = 0;
     std::memcpy(&word, readback_.mapped + 16 * frame, 4);
     f.abandoned = word != 0;
-#ifdef KILN_VK_STAGE_TRACE
-    if (!f.abandoned) read_trace(frame);
-#endif
   }
   if (!f.profiling || f.labels.empty()) return;
   std::vector<uint64_t> stamps(f.labels.size() + 1);
@@ -313,36 +272,6 @@ void CommandSequence::wait(int frame) {
   }
 }
 
-#ifdef KILN_VK_STAGE_TRACE
-void CommandSequence::read_trace(int frame) {
-  const uint32_t* w = reinterpret_cast<const uint32_t*>(trace_host_[frame].mapped);
-  const uint32_t words = kStageLineBytes / 4;
-  // Words of stage s's line: ~earliest start, ~earliest wait pass, latest wait pass, ~earliest end,
-  // latest end. Clock differences in uint32 (wrap-safe within a step).
-  for (uint32_t k = 0; k < words; ++k) attention_phases_[k] += double(w[k]);  // line 0: attention_decode.comp
-  uint32_t prev_end = 0, first_start = 0, last_end = 0;
-  bool have_prev = false;
-  for (uint32_t s = 1; s < stage_ops_[frame].size() && stage_ops_[frame][s]; ++s) {
-    const uint32_t* l = w + size_t(s) * words;
-    if (l[4] == 0) break;  // no workgroup of this stage finished: not a stage of this frame
-    const uint32_t start = ~l[0], pass = ~l[1], last_pass = l[2], first_end = ~l[3], end = l[4];
-    TraceSums& t = trace_[stage_ops_[frame][s]];
-    if (have_prev) t.hop += double(int32_t(pass - prev_end));
-    else first_start = start;
-    t.run += double(int32_t(end - pass));
-    t.lead += double(int32_t(pass - start));
-    t.spread += double(int32_t(last_pass - pass));     // the last workgroup to pass its wait, after the first
-    t.first_end += double(int32_t(first_end - pass));  // the first workgroup to finish
-    ++t.n;
-    prev_end = last_end = end;
-    have_prev = true;
-  }
-  if (have_prev) {
-    ++traced_steps_;
-    traced_step_ns_ += double(int32_t(last_end - first_start));
-  }
-}
-#endif
 
 void CommandSequence::submit_and_wait() {
   const int frame = recording_;

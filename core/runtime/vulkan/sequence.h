@@ -131,24 +131,6 @@ class CommandSequence {
   // before runs.
   std::string barrier_before_;
   static bool listed(const std::string& list, const char* op);
-#ifdef KILN_VK_STAGE_TRACE
-  // Measurement builds: each frame's stage times (stage_flags.glsl, STAGE_TRACE) copied back, the op
-  // of each stage, and per op the sums of: the hop from the stage before's last end to this stage's
-  // first pass of its wait, from that pass to its last end, and how early its first workgroup started.
-  static constexpr uint32_t kTraceLine = 1024;  // STAGE_TRACE_LINE
-  std::unique_ptr<MemoryArena> trace_arena_;
-  BufferSlice trace_host_[kFrames];
-  std::vector<const char*> stage_ops_[kFrames];
-  struct TraceSums {
-    double hop = 0, run = 0, lead = 0, spread = 0, first_end = 0;
-    uint64_t n = 0;
-  };
-  std::map<std::string, TraceSums> trace_;
-  uint64_t traced_steps_ = 0;
-  double traced_step_ns_ = 0;
-  double attention_phases_[32] = {};
-  void read_trace(int frame);
-#endif
 };
 
 }  // namespace kiln::vk

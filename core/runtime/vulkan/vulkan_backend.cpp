@@ -273,13 +273,6 @@ class VulkanBackend final : public Backend {
     if (!spans.empty()) return run_embedded(tokens, pos, out, logits, spans, sequence);
 
     const vk::Counters before = device_->counters();
-#ifdef KILN_VK_STAGE_TRACE
-    const auto t_enter = std::chrono::steady_clock::now();
-    auto since = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-      return std::chrono::duration<double, std::micro>(b - a).count();
-    };
-    std::chrono::steady_clock::time_point t_submit, t_record, t_wait;
-#endif
     const int step = all_logits ? model_->logit_rows : model_->max_batch;
     for (int start = 0; start < n; start += step) {
       const int len = std::min(step, n - start), at = pos + start;
@@ -300,9 +293,6 @@ class VulkanBackend final : public Backend {
         if (frame < 0) frame = record(len, at, step_out, one && stage_flags_, {}, sequence);
         sequence_->submit(frame);
       }
-#ifdef KILN_VK_STAGE_TRACE
-      t_submit = std::chrono::steady_clock::now();
-#endif
       // While the GPU works, record the likely next call: one token at the next position (the
       // commands depend on the position only; the token id is read from memory when they run).
       // Greedy steps queue it on the GPU right away, and record the one after.
@@ -320,13 +310,7 @@ class VulkanBackend final : public Backend {
           prepare(next, sequence, at + 1, step_out);
         }
       }
-#ifdef KILN_VK_STAGE_TRACE
-      t_record = std::chrono::steady_clock::now();
-#endif
       sequence_->wait(frame);
-#ifdef KILN_VK_STAGE_TRACE
-      t_wait = std::chrono::steady_clock::now();
-#endif
       if (sequence_->abandoned(frame)) {
         drop_ahead();  // fed by garbage
         give_up_stage_flags(len, at, step_out, sequence);
@@ -351,23 +335,7 @@ class VulkanBackend final : public Backend {
       decode_.pipelines_created += after.pipelines_created - before.pipelines_created;
       decode_.submits += after.submits - before.submits;
       ++decode_tokens_;
-#ifdef KILN_VK_STAGE_TRACE
-      const auto t_exit = std::chrono::steady_clock::now();
-      if (last_was_token_) {  // the caller's time between two decode steps (sampling)
-        host_[0] += since(last_exit_, t_enter);
-        ++caller_gaps_;
-      }
-      ++host_steps_;
-      host_[1] += since(t_enter, t_submit);
-      host_[2] += since(t_submit, t_record);
-      host_[3] += since(t_record, t_wait);
-      host_[4] += since(t_wait, t_exit);
-      last_exit_ = t_exit;
-#endif
     }
-#ifdef KILN_VK_STAGE_TRACE
-    last_was_token_ = n == 1;
-#endif
   }
 
   // forward_embedded's batches: at most max_batch tokens and kMaxAttentionSpans spans each, a span
@@ -505,23 +473,6 @@ class VulkanBackend final : public Backend {
     sequence_->wait(frame);
   }
 
-#ifdef KILN_VK_STAGE_TRACE
- public:
-  ~VulkanBackend() override {
-    if (host_steps_ > 0 && caller_gaps_ > 0)
-      std::fprintf(stderr,
-                   "host, us a decode step: caller (between two) %.1f, to submit %.1f, recording the next %.1f, "
-                   "waiting %.1f, after %.1f\n",
-                   host_[0] / double(caller_gaps_), host_[1] / double(host_steps_), host_[2] / double(host_steps_),
-                   host_[3] / double(host_steps_), host_[4] / double(host_steps_));
-  }
-
- private:
-  uint64_t host_steps_ = 0, caller_gaps_ = 0;
-  bool last_was_token_ = false;
-  double host_[5] = {0, 0, 0, 0, 0};
-  std::chrono::steady_clock::time_point last_exit_;
-#endif
   std::unique_ptr<vk::Device> device_;
   std::unique_ptr<vk::ModelGpu> model_;
   std::unique_ptr<vk::CommandSequence> sequence_;
