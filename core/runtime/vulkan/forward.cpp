@@ -32,10 +32,13 @@ class Recorder {
     const bool qin = one && bm.qact_in, staged = one && bm.staged && !qin;
     const bool early = qin && !glu && part.groups > 0;  // down, on gate_up's early part
     const bool half = batched && tile == kCoopTile && m_.half_input(bm);  // tensor cores: fp16 input
-    const Kernel& k = sums     ? m_.sums_kernel(bm, early)
-                      : qin    ? m_.qin_kernel(bm, glu, early)
-                      : staged ? m_.staged_kernel(bm, glu)
-                               : m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile, true, half);
+    const MatrixKernels& ks = bm.kernels[0];
+    const Kernel& k = need(sums     ? early ? ks.sums_early : ks.sums
+                           : qin    ? early ? ks.qin_early : ks.qin
+                           : staged ? ks.staged
+                           : batched ? ks.batched
+                                     : ks.matvec,
+                           op);
     MatrixCall call{glu, batched, n, x_offset, x_stride, y_stride, tile};
     if (sums) call.norm_post = *norm_after;
     if (qin) {
@@ -78,29 +81,32 @@ class Recorder {
     }
     const std::vector<VkDescriptorSet>& sets = half ? bm.half_sets : one ? bm.token_sets : bm.sets;
     const MatvecShape& shape = qin ? bm.qin_shape : bm.shape;
-    for_each_type_run(bm, [&](const DeviceMatrix& part, size_t begin, size_t end) {
-      const MatmulTile tile = batched ? m_.plan.matmul_tile(part.type) : kMatmulTile;
-      const Kernel& k = qin ? m_.qin_kernel(bm, glu, false, part.type)
-                            : m_.matrix_kernel(part.type, glu, batched, bm.shape, tile, /*int_dot=*/false, half);
+    for_each_type_run(bm, [&](const DeviceMatrix& part, const MatrixKernels& ks) {
+      const MatmulTile tile = batched ? ks.tile : kMatmulTile;
+      const Kernel& k = need(qin ? ks.qin : batched ? ks.batched : ks.matvec, op);
       call.tile = tile;
-      record_matrix(seq_, k, part, std::span(sets).subspan(begin, end - begin), call, shape,
+      record_matrix(seq_, k, part, std::span(sets).subspan(ks.first_chunk, ks.end_chunk - ks.first_chunk), call, shape,
                     m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
     });
   }
 
   // Each run of bm's chunks of one type (a mixed stack's parts) as a matrix of its own:
-  // fn(part, first chunk, past the last).
+  // fn(part, the run's kernels).
   template <class Fn>
   static void for_each_type_run(const BoundMatrix& bm, Fn&& fn) {
-    for (size_t begin = 0; begin < bm.m.chunks.size();) {
+    for (const MatrixKernels& ks : bm.kernels) {
       DeviceMatrix part = bm.m;
-      part.type = bm.m.chunks[begin].type;
-      size_t end = begin;
-      while (end < bm.m.chunks.size() && bm.m.chunks[end].type == part.type) ++end;
-      part.chunks.assign(bm.m.chunks.begin() + begin, bm.m.chunks.begin() + end);
-      fn(part, begin, end);
-      begin = end;
+      part.type = ks.type;
+      part.chunks.assign(bm.m.chunks.begin() + ptrdiff_t(ks.first_chunk), bm.m.chunks.begin() + ptrdiff_t(ks.end_chunk));
+      fn(part, ks);
     }
+  }
+
+  // A kernel the load resolved for this path; null would mean the plan at load and the recording
+  // disagree.
+  static const Kernel& need(const Kernel* k, const char* op) {
+    if (!k) throw Error(std::string("Vulkan: no kernel resolved at load for ") + op + " (internal error)");
+    return *k;
   }
 
   // A step of several sequences: the n rows of the batch buffers through matvec_items_*, each run
@@ -115,9 +121,9 @@ class Recorder {
       record_quantize(seq_, *m_.quantize_kernel, bm.quantize_set, n, uint32_t(bm.m.cols / kBlockSize), x_offset,
                       x_stride, layer);
     const std::vector<VkDescriptorSet>& sets = quantized ? bm.int_dot_sets : bm.sets;
-    for_each_type_run(bm, [&](const DeviceMatrix& part, size_t begin, size_t end) {
-      record_matrix(seq_, m_.items_kernel(bm, part.type, glu, tokens), part,
-                    std::span(sets).subspan(begin, end - begin), call, shape,
+    for_each_type_run(bm, [&](const DeviceMatrix& part, const MatrixKernels& ks) {
+      record_matrix(seq_, need(ks.items[items_slot(tokens)], op), part,
+                    std::span(sets).subspan(ks.first_chunk, ks.end_chunk - ks.first_chunk), call, shape,
                     m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
     });
   }
@@ -152,7 +158,7 @@ class Recorder {
 
   void embed(int n) {
     const auto& em = m_.embed_logits.m;
-    const Kernel& k = m_.embed_kernel(em.type);
+    const Kernel& k = *m_.embed_kernel;
     for (size_t i = 0; i < em.chunks.size(); ++i) {
       EmbedPush p{uint32_t(n), uint32_t(c_.hidden_size), uint32_t(em.cols / 32), uint32_t(em.chunks[i].row_begin),
                   uint32_t(em.chunks[i].rows), m_.layers[0].input_norm, std::sqrt(float(c_.hidden_size)), c_.rms_norm_eps};

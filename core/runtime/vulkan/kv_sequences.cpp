@@ -81,9 +81,9 @@ void ModelGpu::build_items() {
 }
 
 void ModelGpu::make_items_kernels(uint32_t max_tokens) {
-  for_each_matrix([&](const BoundMatrix& bm, bool glu) {
+  for_each_matrix([&](BoundMatrix& bm, bool glu) {
     for (uint32_t tokens = 2; tokens <= max_tokens; tokens *= 2)
-      for (const DeviceMatrix::Chunk& ch : bm.m.chunks) items_kernel(bm, ch.type, glu, tokens);
+      for (MatrixKernels& k : bm.kernels) k.items[items_slot(tokens)] = &items_kernel(bm, k.type, glu, tokens);
   });
 }
 

@@ -162,10 +162,10 @@ const Kernel& ModelGpu::staged_kernel(const BoundMatrix& bm, bool glu) {
                         {s.wg, s.rows, s.tpr, uint32_t(bm.m.cols / kBlockSize)});
 }
 
-const Kernel& ModelGpu::qin_kernel(const BoundMatrix& bm, bool glu, bool early, std::optional<DType> type) {
+const Kernel& ModelGpu::qin_kernel(const BoundMatrix& bm, DType type, bool glu, bool early) {
   const MatvecShape& s = bm.qin_shape;
   const char* kind = glu ? "glu_qout_" : early ? "early_" : "";
-  return pipelines->get(std::string("matvec_qin_") + kind + type_suffix(type.value_or(bm.m.type)), 4, {s.wg, s.rows, s.tpr});
+  return pipelines->get(std::string("matvec_qin_") + kind + type_suffix(type), 4, {s.wg, s.rows, s.tpr});
 }
 
 const Kernel& ModelGpu::sums_kernel(const BoundMatrix& bm, bool early) {
@@ -188,10 +188,6 @@ EarlyPart ModelGpu::early_part(const LayerGpu& l) const {
   const uint32_t all_groups = uint32_t((g.m.rows + per_group - 1) / per_group);
   if (blocks == 0 || blocks * kBlockSize * 2 % per_group != 0 || groups >= all_groups) return {};
   return {groups, blocks};
-}
-
-const Kernel& ModelGpu::embed_kernel(DType type) {
-  return pipelines->get(std::string("embed_") + type_suffix(type), 6, {plan.norm_wg});
 }
 
 GpuPlan ModelGpu::summary() const {
@@ -389,19 +385,27 @@ void ModelGpu::build_pipelines() {
   pipelines = std::make_unique<PipelineLibrary>(device, PipelineLibrary::default_cache_path(device.info()),
                                                 StageWait{plan.stage_spin_rounds, plan.stage_backoff});
   descriptors = std::make_unique<DescriptorAllocator>(device);
-  // Every pipeline the forward pass can ask for, created now.
+  // Every kernel the forward pass can take, resolved now (MatrixKernels): recording reads them.
   auto matrix_kernels = [&](BoundMatrix& bm, bool glu) {
     bm.shape = plan.matvec_shape(bm.m.type, bm.m.rows, bm.m.cols, glu);
-    for (const DeviceMatrix::Chunk& c : bm.m.chunks) {  // a mixed stack's parts each take their type's
-      matrix_kernel(c.type, glu, false, bm.shape);
-      matrix_kernel(c.type, glu, true, bm.shape, plan.matmul_tile(c.type), !bm.m.mixed(), half_input(bm));
+    for (size_t begin = 0; begin < bm.m.chunks.size();) {  // a mixed stack's parts each take their type's
+      MatrixKernels k;
+      k.type = bm.m.chunks[begin].type;
+      k.first_chunk = begin;
+      k.end_chunk = begin;
+      while (k.end_chunk < bm.m.chunks.size() && bm.m.chunks[k.end_chunk].type == k.type) ++k.end_chunk;
+      k.matvec = &matrix_kernel(k.type, glu, false, bm.shape);
+      k.tile = plan.matmul_tile(k.type);
+      k.batched = &matrix_kernel(k.type, glu, true, bm.shape, k.tile, !bm.m.mixed(), half_input(bm));
+      bm.kernels.push_back(k);
+      begin = k.end_chunk;
     }
     bm.staged_shape = plan.staged_shape(bm.m.type, glu);
     bm.staged = !bm.m.mixed() && plan.staged_for(bm.m.type, bm.m.cols) &&
                 staged_shared_bytes(bm.staged_shape, bm.m.cols) <= device.limits().maxComputeSharedMemorySize;
   };
   for_each_matrix(matrix_kernels);
-  embed_kernel(embed_logits.m.type);
+  embed_kernel = &pipelines->get(std::string("embed_") + type_suffix(embed_logits.m.type), 6, {plan.norm_wg});
   // Batches of 2 to matvec_max_tokens tokens take matvec_items_* too (Recorder::matrix).
   make_items_kernels(items_tokens(plan.matvec_max_tokens));
   const std::string kv = kv_f16 ? "f16" : "f32";
@@ -414,25 +418,27 @@ void ModelGpu::build_pipelines() {
       &pipelines->get((attention_int8 ? "attention_decode_qout_kv_" : "attention_decode_kv_") + kv, 10, {plan.attention_wg});
   if (add_norm_int8) add_norm_qout_kernel = &pipelines->get("add_norm_qout", 5, {plan.norm_wg});
   // The one-token kernel each matrix ended up with (after the plan, so none is built for nothing).
-  auto one_token_kernel = [&](const BoundMatrix& bm, bool glu) {
-    if (bm.qact_in && bm.m.mixed())
-      for (const DeviceMatrix::Chunk& c : bm.m.chunks) qin_kernel(bm, glu, false, c.type);
-    else if (bm.qact_in) qin_kernel(bm, glu);
-    else if (bm.staged) staged_kernel(bm, glu);
+  auto one_token_kernel = [&](BoundMatrix& bm, bool glu) {
+    for (MatrixKernels& k : bm.kernels) {  // a mixed stack reads int8 part by part; none is staged
+      if (bm.qact_in) k.qin = &qin_kernel(bm, k.type, glu);
+      else if (bm.staged) k.staged = &staged_kernel(bm, glu);
+    }
   };
   for_each_matrix(one_token_kernel);
   add_norm_kernel = &pipelines->get("add_norm", 5, {plan.norm_wg});
   argmax_kernel = &pipelines->get("argmax", 4);
   wide_norm = plan_wide_norm();
   if (wide_norm) {
-    for (LayerGpu& l : layers) {
-      sums_kernel(l.o);
-      sums_kernel(l.down);
-    }
+    for (LayerGpu& l : layers)  // plan_wide_norm: o and down are one run each
+      for (BoundMatrix* bm : {&l.o, &l.down}) bm->kernels[0].sums = &sums_kernel(*bm);
     add_norm_slots_kernel = &pipelines->get("add_norm_slots_qout", 6, {plan.wide_norm_wg});
   }
-  for (const LayerGpu& l : layers)
-    if (early_part(l).groups) wide_norm ? sums_kernel(l.down, true) : qin_kernel(l.down, false, true);
+  for (LayerGpu& l : layers) {  // early_part: down is one run
+    if (!early_part(l).groups) continue;
+    MatrixKernels& k = l.down.kernels[0];
+    if (wide_norm) k.sums_early = &sums_kernel(l.down, true);
+    else k.qin_early = &qin_kernel(l.down, k.type, false, true);
+  }
   if (xq.buffer != VK_NULL_HANDLE) quantize_kernel = &pipelines->get("quantize_i8", 2);
   if (xh.buffer != VK_NULL_HANDLE) convert_kernel = &pipelines->get("convert_f16", 2);
   if (plan.coop_matmul) {
@@ -501,7 +507,7 @@ bool ModelGpu::plan_wide_norm() const {
 void ModelGpu::build_sets() {
   DescriptorAllocator& d = *descriptors;
   // Every 4-binding kernel shares one set layout; this one exists whatever the plan.
-  const Kernel& any4 = matrix_kernel(embed_logits.m.type, false, false, embed_logits.shape);
+  const Kernel& any4 = *embed_logits.kernels[0].matvec;
   auto bind = [&](std::vector<VkDescriptorSet>& sets, const BoundMatrix& bm, const BufferSlice& in,
                   const BufferSlice& out) {
     for (const auto& c : bm.m.chunks) {
@@ -509,7 +515,7 @@ void ModelGpu::build_sets() {
       sets.push_back(d.allocate(any4, b));
     }
   };
-  const Kernel& embed = embed_kernel(embed_logits.m.type);
+  const Kernel& embed = *embed_kernel;
   bind(embed_logits.sets, embed_logits, xn, logits);
   bind(embed_logits.token_sets, embed_logits, token_xn.back(), logits);
   for (const auto& c : embed_logits.m.chunks) {
@@ -540,7 +546,7 @@ void ModelGpu::build_sets() {
     // o and down: weights, scales, int8 input, y, then the residual x, norms and their slots.
     auto bind_sums = [&](BoundMatrix& bm, const BufferSlice& in, const BufferSlice& out, const BufferSlice& x,
                          const BufferSlice& slots) {
-      const Kernel& k = sums_kernel(bm);
+      const Kernel& k = *bm.kernels[0].sums;
       for (const auto& c : bm.m.chunks) {
         const BufferSlice b[] = {c.weights, c.scales, in, out, x, norms, slots};
         bm.sums_sets.push_back(d.allocate(k, b));

@@ -6,6 +6,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,10 +38,33 @@ std::vector<float> rope_table(const Gemma3Config& config, int context);
 // Shared memory matvec_staged.comp needs for rows of `cols` weights in this layout.
 uint32_t staged_shared_bytes(const MatvecShape& shape, int64_t cols);
 
+// The kernels one run of a matrix's chunks of one type may take (a mixed stack, DeviceMatrix::mixed,
+// has a run for each part; every other matrix one run of all its chunks), resolved at load from the
+// plan so that recording only reads them. Null: the plan never takes that path for this matrix.
+struct MatrixKernels {
+  DType type = DType::F32;
+  size_t first_chunk = 0, end_chunk = 0;  // the run: chunks [first_chunk, end_chunk) of BoundMatrix::m
+  const Kernel* matvec = nullptr;   // one row: matvec_* (matvec_i8_*) of BoundMatrix::shape
+  MatmulTile tile = kMatmulTile;    // rows x tokens a workgroup of `batched` takes
+  // Batches of more than matvec_max_tokens: matmul_*, matmul_coop_* (..._xh_* on fp16 input,
+  // ModelGpu::half_input) or, where the plan has int8 tiles and the matrix is not mixed, matmul_i8_*.
+  const Kernel* batched = nullptr;
+  const Kernel* staged = nullptr;   // one token: matvec_staged_* of BoundMatrix::staged_shape
+  // One token reading int8 (BoundMatrix::qact_in): matvec_qin_* of qin_shape; early: down's variant
+  // that starts on gate_up's early part (EarlyPart).
+  const Kernel *qin = nullptr, *qin_early = nullptr;
+  // One token with ModelGpu::wide_norm (o, down): matvec_qin_sums_*, and its early variant.
+  const Kernel *sums = nullptr, *sums_early = nullptr;
+  // Steps of several sequences and batches of 2 to matvec_max_tokens: matvec_items_* for passes of
+  // 2, 4, 8 and 16 tokens (items_slot).
+  std::array<const Kernel*, kItemsPasses> items{};
+};
+
 // A matrix and one descriptor set per chunk, for its input and output activations.
 struct BoundMatrix {
   DeviceMatrix m;
   MatvecShape shape;
+  std::vector<MatrixKernels> kernels;  // a run of chunks of one type each, in order
   bool staged = false;      // one token: matvec_staged_* of staged_shape (KernelPlan::staged_for)
   MatvecShape staged_shape;
   bool qact_out = false;    // one token, GLU: writes its output as int8 (..._glu_qout_*)
@@ -142,18 +166,9 @@ struct ModelGpu {
   std::vector<BufferSlice> token_x, token_xn;
   std::vector<VkDescriptorSet> token_embed_gather;
 
-  // Kernels for a weight type. int_dot: batches may take int8 tiles where the plan says so (a
-  // mixed stack's parts never do: they have no rounded input bound). half_x: the tensor-core
-  // tiles on fp16 input (half_input).
-  const Kernel& matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape,
-                              MatmulTile tile = kMatmulTile, bool int_dot = true, bool half_x = false);
   // Batches of bm on tensor cores read their input converted to fp16 (every part on tensor cores).
   bool half_input(const BoundMatrix& bm) const;
-  const Kernel& staged_kernel(const BoundMatrix& bm, bool glu);
-  // early: down's variant that starts on gate_up's early part (EarlyPart).
-  // type: a mixed stack's part (ModelGpu::plan_int8_activations lets q|k|v stacks of int8 types read int8).
-  const Kernel& qin_kernel(const BoundMatrix& bm, bool glu, bool early = false, std::optional<DType> type = {});
-  const Kernel& embed_kernel(DType type);
+  const Kernel* embed_kernel = nullptr;  // embed_* of the embedding's type
   const Kernel *rope_kernel = nullptr, *attention_kernel = nullptr, *decode_attention_kernel = nullptr,
                *add_norm_kernel = nullptr, *split_sum_kernel = nullptr, *argmax_kernel = nullptr;
   // One token, every add_norm consumer reading int8 (layers 1.. q/k/v, gate_up, the output
@@ -168,7 +183,6 @@ struct ModelGpu {
   bool wide_norm = false;
   uint32_t early_part_layers = 0;  // the last one-token recording: layers whose down started early
   uint32_t norm_slots = 0;
-  const Kernel& sums_kernel(const BoundMatrix& bm, bool early = false);
   // One token: where down may start on the first part of gate_up's output (KernelPlan::early_part).
   EarlyPart early_part(const LayerGpu& l) const;
   const Kernel* add_norm_slots_kernel = nullptr;
@@ -194,8 +208,6 @@ struct ModelGpu {
   void set_sequences(int count);
   // Steps of several sequences (built by set_sequences of 2 or more; max_items 0 before).
   StepItems items;
-  // matvec_items_* for a matrix (or a mixed stack's part of `type`), `tokens` a pass.
-  const Kernel& items_kernel(const BoundMatrix& bm, DType type, bool glu, uint32_t tokens);
   // Whether a step of several sequences rounds bm's input once (quantize_i8 into xq, int_dot_sets)
   // for matvec_items_qin_*: where the plan has int8 dots and every part is of an int8 decode type.
   bool items_quantized(const BoundMatrix& bm) const;
@@ -206,6 +218,16 @@ struct ModelGpu {
   void bind_sequence(KvSequence& s, DescriptorAllocator& d);
   void build_items();
   void make_items_kernels(uint32_t max_tokens);  // every matvec_items_* for passes of 2 .. max_tokens
+  // Kernels by name, at load only (MatrixKernels holds what they return). type: a matrix's type, or
+  // a mixed stack's part's. int_dot: batches may take int8 tiles where the plan says so (a mixed
+  // stack's parts never do: they have no rounded input bound). half_x: the tensor-core tiles on
+  // fp16 input (half_input). early: down's variant that starts on gate_up's early part (EarlyPart).
+  const Kernel& matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape,
+                              MatmulTile tile = kMatmulTile, bool int_dot = true, bool half_x = false);
+  const Kernel& staged_kernel(const BoundMatrix& bm, bool glu);
+  const Kernel& qin_kernel(const BoundMatrix& bm, DType type, bool glu, bool early = false);
+  const Kernel& sums_kernel(const BoundMatrix& bm, bool early = false);
+  const Kernel& items_kernel(const BoundMatrix& bm, DType type, bool glu, uint32_t tokens);
   // fn(bm, glu) for the output projection, then each layer's q|k|v, o, gate|up (GLU) and down.
   template <class Fn>
   void for_each_matrix(Fn&& fn) {
