@@ -102,7 +102,7 @@ class VulkanBackend final : public Backend {
         {"decode_tokens", double(decode_tokens_)},
         {"allocations_after_load", double(now.memory_allocations + now.buffers_created - after_load_.memory_allocations -
                                           after_load_.buffers_created)},
-        {"weight_bytes", double(model_->weight_bytes)},
+        {"weight_bytes", double(model_->weights.bytes)},
         {"kv_cache_bytes", double(kv_cache_bytes())},
         {"sequences", double(model_->sequences.size())},
         {"sequence_steps", double(sequence_steps_)},  // forward_sequences() recordings of 2 or more items
@@ -111,7 +111,7 @@ class VulkanBackend final : public Backend {
         {"dispatches_last_call", double(last_dispatches_)},
         {"stage_flags", stage_flags_ ? 1.0 : 0.0},
         {"stage_flag_fallbacks", double(stage_flag_fallbacks_)},
-        {"wide_norm", model_->wide_norm ? 1.0 : 0.0},
+        {"wide_norm", model_->kernels.wide_norm ? 1.0 : 0.0},
         {"early_part_layers", double(model_->early_part_layers)},
     };
   }
