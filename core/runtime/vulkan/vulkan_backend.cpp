@@ -98,6 +98,8 @@ class VulkanBackend final : public Backend {
         {"allocations_during_decode", double(decode_.memory_allocations + decode_.buffers_created)},
         {"descriptor_set_allocations_during_decode", double(decode_.descriptor_sets_allocated)},
         {"pipeline_creations_during_decode", double(decode_.pipelines_created)},
+        // Kernels by name since load: only soft tokens' first batch and set_sequences of 2 or more.
+        {"pipeline_lookups_after_load", double(now.pipeline_lookups - after_load_.pipeline_lookups)},
         {"submits_per_token", decode_tokens_ ? double(decode_.submits) / tokens : 0.0},
         {"decode_tokens", double(decode_tokens_)},
         {"allocations_after_load", double(now.memory_allocations + now.buffers_created - after_load_.memory_allocations -
