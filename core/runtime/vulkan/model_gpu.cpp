@@ -112,6 +112,9 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release
     l.down.m = &lw.down;
     l.global = c.is_global(i);
   }
+
+  // The context's state: the RoPE table, the KV cache, activations (one staging buffer for what
+  // they start with).
   Uploader up(device, 64 * kMiB);
 
   auto state = [&](uint64_t bytes, const char* what) {
