@@ -40,7 +40,8 @@ class VulkanModelBehaviour : public QObject {
     QTest::newRow("nvidia plan") << QString("nvidia");  // stage flags
   }
 
-  // Decoding allocates nothing, builds no pipeline or descriptor set, and submits once a token.
+  // Decoding allocates nothing, builds no pipeline or descriptor set, and submits once a token; a
+  // batch and the decode steps after it record kernels resolved at load, none looked up by name.
   void decode_is_allocation_free() {
     QFETCH(QString, family);
     auto w = load_fixture("tiny-gemma3-b", DType::Q8_0);
@@ -57,6 +58,7 @@ class VulkanModelBehaviour : public QObject {
     QCOMPARE(counter(*b, "allocations_during_decode"), 0.0);
     QCOMPARE(counter(*b, "descriptor_set_allocations_during_decode"), 0.0);
     QCOMPARE(counter(*b, "pipeline_creations_during_decode"), 0.0);
+    QCOMPARE(counter(*b, "pipeline_lookups_after_load"), 0.0);
     QCOMPARE(counter(*b, "submits_per_token"), 1.0);
   }
 

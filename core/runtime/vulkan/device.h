@@ -21,6 +21,7 @@ struct Counters {
   uint64_t buffers_created = 0;           // vkCreateBuffer
   uint64_t descriptor_sets_allocated = 0; // sets handed out by vkAllocateDescriptorSets
   uint64_t pipelines_created = 0;         // vkCreateComputePipelines
+  uint64_t pipeline_lookups = 0;          // PipelineLibrary::get by name: at load (never while recording)
   uint64_t submits = 0;                   // vkQueueSubmit
 };
 

@@ -20,36 +20,39 @@ class Recorder {
     // one-token kernel without staging sums it.
     const bool batched = n > m_.plan.matvec_max_tokens;
     if (!items_.empty() || (n > 1 && !batched)) return items_matrix(bm, glu, n, x_offset, x_stride, y_stride, op, layer);
-    if (bm.m.mixed()) return mixed_matrix(bm, glu, n, batched, x_offset, x_stride, y_stride, op, layer);
-    const MatmulTile tile = batched ? m_.plan.matmul_tile(bm.m.type) : kMatmulTile;
+    if (bm.m->mixed()) return mixed_matrix(bm, glu, n, batched, x_offset, x_stride, y_stride, op, layer);
+    const MatrixKernels& ks = bm.kernels[0];  // not mixed: one run
+    const MatmulTile tile = batched ? ks.tile : kMatmulTile;
     // One token: a matrix whose producer rounds its input to int8 reads it so (matvec_qin_*),
     // whichever kernel it would take otherwise. A batch's last row of logits is n == 1 too, but
     // reads the batch's fp32 buffers.
     const bool one = n == 1 && one_token_;
-    // One token with ModelGpu::wide_norm, o and down also gather the sums of the add_norm after
+    // One token with ModelKernels::wide_norm, o and down also gather the sums of the add_norm after
     // them (norm_after: its w_post).
-    const bool sums = one && norm_after && m_.wide_norm;
+    const bool sums = one && norm_after && m_.kernels.wide_norm;
     const bool qin = one && bm.qact_in, staged = one && bm.staged && !qin;
     const bool early = qin && !glu && part.groups > 0;  // down, on gate_up's early part
     const bool half = batched && tile == kCoopTile && m_.half_input(bm);  // tensor cores: fp16 input
-    const Kernel& k = sums     ? m_.sums_kernel(bm, early)
-                      : qin    ? m_.qin_kernel(bm, glu, early)
-                      : staged ? m_.staged_kernel(bm, glu)
-                               : m_.matrix_kernel(bm.m.type, glu, batched, bm.shape, tile, true, half);
+    const Kernel& k = need(sums     ? early ? ks.sums_early : ks.sums
+                           : qin    ? early ? ks.qin_early : ks.qin
+                           : staged ? ks.staged
+                           : batched ? ks.batched
+                                     : ks.matvec,
+                           op);
     MatrixCall call{glu, batched, n, x_offset, x_stride, y_stride, tile};
     if (sums) call.norm_post = *norm_after;
     if (qin) {
       call.part_groups = part.groups;
       call.part_blocks = part.blocks;
     }
-    const bool int_dot = batched && m_.plan.int_dot_for(bm.m.type);  // int8 tiles: round the input first
+    const bool int_dot = batched && m_.plan.int_dot_for(bm.m->type);  // int8 tiles: round the input first
     if (int_dot)
-      record_quantize(seq_, *m_.quantize_kernel, bm.quantize_set, n, uint32_t(bm.m.cols / kBlockSize), x_offset,
+      record_quantize(seq_, *m_.kernels.quantize, bm.quantize_set, n, uint32_t(bm.m->cols / kBlockSize), x_offset,
                       x_stride, layer);
     if (half) {
       convert_input(bm, n, x_offset, x_stride, layer);
       call.x_offset = 0;
-      call.x_stride = uint32_t(bm.m.cols);
+      call.x_stride = uint32_t(bm.m->cols);
     }
     const std::vector<VkDescriptorSet>& sets = int_dot ? bm.int_dot_sets
                                                : half  ? bm.half_sets
@@ -58,10 +61,10 @@ class Recorder {
                                                        : bm.sets;
     const MatvecShape& shape = qin ? bm.qin_shape : staged ? bm.staged_shape : bm.shape;
     if (batched && tile == kCoopTile && !glu && bm.split_output) {
-      call.splits = m_.plan.coop_splits(bm.m.rows, n, m_.coop_slices);
-      call.split_sum = m_.split_sum_kernel;
+      call.splits = m_.plan.coop_splits(bm.m->rows, n, m_.coop_slices);
+      call.split_sum = m_.kernels.split_sum;
     }
-    record_matrix(seq_, k, bm.m, sets, call, shape, m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
+    record_matrix(seq_, k, *bm.m, sets, call, shape, m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
   }
 
   // A stack whose parts differ in type (upload_stacked; never staged): each run of chunks of one
@@ -74,33 +77,36 @@ class Recorder {
     if (half) {  // every part on tensor cores: one conversion for all
       convert_input(bm, n, x_offset, x_stride, layer);
       call.x_offset = 0;
-      call.x_stride = uint32_t(bm.m.cols);
+      call.x_stride = uint32_t(bm.m->cols);
     }
     const std::vector<VkDescriptorSet>& sets = half ? bm.half_sets : one ? bm.token_sets : bm.sets;
     const MatvecShape& shape = qin ? bm.qin_shape : bm.shape;
-    for_each_type_run(bm, [&](const DeviceMatrix& part, size_t begin, size_t end) {
-      const MatmulTile tile = batched ? m_.plan.matmul_tile(part.type) : kMatmulTile;
-      const Kernel& k = qin ? m_.qin_kernel(bm, glu, false, part.type)
-                            : m_.matrix_kernel(part.type, glu, batched, bm.shape, tile, /*int_dot=*/false, half);
+    for_each_type_run(bm, [&](const DeviceMatrix& part, const MatrixKernels& ks) {
+      const MatmulTile tile = batched ? ks.tile : kMatmulTile;
+      const Kernel& k = need(qin ? ks.qin : batched ? ks.batched : ks.matvec, op);
       call.tile = tile;
-      record_matrix(seq_, k, part, std::span(sets).subspan(begin, end - begin), call, shape,
+      record_matrix(seq_, k, part, std::span(sets).subspan(ks.first_chunk, ks.end_chunk - ks.first_chunk), call, shape,
                     m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
     });
   }
 
   // Each run of bm's chunks of one type (a mixed stack's parts) as a matrix of its own:
-  // fn(part, first chunk, past the last).
+  // fn(part, the run's kernels).
   template <class Fn>
   static void for_each_type_run(const BoundMatrix& bm, Fn&& fn) {
-    for (size_t begin = 0; begin < bm.m.chunks.size();) {
-      DeviceMatrix part = bm.m;
-      part.type = bm.m.chunks[begin].type;
-      size_t end = begin;
-      while (end < bm.m.chunks.size() && bm.m.chunks[end].type == part.type) ++end;
-      part.chunks.assign(bm.m.chunks.begin() + begin, bm.m.chunks.begin() + end);
-      fn(part, begin, end);
-      begin = end;
+    for (const MatrixKernels& ks : bm.kernels) {
+      DeviceMatrix part = *bm.m;
+      part.type = ks.type;
+      part.chunks.assign(bm.m->chunks.begin() + ptrdiff_t(ks.first_chunk), bm.m->chunks.begin() + ptrdiff_t(ks.end_chunk));
+      fn(part, ks);
     }
+  }
+
+  // A kernel the load resolved for this path; null would mean the plan at load and the recording
+  // disagree.
+  static const Kernel& need(const Kernel* k, const char* op) {
+    if (!k) throw Error(std::string("Vulkan: no kernel resolved at load for ") + op + " (internal error)");
+    return *k;
   }
 
   // A step of several sequences: the n rows of the batch buffers through matvec_items_*, each run
@@ -112,21 +118,21 @@ class Recorder {
     const MatrixCall call{glu, false, n, x_offset, x_stride, y_stride};
     const bool quantized = m_.items_quantized(bm);  // the input rounded to int8 once, for every part
     if (quantized)
-      record_quantize(seq_, *m_.quantize_kernel, bm.quantize_set, n, uint32_t(bm.m.cols / kBlockSize), x_offset,
+      record_quantize(seq_, *m_.kernels.quantize, bm.quantize_set, n, uint32_t(bm.m->cols / kBlockSize), x_offset,
                       x_stride, layer);
     const std::vector<VkDescriptorSet>& sets = quantized ? bm.int_dot_sets : bm.sets;
-    for_each_type_run(bm, [&](const DeviceMatrix& part, size_t begin, size_t end) {
-      record_matrix(seq_, m_.items_kernel(bm, part.type, glu, tokens), part,
-                    std::span(sets).subspan(begin, end - begin), call, shape,
+    for_each_type_run(bm, [&](const DeviceMatrix& part, const MatrixKernels& ks) {
+      record_matrix(seq_, need(ks.items[items_slot(tokens)], op), part,
+                    std::span(sets).subspan(ks.first_chunk, ks.end_chunk - ks.first_chunk), call, shape,
                     m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
     });
   }
 
   // bm's input (n tokens from x_offset, x_stride floats apart) into ModelGpu::xh in fp16.
   void convert_input(const BoundMatrix& bm, int n, uint32_t x_offset, uint32_t x_stride, int layer) {
-    const uint32_t nb = uint32_t(bm.m.cols / kBlockSize);
+    const uint32_t nb = uint32_t(bm.m->cols / kBlockSize);
     const QuantizePush p{uint32_t(n), nb, x_offset, x_stride};
-    seq_.dispatch(*m_.convert_kernel, bm.convert_set, &p, sizeof p, (nb + 63) / 64, uint32_t(n), 1, "convert_f16",
+    seq_.dispatch(*m_.kernels.convert, bm.convert_set, &p, sizeof p, (nb + 63) / 64, uint32_t(n), 1, "convert_f16",
                   layer);  // 64 blocks a workgroup
     seq_.barrier();
   }
@@ -134,16 +140,16 @@ class Recorder {
   // which: 0 after attention, 1 after the MLP (one token: each has its own buffers).
   void add_norm(int n, uint32_t post, uint32_t pre, int layer, int which) {
     AddNormPush p{uint32_t(c_.hidden_size), post, pre, c_.rms_norm_eps};
-    const Kernel* k = m_.add_norm_kernel;
+    const Kernel* k = m_.kernels.add_norm;
     VkDescriptorSet set = m_.add_norm_set;
     uint32_t groups = uint32_t(n);  // a workgroup a token
-    if (one_token_ && m_.wide_norm) {  // the sums are in o's or down's slots: a vec4 an invocation
+    if (one_token_ && m_.kernels.wide_norm) {  // the sums are in o's or down's slots: a vec4 an invocation
       p.slot_count = m_.norm_slots;
-      k = m_.add_norm_slots_kernel;
+      k = m_.kernels.add_norm_slots;
       set = m_.layers[layer].token_wide_norm_sets[which];
       groups = (uint32_t(c_.hidden_size) / 4 + m_.plan.wide_norm_wg - 1) / m_.plan.wide_norm_wg;
     } else if (one_token_) {
-      if (m_.add_norm_qout_kernel) k = m_.add_norm_qout_kernel;
+      if (m_.kernels.add_norm_qout) k = m_.kernels.add_norm_qout;
       set = m_.layers[layer].token_add_norm_sets[which];
     }
     seq_.dispatch(*k, set, &p, sizeof p, groups, 1, 1, "add_norm", layer);
@@ -151,18 +157,19 @@ class Recorder {
   }
 
   void embed(int n) {
-    const auto& em = m_.embed_logits.m;
-    const Kernel& k = m_.embed_kernel(em.type);
+    const DeviceMatrix& em = m_.weights.embed;
+    const Kernel& k = *m_.kernels.embed;
+    const uint32_t norm = m_.weights.layers[0].input_norm;
     for (size_t i = 0; i < em.chunks.size(); ++i) {
       EmbedPush p{uint32_t(n), uint32_t(c_.hidden_size), uint32_t(em.cols / 32), uint32_t(em.chunks[i].row_begin),
-                  uint32_t(em.chunks[i].rows), m_.layers[0].input_norm, std::sqrt(float(c_.hidden_size)), c_.rms_norm_eps};
+                  uint32_t(em.chunks[i].rows), norm, std::sqrt(float(c_.hidden_size)), c_.rms_norm_eps};
       seq_.dispatch(k, one_token_ ? m_.token_embed_gather[i] : m_.embed_gather[i], &p, sizeof p, uint32_t(n), 1, 1,
                     "embedding", -1);
     }
     // Soft tokens: embed.comp skipped them (id -1), so their rows go in before the same barrier.
     for (const BatchSpan& s : spans_) {
       const ModelGpu::SoftTokens& st = m_.soft_tokens();
-      const SoftEmbedPush p{uint32_t(s.first), uint32_t(c_.hidden_size), m_.layers[0].input_norm, c_.rms_norm_eps};
+      const SoftEmbedPush p{uint32_t(s.first), uint32_t(c_.hidden_size), norm, c_.rms_norm_eps};
       seq_.dispatch(*st.embed, n == 1 ? st.token_embed_set : st.embed_set, &p, sizeof p, uint32_t(s.count), 1, 1,
                     "embedding", -1);
     }
@@ -176,46 +183,47 @@ class Recorder {
     const float scale = 1.0f / std::sqrt(c_.query_pre_attn_scalar);
     if (n == 1) {
       // One dispatch: norm + RoPE, the cache write and the merge of key splits happen inside.
-      const DecodeAttentionPush p = decode_push(l, pos);
-      seq_.dispatch(*m_.decode_attention_kernel, m_.kv(sequence_, layer).decode_attention_set, &p, sizeof p,
+      const DecodeAttentionPush p = decode_push(l, layer, pos);
+      seq_.dispatch(*m_.kernels.decode_attention, m_.kv(sequence_, layer).decode_attention_set, &p, sizeof p,
                     heads * p.splits, 1, 1, "attention", layer);
       seq_.barrier();
       return;
     }
     // Batches: every token's keys must be in the cache before any query reads them.
     const uint32_t qkv_stride = (heads + 2 * kvh) * hd;
-    RopePush rp{uint32_t(pos), heads, kvh, hd, qkv_stride, uint32_t(l.cache_slots), l.q_norm, l.k_norm, rope_offset,
+    const LayerWeightsGpu& w = m_.weights.layers[size_t(layer)];
+    RopePush rp{uint32_t(pos), heads, kvh, hd, qkv_stride, uint32_t(l.cache_slots), w.q_norm, w.k_norm, rope_offset,
                 c_.rms_norm_eps};
     const LayerKv& kv = m_.kv(sequence_, layer);
-    seq_.dispatch(*m_.rope_kernel, kv.rope_set, &rp, sizeof rp, uint32_t(n) * (heads + kvh), 1, 1, "qk_norm_rope", layer);
+    seq_.dispatch(*m_.kernels.rope, kv.rope_set, &rp, sizeof rp, uint32_t(n) * (heads + kvh), 1, 1, "qk_norm_rope", layer);
     seq_.barrier();
     AttentionPush ap{uint32_t(pos), heads, kvh, hd, qkv_stride, heads * hd, uint32_t(l.cache_slots), window, scale,
                      c_.attn_logit_softcapping, uint32_t(n)};
-    // attention_prefill: a workgroup a block of queries of one head; attention.comp: one a query.
-    const uint32_t qb = std::max(1u, m_.attention_queries());
-    const uint32_t query_groups = (uint32_t(n) + qb - 1) / qb;
+    // attention_prefill(_coop): a workgroup a block of queries of one head; attention.comp: one a query.
+    auto groups = [&](uint32_t queries) { return (uint32_t(n) + std::max(1u, queries) - 1) / std::max(1u, queries) * heads; };
     if (spans_.empty()) {
-      seq_.dispatch(*m_.attention_kernel, kv.attention_set, &ap, sizeof ap, query_groups * heads, 1, 1, "attention",
-                    layer);
-    } else {  // the variant that widens the key ranges of queries inside spans (same bindings)
+      seq_.dispatch(*m_.kernels.attention, kv.attention_set, &ap, sizeof ap, groups(m_.kernels.attention_queries), 1, 1,
+                    "attention", layer);
+    } else {  // the tiles' variant that widens the key ranges of queries inside spans (same bindings)
       AttentionSpansPush sp{ap, uint32_t(spans_.size())};
       for (size_t i = 0; i < spans_.size(); ++i) {
         sp.spans[i][0] = uint32_t(pos + spans_[i].first);
         sp.spans[i][1] = uint32_t(pos + spans_[i].first + spans_[i].count);
       }
-      seq_.dispatch(*m_.soft_tokens().attention, kv.attention_set, &sp, sizeof sp, query_groups * heads, 1, 1,
-                    "attention", layer);
+      seq_.dispatch(*m_.soft_tokens().attention, kv.attention_set, &sp, sizeof sp,
+                    groups(m_.plan.prefill_attention_queries), 1, 1, "attention", layer);
     }
     seq_.barrier();
   }
 
   // attention_decode's push constants for one token of layer l at pos.
-  DecodeAttentionPush decode_push(const LayerGpu& l, int pos) const {
+  DecodeAttentionPush decode_push(const LayerGpu& l, int layer, int pos) const {
+    const LayerWeightsGpu& w = m_.weights.layers[size_t(layer)];
     const uint32_t window = l.global ? 0u : uint32_t(c_.sliding_window);
     const uint32_t keys = uint32_t(pos) + 1 - (window && uint32_t(pos) + 1 > window ? uint32_t(pos) + 1 - window : 0);
     const AttentionSplit split = decode_attention_split(keys, m_.plan);
     return {uint32_t(pos), uint32_t(c_.num_heads), uint32_t(c_.num_kv_heads), uint32_t(c_.head_dim),
-            uint32_t(l.cache_slots), window, split.splits, split.keys_per_split, l.q_norm, l.k_norm,
+            uint32_t(l.cache_slots), window, split.splits, split.keys_per_split, w.q_norm, w.k_norm,
             l.global ? m_.rope_global : m_.rope_local, 1.0f / std::sqrt(c_.query_pre_attn_scalar),
             c_.attn_logit_softcapping, c_.rms_norm_eps};
   }
@@ -227,7 +235,7 @@ class Recorder {
     const uint32_t heads = c_.num_heads, hd = c_.head_dim, qkv_stride = (heads + 2 * c_.num_kv_heads) * hd;
     for (size_t i = 0; i < items_.size(); ++i) {
       const uint32_t item = uint32_t(i);
-      const DecodeAttentionItemsPush p{decode_push(l, items_[i].pos), item * qkv_stride, item * heads * hd,
+      const DecodeAttentionItemsPush p{decode_push(l, layer, items_[i].pos), item * qkv_stride, item * heads * hd,
                                        item * m_.items.partial_floats, item * heads};
       seq_.dispatch(*m_.items.attention, m_.kv(items_[i].sequence, layer).items_attention_set, &p, sizeof p,
                     heads * p.base.splits, 1, 1, "attention", layer);
@@ -246,14 +254,15 @@ class Recorder {
     embed(n);
     for (int i = 0; i < c_.num_layers; ++i) {
       LayerGpu& l = m_.layers[i];
+      const LayerWeightsGpu& w = m_.weights.layers[size_t(i)];
       matrix(l.qkv, false, n, 0, hidden, qkv_stride, "qkv_proj", i);
       items_attention(l, i);
       matrix(l.o, false, n, 0, q_dim, hidden, "o_proj", i);
-      add_norm(n, l.post_attn_norm, l.pre_ffn_norm, i, 0);
+      add_norm(n, w.post_attn_norm, w.pre_ffn_norm, i, 0);
       matrix(l.gate_up, true, n, 0, hidden, ffn, "gate_up_gelu", i);
       matrix(l.down, false, n, 0, ffn, hidden, "down_proj", i);
-      const uint32_t next = i + 1 < c_.num_layers ? m_.layers[i + 1].input_norm : m_.final_norm;
-      add_norm(n, l.post_ffn_norm, next, i, 1);
+      const uint32_t next = i + 1 < c_.num_layers ? m_.weights.layers[size_t(i) + 1].input_norm : m_.weights.final_norm;
+      add_norm(n, w.post_ffn_norm, next, i, 1);
     }
     logits(0, n);
   }
@@ -263,10 +272,10 @@ class Recorder {
   void argmax(int last) {
     const uint32_t vocab = uint32_t(c_.vocab_size), groups = m_.argmax_groups;
     const ArgmaxPush reduce_row{vocab, (vocab + groups - 1) / groups, 0};
-    seq_.dispatch(*m_.argmax_kernel, m_.argmax_set, &reduce_row, sizeof reduce_row, groups, 1, 1, "argmax", -1);
+    seq_.dispatch(*m_.kernels.argmax, m_.argmax_set, &reduce_row, sizeof reduce_row, groups, 1, 1, "argmax", -1);
     seq_.barrier();
     const ArgmaxPush reduce_groups{groups, 0, 1, uint32_t(last) % 2};
-    seq_.dispatch(*m_.argmax_kernel, m_.argmax_set, &reduce_groups, sizeof reduce_groups, 1, 1, 1, "argmax", -1);
+    seq_.dispatch(*m_.kernels.argmax, m_.argmax_set, &reduce_groups, sizeof reduce_groups, 1, 1, 1, "argmax", -1);
     seq_.barrier();
     seq_.barrier_to_host();
   }
@@ -283,18 +292,19 @@ class Recorder {
     embed(n);
     for (int i = 0; i < c_.num_layers; ++i) {
       LayerGpu& l = m_.layers[i];
+      const LayerWeightsGpu& w = m_.weights.layers[size_t(i)];
       matrix(l.qkv, false, n, 0, hidden, qkv_stride, "qkv_proj", i);
       attention(l, n, pos, i);
-      matrix(l.o, false, n, 0, q_dim, hidden, "o_proj", i, l.post_attn_norm);
-      add_norm(n, l.post_attn_norm, l.pre_ffn_norm, i, 0);
+      matrix(l.o, false, n, 0, q_dim, hidden, "o_proj", i, w.post_attn_norm);
+      add_norm(n, w.post_attn_norm, w.pre_ffn_norm, i, 0);
       // One token: down starts on the first part of gate_up's output while gate_up's last
       // workgroups still run (KernelPlan::early_part).
       const EarlyPart part = one_token_ ? m_.early_part(l) : EarlyPart{};
       if (part.groups) ++m_.early_part_layers;
       matrix(l.gate_up, true, n, 0, hidden, ffn, "gate_up_gelu", i, std::nullopt, part);
-      matrix(l.down, false, n, 0, ffn, hidden, "down_proj", i, l.post_ffn_norm, part);
-      const uint32_t next = i + 1 < c_.num_layers ? m_.layers[i + 1].input_norm : m_.final_norm;
-      add_norm(n, l.post_ffn_norm, next, i, 1);
+      matrix(l.down, false, n, 0, ffn, hidden, "down_proj", i, w.post_ffn_norm, part);
+      const uint32_t next = i + 1 < c_.num_layers ? m_.weights.layers[size_t(i) + 1].input_norm : m_.weights.final_norm;
+      add_norm(n, w.post_ffn_norm, next, i, 1);
     }
     // xn now holds final_norm(x) for every token.
     if (out == ForwardOutput::Normed) return;
@@ -395,20 +405,20 @@ void record_logits(ModelGpu& model, CommandSequence& seq, int first, int rows) {
 
 uint32_t max_dispatches_per_forward(const ModelGpu& model) {
   uint32_t per_layer = 4;  // the four matrices' chunks
-  for (const LayerGpu& l : model.layers) {
-    per_layer = std::max<uint32_t>(per_layer, uint32_t(l.qkv.m.chunks.size() + l.o.m.chunks.size() +
-                                                       l.gate_up.m.chunks.size() + l.down.m.chunks.size()));
+  for (const LayerWeightsGpu& l : model.weights.layers) {
+    per_layer = std::max<uint32_t>(per_layer, uint32_t(l.qkv.chunks.size() + l.o.chunks.size() +
+                                                       l.gate_up.chunks.size() + l.down.chunks.size()));
   }
   // + qk_norm_rope and attention (batches; decode has only the fused attention) + add_norm x2
   // + split_sum after o and down (or, with int8 tiles, quantize_i8 before each of the four matrices
   // and the logits); after the layers, argmax's two passes.
   // (With fp16 tensor-core input, convert_f16 likewise.)
-  const uint32_t quantize = model.quantize_kernel || model.convert_kernel ? 4 : 0;
+  const uint32_t quantize = model.kernels.quantize || model.kernels.convert ? 4 : 0;
   // A step of several sequences: an attention an item instead of two.
   const uint32_t items = uint32_t(std::max(0, kMaxStepItems - 2));
   // Soft tokens: a soft_embed a span.
-  return uint32_t(model.layers.size()) * (per_layer + 6 + quantize + items) + 2 * uint32_t(model.embed_logits.m.chunks.size()) +
-         6 + quantize / 4 + kMaxAttentionSpans;
+  return uint32_t(model.layers.size()) * (per_layer + 6 + quantize + items) +
+         2 * uint32_t(model.weights.embed.chunks.size()) + 6 + quantize / 4 + kMaxAttentionSpans;
 }
 
 }  // namespace kiln::vk

@@ -18,7 +18,7 @@ struct MatrixCall {
   // its own slice of y (which must hold splits x n x y_stride floats), then split_sum adds them.
   uint32_t splits = 1;
   const Kernel* split_sum = nullptr;
-  uint32_t norm_post = 0;  // gathering the add_norm's sums (ModelGpu::sums_kernel): its w_post
+  uint32_t norm_post = 0;  // gathering the add_norm's sums (MatrixKernels::sums): its w_post
   // One token with stage flags (matvec_qin_*, one chunk): gate_up's first part_groups workgroups
   // are an early part, and down reads its blocks below part_blocks once that part is done
   // (KernelPlan::early_part). Set on both calls; 0: none.

@@ -165,7 +165,7 @@ struct KernelPlan {
   uint32_t norm_wg = 256;
   uint32_t rope_wg = 64;
   // One token: the add_norm spread over many workgroups, its sums gathered by the matrix before
-  // (ModelGpu::wide_norm; wide_norm=0|1). wide_norm_wg: invocations a workgroup (wide_norm_wg=N;
+  // (ModelKernels::wide_norm; wide_norm=0|1). wide_norm_wg: invocations a workgroup (wide_norm_wg=N;
   // H100, 27B Q4_0: 110.0-110.8 tok/s against 110.2, 109.1 and 108.3 for 256, 64 and 32).
   bool wide_norm = false;
   uint32_t wide_norm_wg = 128;

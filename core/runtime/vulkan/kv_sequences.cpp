@@ -36,16 +36,16 @@ void ModelGpu::bind_sequence(KvSequence& s, DescriptorAllocator& d) {
     LayerKv& kv = s.layers[i];
     const LayerGpu::TokenBuffers& t = layers[i].token;
     if (kv.rope_set == VK_NULL_HANDLE) {
-      const BufferSlice r[] = {qkv, norms, rope, kv.k, kv.v};
-      kv.rope_set = d.allocate(*rope_kernel, r);
+      const BufferSlice r[] = {qkv, weights.norms, rope, kv.k, kv.v};
+      kv.rope_set = d.allocate(*kernels.rope, r);
       const BufferSlice a[] = {qkv, kv.k, kv.v, att};
-      kv.attention_set = d.allocate(*attention_kernel, a);
+      kv.attention_set = d.allocate(*kernels.attention, a);
       // One token: the layer's own buffers (LayerGpu::token); the cache again for the newest slot.
-      const BufferSlice da[] = {t.qkv, kv.k, kv.v, t.att, partials, split_arrivals, norms, rope, kv.k, kv.v};
-      kv.decode_attention_set = d.allocate(*decode_attention_kernel, da);
+      const BufferSlice da[] = {t.qkv, kv.k, kv.v, t.att, partials, split_arrivals, weights.norms, rope, kv.k, kv.v};
+      kv.decode_attention_set = d.allocate(*kernels.decode_attention, da);
     }
     if (items.attention && kv.items_attention_set == VK_NULL_HANDLE) {  // a step's batch buffers
-      const BufferSlice ia[] = {qkv, kv.k, kv.v, att, items.partials, items.arrivals, norms, rope, kv.k, kv.v};
+      const BufferSlice ia[] = {qkv, kv.k, kv.v, att, items.partials, items.arrivals, weights.norms, rope, kv.k, kv.v};
       kv.items_attention_set = d.allocate(*items.attention, ia);
     }
   }
@@ -59,7 +59,7 @@ void ModelGpu::build_items() {
   StepItems s;
   s.max_items = std::min({kMaxStepItems, int(plan.max_step_items), logit_rows, max_batch});
   if (s.max_items < 2) return;  // the device's bindings hold one row: steps of one item
-  s.attention = &pipelines->get(std::string("attention_decode_items_kv_") + (kv_f16 ? "f16" : "f32"), 10,
+  s.attention = &kernels.pipelines->get(std::string("attention_decode_items_kv_") + (kv_f16 ? "f16" : "f32"), 10,
                                 {plan.attention_wg});
   s.partial_floats = plan.max_attention_splits * uint32_t(c.num_heads) * uint32_t(c.head_dim + 2);
   const uint64_t partial_bytes = uint64_t(s.max_items) * s.partial_floats * 4;
@@ -77,14 +77,7 @@ void ModelGpu::build_items() {
   }
   items = s;
   make_items_kernels(items_tokens(items.max_items));
-  pipelines->save_cache();
-}
-
-void ModelGpu::make_items_kernels(uint32_t max_tokens) {
-  for_each_matrix([&](const BoundMatrix& bm, bool glu) {
-    for (uint32_t tokens = 2; tokens <= max_tokens; tokens *= 2)
-      for (const DeviceMatrix::Chunk& ch : bm.m.chunks) items_kernel(bm, ch.type, glu, tokens);
-  });
+  kernels.pipelines->save_cache();
 }
 
 void ModelGpu::set_sequences(int count) {
@@ -95,7 +88,7 @@ void ModelGpu::set_sequences(int count) {
     // which other programs use; a CPU implementation's is only that (lavapipe reports a heap of
     // 2 GiB and allocates past it from RAM).
     const uint64_t more = kv_bytes * uint64_t(count - have);
-    uint64_t held = weight_arena->bytes_allocated() + state_arena->bytes_allocated() +
+    uint64_t held = weights.arena->bytes_allocated() + state_arena->bytes_allocated() +
                     upload_arena->bytes_allocated() + readback_arena->bytes_allocated();
     for (const auto& s : sequences)
       if (s->arena) held += s->arena->bytes_allocated();

@@ -24,6 +24,9 @@ namespace kiln::vk {
 // matvec_items_* handles a pass (its TOKENS constant) for a step of n items: 2, 4, 8 or 16.
 constexpr int kMaxStepItems = 16;
 inline uint32_t items_tokens(int n) { return n <= 2 ? 2u : n <= 4 ? 4u : n <= 8 ? 8u : 16u; }
+// Where a pass of `tokens` (items_tokens) keeps its matvec_items_* kernel (MatrixKernels::items).
+constexpr size_t kItemsPasses = 4;
+inline size_t items_slot(uint32_t tokens) { return tokens <= 2 ? 0 : tokens <= 4 ? 1 : tokens <= 8 ? 2 : 3; }
 
 // One layer of one sequence's cache, and the sets binding it (batches: rope_set, attention_set;
 // one token: decode_attention_set; several sequences' step: items_attention_set).

@@ -6,75 +6,12 @@
 #include <string>
 
 #include "kiln/types.h"
-#include "quant/convert.h"
-#include "runtime/vulkan/kquant_layout.h"
 #include "runtime/vulkan/push_constants.h"
 
 namespace kiln::vk {
 namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
-
-const char* type_suffix(DType t) {
-  switch (t) {
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::Q8_0: return "q8_0";
-    case DType::Q4_0: return "q4_0";
-    case DType::Q5_0: return "q5_0";  // GGUF's other 32-weight formats, read as the K-quants are
-    case DType::Q4_1: return "q4_1";
-    case DType::Q5_1: return "q5_1";
-    case DType::IQ4_NL: return "iq4_nl";
-    case DType::Q4_K: return "q4_k";  // GGUF's K-quants, held as stored (kquant_layout.h)
-    case DType::Q5_K: return "q5_k";
-    case DType::Q6_K: return "q6_k";
-    case DType::Q3_K: return "q3_k";
-    case DType::Q2_K: return "q2_k";
-    case DType::IQ4_XS: return "iq4_xs";  // a super-block format read as the K-quants are
-    default: throw Error(std::string("Vulkan: weights in ") + to_string(t) + " are not supported on the GPU");
-  }
-}
-
-// Norm vectors packed into one buffer, each starting at a multiple of 4 floats (vec4 loads).
-struct NormPacker {
-  std::vector<float> data;
-  uint32_t add(const std::vector<float>& v) {
-    const uint32_t at = uint32_t(data.size());
-    data.insert(data.end(), v.begin(), v.end());
-    data.resize((data.size() + 3) / 4 * 4, 0.0f);
-    return at;
-  }
-};
-
-// gate and up interleave row by row into one GLU matrix, so they must share a type. Where a file
-// mixes them (no llama.cpp preset does for Gemma 3; a hand-made mix might), both are converted to
-// Q8_0 here, whose rounding is about a tenth of any K-quant's.
-struct GluPair {
-  const Matrix &gate, &up;
-  DType type;
-  std::vector<uint8_t> gate_q8, up_q8;  // [rows][row_bytes(Q8_0, cols)] when converted
-  GluPair(const Matrix& g, const Matrix& u) : gate(g), up(u), type(g.type) {
-    if (g.type == u.type) return;
-    type = DType::Q8_0;
-    gate_q8 = to_q8_0(g);
-    up_q8 = to_q8_0(u);
-  }
-  const uint8_t* row(int64_t r) const {  // row r of [gate0, up0, gate1, ...]
-    const Matrix& m = r % 2 == 0 ? gate : up;
-    if (type == m.type) return m.row(r / 2);
-    return (r % 2 == 0 ? gate_q8 : up_q8).data() + (r / 2) * row_bytes(DType::Q8_0, m.cols);
-  }
-  static std::vector<uint8_t> to_q8_0(const Matrix& m) {
-    const size_t out_row = row_bytes(DType::Q8_0, m.cols);
-    std::vector<uint8_t> out(size_t(m.rows) * out_row);
-    std::vector<float> tmp(size_t(m.cols));
-    for (int64_t r = 0; r < m.rows; ++r) {
-      dequantize_row(m.type, m.row(r), m.cols, tmp.data());
-      quantize_row(DType::Q8_0, tmp.data(), m.cols, out.data() + r * out_row);
-    }
-    return out;
-  }
-};
 
 }  // namespace
 
@@ -98,128 +35,32 @@ std::vector<float> rope_table(const Gemma3Config& c, int context) {
   return table;
 }
 
-uint32_t staged_shared_bytes(const MatvecShape& s, int64_t cols) {  // matvec_staged.comp's arrays
-  return uint32_t(cols / kBlockSize) * 48 + s.rows * s.wg * 4 + 64 * 4;
-}
-
-std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool khr, bool half_x) {
-  if (!(tile == kMatmulTile) && !(tile == kCoopTile)) throw Error("Vulkan: no matmul kernel for that tile");
-  const bool coop = tile == kCoopTile;
-  const char* kind = !coop ? "matmul_" : khr ? "matmul_coop_khr_" : "matmul_coop_";
-  return std::string(kind) + (coop && half_x ? "xh_" : "") + (glu ? "glu_" : "") + type_suffix(type);
-}
-
-std::string matmul_i8_kernel_name(DType type, bool glu) {
-  if (!int_dot_prefill_type(type)) throw Error("Vulkan: int8 tiles are for Q8_0, Q4_0, Q5_0, IQ4_NL and IQ4_XS weights");
-  return std::string("matmul_i8_") + (glu ? "glu_" : "") + type_suffix(type);
-}
-
 ModelGpu::ModelGpu(Device& dev, const Gemma3Weights& weights, int ctx, bool f16_kv, const KernelPlan& kernel_plan,
                    Gemma3Weights* release)
     : device(dev), config(weights.config), plan(kernel_plan), context(ctx) {
   build(weights, f16_kv, release);
   build_pipelines();
   build_sets();
-  pipelines->save_cache();
+  kernels.pipelines->save_cache();
 }
 
 ModelGpu::~ModelGpu() { device.wait_idle(); }
-
-const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const MatvecShape& shape, MatmulTile tile,
-                                      bool int_dot, bool half_x) {
-  if (batched && int_dot && plan.int_dot_for(type)) return pipelines->get(matmul_i8_kernel_name(type, glu), 4);
-  if (batched)
-    return pipelines->get(matmul_kernel_name(type, glu, tile, plan.prefill == Prefill::KhrCoopmat, half_x), 4);
-  const bool i8 = plan.int8_dot && int8_decode_type(type);
-  const std::string name = std::string(i8 ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + type_suffix(type);
-  return pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});
-}
-
-const Kernel& ModelGpu::items_kernel(const BoundMatrix& bm, DType type, bool glu, uint32_t tokens) {
-  const char* kind = items_quantized(bm) ? "matvec_items_qin_" : "matvec_items_";
-  const MatvecShape s = items_shape(bm, glu, tokens);
-  return pipelines->get(std::string(kind) + (glu ? "glu_" : "") + type_suffix(type), 4, {s.wg, s.rows, s.tpr, tokens});
-}
-
-bool ModelGpu::items_quantized(const BoundMatrix& bm) const {
-  return plan.int8_dot && std::all_of(bm.m.chunks.begin(), bm.m.chunks.end(),
-                                             [](const DeviceMatrix::Chunk& c) { return int8_decode_type(c.type); });
-}
-
-MatvecShape ModelGpu::items_shape(const BoundMatrix& bm, bool glu, uint32_t tokens) const {
-  return plan.items_shape(bm.shape, glu, tokens, items_quantized(bm));
-}
-
-bool ModelGpu::half_input(const BoundMatrix& bm) const {
-  return plan.coop_half_input && std::all_of(bm.m.chunks.begin(), bm.m.chunks.end(),
-                                             [&](const DeviceMatrix::Chunk& c) { return plan.coop_for(c.type); });
-}
-
-const Kernel& ModelGpu::staged_kernel(const BoundMatrix& bm, bool glu) {
-  const MatvecShape& s = bm.staged_shape;
-  const char* kind = bm.qact_out ? "glu_qout_" : glu ? "glu_" : "";
-  return pipelines->get(std::string("matvec_staged_") + kind + type_suffix(bm.m.type), 4,
-                        {s.wg, s.rows, s.tpr, uint32_t(bm.m.cols / kBlockSize)});
-}
-
-const Kernel& ModelGpu::qin_kernel(const BoundMatrix& bm, bool glu, bool early, std::optional<DType> type) {
-  const MatvecShape& s = bm.qin_shape;
-  const char* kind = glu ? "glu_qout_" : early ? "early_" : "";
-  return pipelines->get(std::string("matvec_qin_") + kind + type_suffix(type.value_or(bm.m.type)), 4, {s.wg, s.rows, s.tpr});
-}
-
-const Kernel& ModelGpu::sums_kernel(const BoundMatrix& bm, bool early) {
-  const MatvecShape& s = bm.qin_shape;
-  return pipelines->get(std::string(early ? "matvec_qin_sums_early_" : "matvec_qin_sums_") + type_suffix(bm.m.type), 7,
-                        {s.wg, s.rows, s.tpr});
-}
-
-// Both matrices must read and write int8 activations, in one chunk each; the part ends on a whole
-// 128-byte line of down's input (8 blocks of 48 bytes, from a binding offset the arena aligns to
-// 256), so that nothing down reads early shares a cache line with what it may read only after all
-// of gate_up.
-EarlyPart ModelGpu::early_part(const LayerGpu& l) const {
-  const BoundMatrix &g = l.gate_up, &d = l.down;
-  const double fraction = plan.early_part(d.m.type);
-  if (fraction <= 0 || !g.qact_in || !d.qact_in || g.m.chunks.size() != 1 || d.m.chunks.size() != 1) return {};
-  const uint32_t nb = uint32_t(d.m.cols / kBlockSize), per_group = g.qin_shape.rows_per_workgroup();
-  const uint32_t blocks = uint32_t(fraction * nb) / 8 * 8;
-  const uint32_t groups = blocks * kBlockSize * 2 / per_group;  // two rows (gate, up) an output
-  const uint32_t all_groups = uint32_t((g.m.rows + per_group - 1) / per_group);
-  if (blocks == 0 || blocks * kBlockSize * 2 % per_group != 0 || groups >= all_groups) return {};
-  return {groups, blocks};
-}
-
-const Kernel& ModelGpu::embed_kernel(DType type) {
-  return pipelines->get(std::string("embed_") + type_suffix(type), 6, {plan.norm_wg});
-}
-
-GpuPlan ModelGpu::summary() const {
-  GpuPlan s = plan.summary();
-  // What the weights took: F32 batches stay on fp32 tiles, and only the quantized formats
-  // (int8_decode_type) take the int8 decode kernels.
-  const BoundMatrix& m = layers.empty() ? embed_logits : layers.back().gate_up;
-  if (!plan.coop_for(m.m.type)) s.prefill = plan.int_dot_for(m.m.type) ? "int_dot" : "fp32";
-  s.decode = m.qact_in ? "int8_act" : m.staged ? "int8_staged"
-             : plan.int8_dot && int8_decode_type(m.m.type) ? "int8_dot" : "fp32";
-  return s;
-}
 
 ModelGpu::SoftTokens& ModelGpu::soft_tokens() {
   if (soft_tokens_) return *soft_tokens_;
   SoftTokens s;
   s.rows = upload_arena->allocate(uint64_t(max_batch) * uint64_t(config.hidden_size) * 4);
-  s.embed = &pipelines->get("soft_embed", 4, {plan.norm_wg});
-  // The same bindings as attention_kernel (one set layout for every 4-binding kernel): the layers'
+  s.embed = &kernels.pipelines->get("soft_embed", 4, {plan.norm_wg});
+  // The same bindings as kernels.attention (one set layout for every 4-binding kernel): the layers'
   // attention_set serves both.
   const std::string kv = kv_f16 ? "f16" : "f32";
   const uint32_t qb = plan.prefill_attention_queries;
-  s.attention = &pipelines->get(
+  s.attention = &kernels.pipelines->get(
       (qb ? "attention_prefill_spans_q" + std::to_string(qb) + "_kv_" : "attention_spans_kv_") + kv, 4,
       {plan.attention_wg});
-  const BufferSlice batch[] = {s.rows, x, xn, norms};
+  const BufferSlice batch[] = {s.rows, x, xn, weights.norms};
   s.embed_set = descriptors->allocate(*s.embed, batch);
-  const BufferSlice token[] = {s.rows, token_x[0], token_xn[0], norms};
+  const BufferSlice token[] = {s.rows, token_x[0], token_xn[0], weights.norms};
   s.token_embed_set = descriptors->allocate(*s.embed, token);
   return soft_tokens_.emplace(s);
 }
@@ -237,9 +78,6 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release
   if (int64_t(w.layers.size()) != c.num_layers) throw Error("Vulkan: the weights hold the wrong number of layers");
 
   kv_f16 = f16_kv;
-  const bool uma = device.info().unified_memory && !plan.force_staging;
-  const MemoryKind resident = uma ? MemoryKind::DeviceMappable : MemoryKind::DeviceLocal;
-  weight_arena = std::make_unique<MemoryArena>(device, resident, 1024 * kMiB, "model weights");
   state_arena = std::make_unique<MemoryArena>(device, MemoryKind::DeviceLocal, 256 * kMiB, "KV cache and activations");
   upload_arena = std::make_unique<MemoryArena>(device, MemoryKind::HostUpload, 1 * kMiB, "token input");
   readback_arena = std::make_unique<MemoryArena>(device, MemoryKind::HostReadback, 64 * kMiB, "logits");
@@ -262,47 +100,22 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release
                 std::to_string(std::max(global_kv, rope_bytes) / kMiB) + " MiB in one binding, over the device's limit of " +
                 std::to_string(max_range / kMiB) + " MiB; use a shorter context");
 
-  // Weights: one staging buffer for everything on discrete GPUs.
-  Uploader up(device, 64 * kMiB);
-  // max_chunk_bytes lowers the split size so tests can exercise multi-chunk matrices.
-  const uint64_t chunk_limit = std::min<uint64_t>({device.limits().maxStorageBufferRange, weight_arena->max_block_bytes(),
-                                                   plan.max_chunk_bytes});
-  auto rows_of = [](const Matrix& m) { return [&m](int64_t r) { return m.row(r); }; };
-  embed_logits.m = upload_matrix(*weight_arena, up, w.embed.type, w.embed.rows, w.embed.cols, rows_of(w.embed),
-                                 chunk_limit, 64);
-  // Uploads copy the rows out (into staging or mapped device memory) before they return, so a host
-  // matrix may go at once: the model is never held twice (on an integrated GPU, in the same RAM).
-  if (release) release->embed.storage.reset();
-  NormPacker norm_pack;
-  layers.resize(c.num_layers);
+  weights = upload_weights(device, w, plan, release);
+  layers.resize(size_t(c.num_layers));
+  embed_logits.m = &weights.embed;
   for (int i = 0; i < c.num_layers; ++i) {
-    const LayerWeights& lw = w.layers[i];
-    LayerGpu& l = layers[i];
-    // q|k|v may mix types (GGUF's Q4_K_M keeps some attn_v in Q6_K): each part then has chunks of
-    // its own, run by its type's kernel (DeviceMatrix::mixed).
-    auto part = [&](const Matrix& m) { return StackedPart{m.type, m.rows, rows_of(m)}; };
-    l.qkv.m = upload_stacked(*weight_arena, up, {part(lw.wq), part(lw.wk), part(lw.wv)}, hidden, chunk_limit, 64);
-    l.o.m = upload_matrix(*weight_arena, up, lw.wo.type, lw.wo.rows, lw.wo.cols, rows_of(lw.wo), chunk_limit, 64);
-    const GluPair glu(lw.w_gate, lw.w_up);
-    l.gate_up.m = upload_matrix(*weight_arena, up, glu.type, 2 * ffn, hidden, [&](int64_t r) { return glu.row(r); },
-                                chunk_limit, 64);
-    l.down.m = upload_matrix(*weight_arena, up, lw.w_down.type, lw.w_down.rows, lw.w_down.cols, rows_of(lw.w_down),
-                             chunk_limit, 64);
-    if (release) {
-      LayerWeights& rl = release->layers[i];
-      for (Matrix* m : {&rl.wq, &rl.wk, &rl.wv, &rl.wo, &rl.w_gate, &rl.w_up, &rl.w_down}) m->storage.reset();
-    }
-    l.input_norm = norm_pack.add(lw.input_norm);
-    l.post_attn_norm = norm_pack.add(lw.post_attn_norm);
-    l.pre_ffn_norm = norm_pack.add(lw.pre_ffn_norm);
-    l.post_ffn_norm = norm_pack.add(lw.post_ffn_norm);
-    l.q_norm = norm_pack.add(lw.q_norm);
-    l.k_norm = norm_pack.add(lw.k_norm);
+    LayerGpu& l = layers[size_t(i)];
+    const LayerWeightsGpu& lw = weights.layers[size_t(i)];
+    l.qkv.m = &lw.qkv;
+    l.o.m = &lw.o;
+    l.gate_up.m = &lw.gate_up;
+    l.down.m = &lw.down;
     l.global = c.is_global(i);
-    weight_bytes += l.qkv.m.bytes() + l.o.m.bytes() + l.gate_up.m.bytes() + l.down.m.bytes();
   }
-  weight_bytes += embed_logits.m.bytes();
-  final_norm = norm_pack.add(w.final_norm);
+
+  // The context's state: the RoPE table, the KV cache, activations (one staging buffer for what
+  // they start with).
+  Uploader up(device, 64 * kMiB);
 
   auto state = [&](uint64_t bytes, const char* what) {
     if (bytes > max_range)
@@ -311,8 +124,6 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release
                   " MiB; use a shorter context");
     return state_arena->allocate(bytes);
   };
-  norms = state(norm_pack.data.size() * 4, "the norm weights");
-  up.write(norms, 0, norm_pack.data.data(), norm_pack.data.size() * 4);
 
   const int64_t half = hd / 2;
   const std::vector<float> table = rope_table(c, context);
@@ -324,8 +135,8 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release
   // KV cache: local layers keep a ring of window + max_batch - 1 positions, so a batch never
   // overwrites keys its own earlier queries still see. Attention on tensor cores reads 16
   // positions at a time from a row: there, rings of a multiple of 16 and rows for a multiple of 16.
-  coop_attention = plan.coop_attention && kv_f16 && hd == 128;
-  auto round16 = [&](int n) { return coop_attention ? (n + 15) / 16 * 16 : n; };
+  kernels.coop_attention = plan.coop_attention && kv_f16 && hd == 128;
+  auto round16 = [&](int n) { return kernels.coop_attention ? (n + 15) / 16 * 16 : n; };
   for (LayerGpu& l : layers) {
     l.cache_slots = l.global ? context : std::min(context, round16(c.sliding_window + max_batch - 1));
     l.cache_bytes = uint64_t(round16(l.cache_slots)) * kvh * hd * elem;
@@ -344,7 +155,7 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release
   att = state(B * heads * hd * 4, "activations");
   act = state(B * ffn * 4, "activations");
   // Int8 tiles and steps of several sequences on int8 dots: the int8 form of the widest matrix input.
-  auto rounds_input = [&](const BoundMatrix& bm) { return plan.int_dot_for(bm.m.type) || items_quantized(bm); };
+  auto rounds_input = [&](const BoundMatrix& bm) { return plan.int_dot_for(bm.m->type) || items_quantized(bm); };
   if (rounds_input(embed_logits) || std::any_of(layers.begin(), layers.end(), [&](const LayerGpu& l) {
         return rounds_input(l.qkv) || rounds_input(l.o) || rounds_input(l.gate_up) || rounds_input(l.down);
       }))
@@ -388,140 +199,25 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release
   up.finish();
 }
 
-void ModelGpu::build_pipelines() {
-  pipelines = std::make_unique<PipelineLibrary>(device, PipelineLibrary::default_cache_path(device.info()),
-                                                StageWait{plan.stage_spin_rounds, plan.stage_backoff});
-  descriptors = std::make_unique<DescriptorAllocator>(device);
-  // Every pipeline the forward pass can ask for, created now.
-  auto matrix_kernels = [&](BoundMatrix& bm, bool glu) {
-    bm.shape = plan.matvec_shape(bm.m.type, bm.m.rows, bm.m.cols, glu);
-    for (const DeviceMatrix::Chunk& c : bm.m.chunks) {  // a mixed stack's parts each take their type's
-      matrix_kernel(c.type, glu, false, bm.shape);
-      matrix_kernel(c.type, glu, true, bm.shape, plan.matmul_tile(c.type), !bm.m.mixed(), half_input(bm));
-    }
-    bm.staged_shape = plan.staged_shape(bm.m.type, glu);
-    bm.staged = !bm.m.mixed() && plan.staged_for(bm.m.type, bm.m.cols) &&
-                staged_shared_bytes(bm.staged_shape, bm.m.cols) <= device.limits().maxComputeSharedMemorySize;
-  };
-  for_each_matrix(matrix_kernels);
-  embed_kernel(embed_logits.m.type);
-  // Batches of 2 to matvec_max_tokens tokens take matvec_items_* too (Recorder::matrix).
-  make_items_kernels(items_tokens(plan.matvec_max_tokens));
-  const std::string kv = kv_f16 ? "f16" : "f32";
-  rope_kernel = &pipelines->get("qk_norm_rope_kv_" + kv, 5, {plan.rope_wg});
-  const uint32_t qb = plan.prefill_attention_queries;
-  attention_kernel =
-      coop_attention
-          ? &pipelines->get("attention_prefill_khr_d" + std::to_string(config.head_dim) + "_kv_f16", 4)
-          : &pipelines->get((qb ? "attention_prefill_q" + std::to_string(qb) + "_kv_" : "attention_kv_") + kv, 4,
-                            {plan.attention_wg});
-  const bool attention_int8 = plan.quantized_act && plan_int8_activations();
-  decode_attention_kernel =
-      &pipelines->get((attention_int8 ? "attention_decode_qout_kv_" : "attention_decode_kv_") + kv, 10, {plan.attention_wg});
-  if (add_norm_int8) add_norm_qout_kernel = &pipelines->get("add_norm_qout", 5, {plan.norm_wg});
-  // The one-token kernel each matrix ended up with (after the plan, so none is built for nothing).
-  auto one_token_kernel = [&](const BoundMatrix& bm, bool glu) {
-    if (bm.qact_in && bm.m.mixed())
-      for (const DeviceMatrix::Chunk& c : bm.m.chunks) qin_kernel(bm, glu, false, c.type);
-    else if (bm.qact_in) qin_kernel(bm, glu);
-    else if (bm.staged) staged_kernel(bm, glu);
-  };
-  for_each_matrix(one_token_kernel);
-  add_norm_kernel = &pipelines->get("add_norm", 5, {plan.norm_wg});
-  argmax_kernel = &pipelines->get("argmax", 4);
-  wide_norm = plan_wide_norm();
-  if (wide_norm) {
-    for (LayerGpu& l : layers) {
-      sums_kernel(l.o);
-      sums_kernel(l.down);
-    }
-    add_norm_slots_kernel = &pipelines->get("add_norm_slots_qout", 6, {plan.wide_norm_wg});
-  }
-  for (const LayerGpu& l : layers)
-    if (early_part(l).groups) wide_norm ? sums_kernel(l.down, true) : qin_kernel(l.down, false, true);
-  if (xq.buffer != VK_NULL_HANDLE) quantize_kernel = &pipelines->get("quantize_i8", 2);
-  if (xh.buffer != VK_NULL_HANDLE) convert_kernel = &pipelines->get("convert_f16", 2);
-  if (plan.coop_matmul) {
-    split_sum_kernel = &pipelines->get("split_sum", 4);
-    for (LayerGpu& l : layers) l.o.split_output = l.down.split_output = coop_slices > 1;
-  }
-}
-
-// One token: the producers of the decode matrices' inputs round them to int8 (a scale for each 8)
-// and the matrices read them with matvec_qin_* (PERFORMANCE.md, "Int8 activations from their
-// producers"). Each link only where both ends can: int8 weights, whole groups of 8 outputs. Sets
-// the matrices' flags and shapes and add_norm_int8; returns whether the decode attention rounds.
-bool ModelGpu::plan_int8_activations() {
-  // A mixed q|k|v stack (Q4_K_M: v in Q6_K on some layers) reads int8 part by part.
-  auto int8 = [](const BoundMatrix& bm) {
-    return std::all_of(bm.m.chunks.begin(), bm.m.chunks.end(),
-                       [](const DeviceMatrix::Chunk& c) { return int8_decode_type(c.type); });
-  };
-  auto reads_int8 = [&](BoundMatrix& bm, bool glu) {
-    bm.qact_in = true;
-    bm.qin_shape = glu ? bm.staged_shape : plan.qin_shape(false);
-  };
-  // gate_up -> down: gate_up's workgroups must write whole groups of 8 outputs (128,8,64: 8 each).
-  for (LayerGpu& l : layers) {
-    if (!l.gate_up.staged || !int8(l.down)) continue;
-    l.gate_up.staged_shape = plan.qin_shape(true);
-    const MatvecShape& g = l.gate_up.staged_shape;
-    if ((g.wg / g.tpr) * g.rows / 2 % 8 != 0 ||
-        staged_shared_bytes(g, l.gate_up.m.cols) > device.limits().maxComputeSharedMemorySize)
-      continue;
-    l.gate_up.qact_out = true;
-    reads_int8(l.down, false);
-    l.down.qin_shape = plan.down_shape(l.down.m.type);
-  }
-  // add_norm -> q/k/v (layers 1..; layer 0's reads the embedding's fp32 output), gate_up, logits.
-  add_norm_int8 = int8(embed_logits) && std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) {
-                    return int8(l.qkv) && l.gate_up.qact_out;
-                  });
-  if (add_norm_int8) {
-    for (size_t i = 0; i < layers.size(); ++i) {
-      if (i > 0) reads_int8(layers[i].qkv, false);
-      reads_int8(layers[i].gate_up, true);
-    }
-    reads_int8(embed_logits, false);
-  }
-  // attention -> o: one kernel serves every layer, so every o must take int8.
-  if (plan.attention_wg % 4 != 0 || !std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) { return int8(l.o); }))
-    return false;
-  for (LayerGpu& l : layers) reads_int8(l.o, false);
-  return true;
-}
-
-// The wide add_norm (ModelGpu::wide_norm) where add_norm writes int8 and o and down read int8 in
-// qin_shape workgroups, each of their chunks starting at a whole workgroup (a slot each).
-bool ModelGpu::plan_wide_norm() const {
-  if (!plan.wide_norm || !add_norm_int8 || norm_slots == 0 || plan.wide_norm_wg % 2 != 0) return false;
-  const uint32_t per_group = plan.qin_shape(false).rows_per_workgroup();
-  auto fits = [&](const BoundMatrix& bm) {
-    return bm.qact_in && bm.qin_shape.rows_per_workgroup() == per_group &&
-           std::all_of(bm.m.chunks.begin(), bm.m.chunks.end(),
-                       [&](const DeviceMatrix::Chunk& c) { return c.row_begin % per_group == 0; });
-  };
-  return std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) { return fits(l.o) && fits(l.down); });
-}
-
 void ModelGpu::build_sets() {
+  descriptors = std::make_unique<DescriptorAllocator>(device);
   DescriptorAllocator& d = *descriptors;
   // Every 4-binding kernel shares one set layout; this one exists whatever the plan.
-  const Kernel& any4 = matrix_kernel(embed_logits.m.type, false, false, embed_logits.shape);
+  const Kernel& any4 = *embed_logits.kernels[0].matvec;
   auto bind = [&](std::vector<VkDescriptorSet>& sets, const BoundMatrix& bm, const BufferSlice& in,
                   const BufferSlice& out) {
-    for (const auto& c : bm.m.chunks) {
+    for (const auto& c : bm.m->chunks) {
       const BufferSlice b[] = {c.weights, c.scales, in, out};
       sets.push_back(d.allocate(any4, b));
     }
   };
-  const Kernel& embed = embed_kernel(embed_logits.m.type);
+  const Kernel& embed = *kernels.embed;
   bind(embed_logits.sets, embed_logits, xn, logits);
   bind(embed_logits.token_sets, embed_logits, token_xn.back(), logits);
-  for (const auto& c : embed_logits.m.chunks) {
-    const BufferSlice b[] = {c.weights, c.scales, tokens, x, xn, norms};
+  for (const auto& c : embed_logits.m->chunks) {
+    const BufferSlice b[] = {c.weights, c.scales, tokens, x, xn, weights.norms};
     embed_gather.push_back(d.allocate(embed, b));
-    const BufferSlice t[] = {c.weights, c.scales, tokens, token_x[0], token_xn[0], norms};
+    const BufferSlice t[] = {c.weights, c.scales, tokens, token_x[0], token_xn[0], weights.norms};
     token_embed_gather.push_back(d.allocate(embed, t));
   }
   bind_sequence(*sequences[0], d);
@@ -537,18 +233,18 @@ void ModelGpu::build_sets() {
     bind(l.gate_up.token_sets, l.gate_up, t.xn_mid, t.act);
     bind(l.down.token_sets, l.down, t.act, t.proj_d);
     // add_norm: block output, residual in, normed out, norm weights, residual out.
-    const BufferSlice n1[] = {t.proj_o, token_x[i], t.xn_mid, norms, t.x_mid};
-    l.token_add_norm_sets[0] = d.allocate(*add_norm_kernel, n1);
-    const BufferSlice n2[] = {t.proj_d, t.x_mid, token_xn[i + 1], norms, token_x[i + 1]};
-    l.token_add_norm_sets[1] = d.allocate(*add_norm_kernel, n2);
+    const BufferSlice n1[] = {t.proj_o, token_x[i], t.xn_mid, weights.norms, t.x_mid};
+    l.token_add_norm_sets[0] = d.allocate(*kernels.add_norm, n1);
+    const BufferSlice n2[] = {t.proj_d, t.x_mid, token_xn[i + 1], weights.norms, token_x[i + 1]};
+    l.token_add_norm_sets[1] = d.allocate(*kernels.add_norm, n2);
   }
-  if (wide_norm) {
+  if (kernels.wide_norm) {
     // o and down: weights, scales, int8 input, y, then the residual x, norms and their slots.
     auto bind_sums = [&](BoundMatrix& bm, const BufferSlice& in, const BufferSlice& out, const BufferSlice& x,
                          const BufferSlice& slots) {
-      const Kernel& k = sums_kernel(bm);
-      for (const auto& c : bm.m.chunks) {
-        const BufferSlice b[] = {c.weights, c.scales, in, out, x, norms, slots};
+      const Kernel& k = *bm.kernels[0].sums;
+      for (const auto& c : bm.m->chunks) {
+        const BufferSlice b[] = {c.weights, c.scales, in, out, x, weights.norms, slots};
         bm.sums_sets.push_back(d.allocate(k, b));
       }
     };
@@ -558,10 +254,10 @@ void ModelGpu::build_sets() {
       bind_sums(l.o, t.att, t.proj_o, token_x[i], t.sums_o);
       bind_sums(l.down, t.act, t.proj_d, t.x_mid, t.sums_d);
       // add_norm's five, then the slots.
-      const BufferSlice n1[] = {t.proj_o, token_x[i], t.xn_mid, norms, t.x_mid, t.sums_o};
-      l.token_wide_norm_sets[0] = d.allocate(*add_norm_slots_kernel, n1);
-      const BufferSlice n2[] = {t.proj_d, t.x_mid, token_xn[i + 1], norms, token_x[i + 1], t.sums_d};
-      l.token_wide_norm_sets[1] = d.allocate(*add_norm_slots_kernel, n2);
+      const BufferSlice n1[] = {t.proj_o, token_x[i], t.xn_mid, weights.norms, t.x_mid, t.sums_o};
+      l.token_wide_norm_sets[0] = d.allocate(*kernels.add_norm_slots, n1);
+      const BufferSlice n2[] = {t.proj_d, t.x_mid, token_xn[i + 1], weights.norms, token_x[i + 1], t.sums_d};
+      l.token_wide_norm_sets[1] = d.allocate(*kernels.add_norm_slots, n2);
     }
   }
   // Batches whose input is converted first (int8 tiles: quantize_i8 into xq; tensor cores on fp16
@@ -572,7 +268,7 @@ void ModelGpu::build_sets() {
       if (!takes(bm)) return;
       const BufferSlice c[] = {in, converted};
       bm.*convert_set = d.allocate(convert, c);
-      for (const auto& chunk : bm.m.chunks) {
+      for (const auto& chunk : bm.m->chunks) {
         const BufferSlice b[] = {chunk.weights, chunk.scales, converted, out};
         (bm.*sets).push_back(d.allocate(any4, b));
       }
@@ -585,17 +281,17 @@ void ModelGpu::build_sets() {
       bind(l.down, act, proj);
     }
   };
-  if (quantize_kernel)
-    bind_converted(*quantize_kernel, xq,
-                   [&](const BoundMatrix& bm) { return (!bm.m.mixed() && plan.int_dot_for(bm.m.type)) || items_quantized(bm); },
+  if (kernels.quantize)
+    bind_converted(*kernels.quantize, xq,
+                   [&](const BoundMatrix& bm) { return (!bm.m->mixed() && plan.int_dot_for(bm.m->type)) || items_quantized(bm); },
                    &BoundMatrix::quantize_set, &BoundMatrix::int_dot_sets);
-  if (convert_kernel)
-    bind_converted(*convert_kernel, xh, [&](const BoundMatrix& bm) { return half_input(bm); }, &BoundMatrix::convert_set,
+  if (kernels.convert)
+    bind_converted(*kernels.convert, xh, [&](const BoundMatrix& bm) { return half_input(bm); }, &BoundMatrix::convert_set,
                    &BoundMatrix::half_sets);
   const BufferSlice am[] = {logits, argmax_partials, pick_host, tokens};
-  argmax_set = d.allocate(*argmax_kernel, am);
-  const BufferSlice n[] = {proj, x, xn, norms, x};  // batches: the residual in place
-  add_norm_set = d.allocate(*add_norm_kernel, n);
+  argmax_set = d.allocate(*kernels.argmax, am);
+  const BufferSlice n[] = {proj, x, xn, weights.norms, x};  // batches: the residual in place
+  add_norm_set = d.allocate(*kernels.add_norm, n);
 }
 
 }  // namespace kiln::vk

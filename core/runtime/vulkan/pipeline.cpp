@@ -135,6 +135,7 @@ std::string kernel_key(const std::string& spirv_name, const std::vector<uint32_t
 }  // namespace
 
 const Kernel& PipelineLibrary::get(const std::string& spirv_name, uint32_t bindings, std::vector<uint32_t> spec) {
+  ++device_.counters().pipeline_lookups;
   if (auto it = kernels_.find(kernel_key(spirv_name, spec)); it != kernels_.end()) return *it->second;
   return get(spirv_name, kernel_spirv(spirv_name), bindings, std::move(spec));
 }

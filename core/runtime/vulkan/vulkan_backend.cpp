@@ -98,11 +98,13 @@ class VulkanBackend final : public Backend {
         {"allocations_during_decode", double(decode_.memory_allocations + decode_.buffers_created)},
         {"descriptor_set_allocations_during_decode", double(decode_.descriptor_sets_allocated)},
         {"pipeline_creations_during_decode", double(decode_.pipelines_created)},
+        // Kernels by name since load: only soft tokens' first batch and set_sequences of 2 or more.
+        {"pipeline_lookups_after_load", double(now.pipeline_lookups - after_load_.pipeline_lookups)},
         {"submits_per_token", decode_tokens_ ? double(decode_.submits) / tokens : 0.0},
         {"decode_tokens", double(decode_tokens_)},
         {"allocations_after_load", double(now.memory_allocations + now.buffers_created - after_load_.memory_allocations -
                                           after_load_.buffers_created)},
-        {"weight_bytes", double(model_->weight_bytes)},
+        {"weight_bytes", double(model_->weights.bytes)},
         {"kv_cache_bytes", double(kv_cache_bytes())},
         {"sequences", double(model_->sequences.size())},
         {"sequence_steps", double(sequence_steps_)},  // forward_sequences() recordings of 2 or more items
@@ -111,7 +113,7 @@ class VulkanBackend final : public Backend {
         {"dispatches_last_call", double(last_dispatches_)},
         {"stage_flags", stage_flags_ ? 1.0 : 0.0},
         {"stage_flag_fallbacks", double(stage_flag_fallbacks_)},
-        {"wide_norm", model_->wide_norm ? 1.0 : 0.0},
+        {"wide_norm", model_->kernels.wide_norm ? 1.0 : 0.0},
         {"early_part_layers", double(model_->early_part_layers)},
     };
   }
