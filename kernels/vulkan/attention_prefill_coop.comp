@@ -8,9 +8,8 @@
 // pass would have to rescale the partial outputs per query, and cooperative matrices give no
 // per-row access; the scores are computed twice instead, 1.5x the products, all on tensor cores.
 // Same bindings and push block as attention_prefill.comp (not SPANS). Needs the fp16 cache, a head
-// of HEAD_DIM (the build makes 128: at 256 the accumulators and queries take ~200 registers and a
-// 4B prefill measured no faster), a cache ring of a multiple of 16 slots (a 16-key fragment is
-// then contiguous; ModelGpu sizes the rings so), and subgroups of 32.
+// of HEAD_DIM (the build makes 128 and 256), a cache ring of a multiple of 16 slots (a 16-key
+// fragment is then contiguous; ModelGpu sizes the rings so), and subgroups of 32.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -21,7 +20,7 @@ layout(local_size_x = 32) in;
 
 #include "common.glsl"
 
-const uint D = HEAD_DIM, DF = D / 16u, D8 = D / 8u;  // head: 16-wide fragments, uvec4 (8 fp16) a row
+const uint D = uint(HEAD_DIM), DF = D / 16u, D8 = D / 8u;  // head: 16-wide fragments, uvec4 (8 fp16) a row
 const uint KT = 32u, KF = KT / 16u;                  // keys a step, 16-key fragments a step
 const uint QS = 16u;                                 // queries a subgroup
 
@@ -48,11 +47,21 @@ layout(push_constant) uniform Push {
 #define MAT_B coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
 #define MAT32 coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 
-// In uvec4: the queries in fp16 (QS x D) while loading them; then a
-// step's scores (QS x KT fp32, 4 KT uvec4) and probabilities (QS x KT fp16, 2 KT uvec4); at the
-// end one 16 x 16 fp32 output fragment at a time (64 uvec4).
-const uint REGION = max(QS * D8, 6u * KT);
-const uint P_AT = 4u * KT;  // probabilities after the scores
+// Heads wider than 128 keep the queries in shared memory, not in registers: 16 fragments of them
+// beside 16 accumulators of output would not fit a lane's registers (kept in registers, a 4B
+// prefill measured slower than the tiled attention on an H100).
+#if HEAD_DIM > 128
+#define Q_SHARED 1
+#endif
+// In uvec4: the queries in fp16 (QS x D), while loading them or (Q_SHARED) throughout; then, from
+// SCRATCH, a step's scores (QS x KT fp32, 4 KT uvec4) and probabilities (QS x KT fp16, 2 KT
+// uvec4); at the end one 16 x 16 fp32 output fragment at a time (64 uvec4).
+#ifdef Q_SHARED
+const uint SCRATCH = QS * D8, REGION = QS * D8 + 6u * KT;
+#else
+const uint SCRATCH = 0u, REGION = max(QS * D8, 6u * KT);
+#endif
+const uint P_AT = SCRATCH + 4u * KT;  // probabilities after the scores
 shared uvec4 sh[REGION];
 
 // The lowest key position query position p sees.
@@ -69,6 +78,7 @@ void main() {
   const uint key_stride = pc.n_kv_heads * D8;  // uvec4 from one position's row to the next
 
   // Queries, scaled, to fp16 (zero past the batch), then into registers as A fragments.
+  // (Q_SHARED: they stay where they are.)
   for (uint u = lane; u < QS * D8; u += 32u) {
     const uint r = u / D8, c = u % D8;
     vec4 lo = vec4(0.0), hi = vec4(0.0);
@@ -81,10 +91,12 @@ void main() {
   }
   subgroupMemoryBarrierShared();
   subgroupBarrier();
+#ifndef Q_SHARED
   MAT_A qa[DF];
   [[unroll]] for (uint i = 0; i < DF; ++i)
     coopMatLoad(qa[i], sh, 2u * i, D8, gl_CooperativeMatrixLayoutRowMajor);
   subgroupBarrier();  // the region is the scores' from here on
+#endif
 
   // Lane: query row r, keys half * 16 .. + 15 of each step.
   const uint r = lane >> 1, half_ = lane & 1u;
@@ -106,16 +118,22 @@ void main() {
           [[unroll]] for (uint i = 0; i < DF; ++i) {
             MAT_B kb;
             coopMatLoad(kb, k8, row * D8 + 2u * i, key_stride, gl_CooperativeMatrixLayoutColumnMajor);
+#ifdef Q_SHARED
+            MAT_A q;
+            coopMatLoad(q, sh, 2u * i, D8, gl_CooperativeMatrixLayoutRowMajor);
+            s = coopMatMulAdd(q, kb, s);
+#else
             s = coopMatMulAdd(qa[i], kb, s);
+#endif
           }
         }
-        coopMatStore(s, sh, 4u * f, KT / 4u, gl_CooperativeMatrixLayoutRowMajor);
+        coopMatStore(s, sh, SCRATCH + 4u * f, KT / 4u, gl_CooperativeMatrixLayoutRowMajor);
       }
       subgroupMemoryBarrierShared();
       subgroupBarrier();
       float v[16];
       [[unroll]] for (uint c = 0; c < 4u; ++c) {
-        const vec4 w = uintBitsToFloat(sh[r * (KT / 4u) + half_ * 4u + c]);
+        const vec4 w = uintBitsToFloat(sh[SCRATCH + r * (KT / 4u) + half_ * 4u + c]);
         [[unroll]] for (uint e = 0; e < 4u; ++e) {
           const uint j = j0 + half_ * 16u + 4u * c + e;
           const bool seen = r < nq && j >= k_first && j <= p;
@@ -170,13 +188,13 @@ void main() {
   // O to the output through this subgroup's region, a 16 x 16 fragment at a time; lane: row r,
   // columns 8 half_ .. + 7 of the fragment.
   [[unroll]] for (uint i = 0; i < DF; ++i) {
-    coopMatStore(o[i], sh, 0u, 4u, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(o[i], sh, SCRATCH, 4u, gl_CooperativeMatrixLayoutRowMajor);
     subgroupMemoryBarrierShared();
     subgroupBarrier();
     if (r < nq) {
       const uint at = ((t0 + r) * pc.out_stride + h * D + 16u * i + 8u * half_) / 4u;
-      out4[at] = uintBitsToFloat(sh[r * 4u + 2u * half_]);
-      out4[at + 1u] = uintBitsToFloat(sh[r * 4u + 2u * half_ + 1u]);
+      out4[at] = uintBitsToFloat(sh[SCRATCH + r * 4u + 2u * half_]);
+      out4[at + 1u] = uintBitsToFloat(sh[SCRATCH + r * 4u + 2u * half_ + 1u]);
     }
     subgroupBarrier();
   }

@@ -23,7 +23,10 @@ inline int prefill_attention(Bench& b) {
   const Case cases[] = {
       {"27B, global, from 0", 32, 16, 128, 512, 0, 0, 4096},
       {"27B, local, across the ring", 32, 16, 128, 512, 1300, 1024, 1536},
+      {"4B, global, from 0", 8, 4, 256, 512, 0, 0, 4096},
+      {"4B, local, across the ring", 8, 4, 256, 300, 1400, 1024, 1536},
       {"partial block, window inside it", 8, 4, 128, 200, 37, 48, 512},
+      {"partial block, heads of 256", 8, 4, 256, 200, 37, 48, 512},
   };
   std::printf("\n== prefill attention, fp16 cache: tiles (q4) vs tensor cores (khr), relative difference (bound 5e-3)\n");
   int bad = 0;

@@ -155,9 +155,10 @@ struct KernelPlan {
   // 23.8 ms against 27.5 (one a query), 32.3 (8) and 61 (16).
   uint32_t prefill_attention_queries = 4;
   // Batches with KHR tensor-core tiles: attention on the tensor cores too
-  // (attention_prefill_coop.comp), where the cache is fp16 and heads are 128 wide (ModelGpu
-  // decides; the tiles above take the rest). On an H100, 27B pp512: attention 23.8 -> 10.0 ms,
-  // Q4_K_M 1881 -> 1986 tok/s; 4B's heads of 256 measured no faster. coop_attention=0|1.
+  // (attention_prefill_coop.comp), where the cache is fp16 and heads are 128 or 256 wide (ModelGpu
+  // decides; the tiles above take the rest). On an H100, pp512: 27B attention 23.8 -> 10.0 ms,
+  // Q4_K_M 1881 -> 1986 tok/s; 4B attention 6.7 -> 5.6 ms, 11 533-11 720 -> 11 856-11 866 tok/s.
+  // coop_attention=0|1.
   bool coop_attention = false;
   uint32_t attention_wg = 64;    // >= head_dim / 4
   uint32_t max_attention_splits = 128;     // decode: the partials buffer holds this many a head

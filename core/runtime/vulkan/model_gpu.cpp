@@ -135,7 +135,7 @@ void ModelGpu::build(const Gemma3Weights& w, bool f16_kv, Gemma3Weights* release
   // KV cache: local layers keep a ring of window + max_batch - 1 positions, so a batch never
   // overwrites keys its own earlier queries still see. Attention on tensor cores reads 16
   // positions at a time from a row: there, rings of a multiple of 16 and rows for a multiple of 16.
-  kernels.coop_attention = plan.coop_attention && kv_f16 && hd == 128;
+  kernels.coop_attention = plan.coop_attention && kv_f16 && (hd == 128 || hd == 256);
   auto round16 = [&](int n) { return kernels.coop_attention ? (n + 15) / 16 * 16 : n; };
   for (LayerGpu& l : layers) {
     l.cache_slots = l.global ? context : std::min(context, round16(c.sliding_window + max_batch - 1));

@@ -157,7 +157,7 @@ void ModelGpu::build_pipelines() {
   const uint32_t qb = plan.prefill_attention_queries;
   kernels.attention =
       kernels.coop_attention
-          ? &lib.get("attention_prefill_khr_d128_kv_f16", 4)
+          ? &lib.get("attention_prefill_khr_d" + std::to_string(config.head_dim) + "_kv_f16", 4)
           : &lib.get((qb ? "attention_prefill_q" + std::to_string(qb) + "_kv_" : "attention_kv_") + kv, 4,
                      {plan.attention_wg});
   kernels.attention_queries = kernels.coop_attention ? 16 : qb;

@@ -63,11 +63,11 @@ struct ModelKernels {
   const Kernel* embed = nullptr;             // embed_* of the embedding's type: tokens -> x, xn
   const Kernel* rope = nullptr;              // batches: qk_norm_rope_kv_*, then
   // attention_kv_*, attention_prefill_q*_kv_* or, on tensor cores (coop_attention),
-  // attention_prefill_khr_d128_kv_f16; attention_queries: queries a workgroup of it (0: one).
+  // attention_prefill_khr_d<head_dim>_kv_f16; attention_queries: queries a workgroup of it (0: one).
   const Kernel* attention = nullptr;
   uint32_t attention_queries = 0;
   // Batches' attention on tensor cores: KernelPlan::coop_attention, an fp16 cache and heads of 128
-  // (ModelGpu::build, which sizes the cache rings for it).
+  // or 256 (ModelGpu::build, which sizes the cache rings for it).
   bool coop_attention = false;
   const Kernel* decode_attention = nullptr;  // one token: attention_decode(_qout)_kv_*, norm and RoPE inside
   const Kernel* add_norm = nullptr;
