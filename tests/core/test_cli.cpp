@@ -140,7 +140,7 @@ class Cli : public QObject {
     QCOMPARE(r.code, 0);
     const QString out = QString::fromUtf8(r.out);
     if (!out.contains("\ngpu ")) QSKIP("no Vulkan device");
-    QVERIFY2(out.contains(QRegularExpression("\n +plan +[a-z]+ family: prefill (khr_coopmat|nv_coopmat|fp32), decode [a-z0-9_]+, "
+    QVERIFY2(out.contains(QRegularExpression("\n +plan +[a-z]+ family: prefill (khr_coopmat|nv_coopmat|int_dot|fp32), decode [a-z0-9_]+, "
                                              "(stage flags|pipeline barriers)(, steps run ahead)?, subgroup size \\d+\n")),
              qPrintable(out));
     if (out.contains("llvmpipe"))

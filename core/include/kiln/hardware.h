@@ -17,7 +17,9 @@ struct MemoryHeap {
 // words for reports: `kiln info --hardware`, `kiln bench --json`.
 struct GpuPlan {
   std::string family;        // the row of the family table: "nvidia", "amd", "intel", "cpu", "other"
-  std::string prefill;       // batches: "khr_coopmat" (VK_KHR_cooperative_matrix), "nv_coopmat" (VK_NV_…) or "fp32" tiles
+  // batches: "khr_coopmat" (VK_KHR_cooperative_matrix), "nv_coopmat" (VK_NV_…), "int_dot" (int8
+  // tiles) or "fp32" tiles
+  std::string prefill;
   std::string decode;        // one token: "int8_act", "int8_staged", "int8_dot" or "fp32" matvecs
   bool stage_flags = false;  // decode steps ordered by stage flags; false: pipeline barriers
   bool run_ahead = false;    // greedy steps queued one ahead on the GPU
