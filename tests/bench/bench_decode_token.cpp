@@ -72,6 +72,17 @@ const Token& token_of(DType type) {  // built once per type: building 0.7 GB tak
 }
 
 // args: dtype index, threads
+// Every row of every matrix summed as bytes, the rows split over the pool as decode splits them
+// (at least 64 KiB a task): a pure read of the same bytes. partial: one slot per row of the largest.
+void read_rows(ThreadPool& pool, const std::vector<Matrix>& matrices, std::vector<uint64_t>& partial) {
+  for (const Matrix& w : matrices) {
+    const size_t stride = row_bytes(w.type, w.cols);
+    pool.parallel_for(w.rows, [&](int64_t begin, int64_t end) {
+      partial[size_t(begin)] = sum_bytes(w.row(begin), size_t(end - begin) * stride);
+    }, std::max<int64_t>(1, int64_t((64 << 10) / stride)));
+  }
+}
+
 void BM_decode_token(benchmark::State& state) {
   const Token& token = token_of(kTypes[state.range(0)]);
   ThreadPool pool(static_cast<int>(state.range(1)));
@@ -99,12 +110,7 @@ void BM_stream_read(benchmark::State& state) {
   ThreadPool pool(static_cast<int>(state.range(1)));
   std::vector<uint64_t> partial(6912);
   for (auto _ : state) {
-    for (const Matrix& w : token.weights) {
-      const size_t stride = row_bytes(w.type, w.cols);
-      pool.parallel_for(w.rows, [&](int64_t begin, int64_t end) {
-        partial[size_t(begin)] = sum_bytes(w.row(begin), size_t(end - begin) * stride);
-      }, std::max<int64_t>(1, int64_t((64 << 10) / stride)));
-    }
+    read_rows(pool, token.weights, partial);
     benchmark::DoNotOptimize(partial.data());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * token.bytes));
@@ -176,12 +182,7 @@ void BM_kquant_read(benchmark::State& state) {
   ThreadPool pool(static_cast<int>(state.range(2)));
   std::vector<uint64_t> partial(size_t(m.copies[0].rows));
   for (auto _ : state) {
-    for (const Matrix& w : m.copies) {
-      const size_t stride = row_bytes(w.type, w.cols);
-      pool.parallel_for(w.rows, [&](int64_t begin, int64_t end) {
-        partial[size_t(begin)] = sum_bytes(w.row(begin), size_t(end - begin) * stride);
-      }, std::max<int64_t>(1, int64_t((64 << 10) / stride)));
-    }
+    read_rows(pool, m.copies, partial);
     benchmark::DoNotOptimize(partial.data());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * m.bytes));
