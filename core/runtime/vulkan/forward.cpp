@@ -85,6 +85,7 @@ class Recorder {
       const MatmulTile tile = batched ? ks.tile : kMatmulTile;
       const Kernel& k = need(qin ? ks.qin : batched ? ks.batched : ks.matvec, op);
       call.tile = tile;
+      call.barrier_after = &ks == &bm.kernels.back();
       record_matrix(seq_, k, part, std::span(sets).subspan(ks.first_chunk, ks.end_chunk - ks.first_chunk), call, shape,
                     m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
     });
@@ -115,13 +116,14 @@ class Recorder {
                     const char* op, int layer) {
     const uint32_t tokens = items_tokens(n);
     const MatvecShape shape = m_.items_shape(bm, glu, tokens);
-    const MatrixCall call{glu, false, n, x_offset, x_stride, y_stride};
+    MatrixCall call{glu, false, n, x_offset, x_stride, y_stride};
     const bool quantized = m_.items_quantized(bm);  // the input rounded to int8 once, for every part
     if (quantized)
       record_quantize(seq_, *m_.kernels.quantize, bm.quantize_set, n, uint32_t(bm.m->cols / kBlockSize), x_offset,
                       x_stride, layer);
     const std::vector<VkDescriptorSet>& sets = quantized ? bm.int_dot_sets : bm.sets;
     for_each_type_run(bm, [&](const DeviceMatrix& part, const MatrixKernels& ks) {
+      call.barrier_after = &ks == &bm.kernels.back();
       record_matrix(seq_, need(ks.items[items_slot(tokens)], op), part,
                     std::span(sets).subspan(ks.first_chunk, ks.end_chunk - ks.first_chunk), call, shape,
                     m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
@@ -363,7 +365,7 @@ void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatri
       seq.dispatch(kernel, sets[i], &p, sizeof p, p.groups_x, (groups + p.groups_x - 1) / p.groups_x, 1, op, layer);
     }
   }
-  seq.barrier();  // chunks write disjoint rows: one barrier after all of them
+  if (call.barrier_after || splits > 1) seq.barrier();  // chunks write disjoint rows: one barrier after all of them
   if (splits > 1) {
     const SplitSumPush s{uint32_t(call.n) * call.y_stride, splits};
     seq.dispatch(*call.split_sum, sets[0], &s, sizeof s, std::min<uint32_t>(1024, (s.count + 255) / 256), 1, 1, op,

@@ -23,9 +23,13 @@ struct MatrixCall {
   // are an early part, and down reads its blocks below part_blocks once that part is done
   // (KernelPlan::early_part). Set on both calls; 0: none.
   uint32_t part_groups = 0, part_blocks = 0;
+  // False for all but the last part of a mixed stack: the parts write disjoint rows from the same
+  // input, so they share the barrier after the last one instead of waiting on each other.
+  bool barrier_after = true;
 };
 
-// y[t][chunk.row_begin + r] (or [.. / 2] with GLU) = W x[t] over every chunk of m, then a barrier.
+// y[t][chunk.row_begin + r] (or [.. / 2] with GLU) = W x[t] over every chunk of m, then a barrier
+// (unless call.barrier_after is false).
 // sets[i] binds chunk i's weights, scales, x and y to `kernel` (a matvec_* pipeline of `shape`, or
 // a matmul_* / matmul_coop_* one of tile call.tile). With call.splits > 1, split_sum runs on sets[0]
 // after the chunks (binding 3 is y in every set).
