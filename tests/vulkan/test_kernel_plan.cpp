@@ -45,8 +45,9 @@ void expect_barriers(const KernelPlan& p) {
   QVERIFY(!p.run_ahead);
   QCOMPARE(p.early_part(DType::Q4_0), 0.0);
   QCOMPARE(p.early_part(DType::Q8_0), 0.0);
-  QVERIFY(!p.wide_norm);
   QVERIFY(!p.down_groups_of_96);
+  // The wide add_norm needs no trick (its sums cross a pipeline barrier): wherever activations are int8.
+  QCOMPARE(p.wide_norm, p.quantized_act);
   QVERIFY(!p.summary().stage_flags);
 }
 
@@ -80,9 +81,9 @@ class KernelPlanTest : public QObject {
       const KernelPlan p = plan_for(radeon_780m(driver));
       QCOMPARE(p.family, DeviceFamily::Amd);
       expect_barriers(p);
-      QVERIFY(p.int8_dot && p.quantized_act);
+      QVERIFY(p.int8_dot && p.quantized_act && p.wide_norm);
       QCOMPARE(p.down_shape(DType::Q4_0), p.qin_shape(false));
-      QCOMPARE(p.attention_keys_per_split, 64u);  // with barriers 64 led on the H100
+      QCOMPARE(p.attention_keys_per_split, 32u);  // with barriers too (H100, portable plan)
       QCOMPARE(p.summary().family, std::string("amd"));
       QCOMPARE(p.summary().prefill, std::string("int_dot"));  // no tensor cores listed: int8 tiles
       QCOMPARE(p.summary().subgroup_size, 64);
@@ -108,6 +109,7 @@ class KernelPlanTest : public QObject {
     const KernelPlan portable = plan_for(h100(), parse_tuning({{"family", "other"}}));
     expect_barriers(portable);
     QVERIFY(portable.coop_matmul && portable.quantized_act);  // what the device reports stays
+    QVERIFY(!plan_for(h100(), parse_tuning({{"family", "other"}, {"wide_norm", "0"}})).wide_norm);
     const KernelPlan no_flags = plan_for(h100(), parse_tuning({{"stage_flags", "0"}, {"early_part", "0.6"}}));
     QVERIFY(!no_flags.stage_flags);
     QCOMPARE(no_flags.early_part(DType::Q4_0), 0.0);

@@ -38,15 +38,14 @@ struct FamilyRow {
   bool stage_flags;        // KernelPlan::stage_flags
   bool run_ahead;          // KernelPlan::run_ahead
   bool early_part;         // KernelPlan::early_part (needs stage flags)
-  bool wide_norm;          // KernelPlan::wide_norm
   bool down_groups_of_96;  // KernelPlan::down_groups_of_96
 };
 constexpr FamilyRow kFamilies[] = {
-    {DeviceFamily::Nvidia, "nvidia", true, true, true, true, true},
-    {DeviceFamily::Amd, "amd", false, false, false, false, false},  // RDNA (the 780M) and GCN alike
-    {DeviceFamily::Intel, "intel", false, false, false, false, false},
-    {DeviceFamily::Cpu, "cpu", false, false, false, false, false},  // lavapipe, SwiftShader
-    {DeviceFamily::Other, "other", false, false, false, false, false},
+    {DeviceFamily::Nvidia, "nvidia", true, true, true, true},
+    {DeviceFamily::Amd, "amd", false, false, false, false},  // RDNA (the 780M) and GCN alike
+    {DeviceFamily::Intel, "intel", false, false, false, false},
+    {DeviceFamily::Cpu, "cpu", false, false, false, false},  // lavapipe, SwiftShader
+    {DeviceFamily::Other, "other", false, false, false, false},
 };
 
 const FamilyRow& row_of(DeviceFamily f) {
@@ -287,11 +286,16 @@ KernelPlan plan_for(const PhysicalDeviceInfo& d, const TuningOverrides& o) {
   const bool early = p.stage_flags && (o.early_part ? *o.early_part > 0 : row.early_part);
   p.early_part_q4_0 = early ? o.early_part.value_or(0.6) : 0.0;
   p.early_part_q8_0 = early ? o.early_part.value_or(0.0) : 0.0;
-  p.wide_norm = p.quantized_act && o.wide_norm.value_or(row.wide_norm);
+  // The wide add_norm is no cross-workgroup trick: o and down leave their sums in slots, and the
+  // add_norm reads them after a pipeline barrier, as any dispatch reads the one before. So every
+  // family takes it where activations are int8 (H100, portable plan: 109.4-109.5 -> 113.7 tok/s).
+  p.wide_norm = p.quantized_act && o.wide_norm.value_or(true);
   p.wide_norm_wg = o.wide_norm_wg.value_or(p.cpu_device ? 64 : 128);
-  // Decode attention in splits of 32 keys with stage flags: 105.9 and 107.0 tok/s against 103.6
-  // and 103.8 for 64 (H100, 27B Q4_0, 641 positions); with barriers 64 led, 96.9 against 96.0.
-  p.attention_keys_per_split = o.attention_split.value_or(!p.cpu_device && p.stage_flags ? 32 : 64);
+  // Decode attention in splits of 32 keys on every GPU: more workgroups for a short step of the
+  // chain. H100, 27B Q4_0, 641 positions: with stage flags 105.9-107.0 tok/s against 103.6-103.8
+  // for 64; with barriers (portable plan, 2026-11-26) 118.7-118.8 against 113.7, 16 117.1.
+  // Lavapipe's threads are few: 64 there.
+  p.attention_keys_per_split = o.attention_split.value_or(p.cpu_device ? 64 : 32);
   const StageWait wait = default_stage_wait(d);  // lavapipe's stays within its loop limit
   p.stage_spin_rounds = wait.spin_rounds;
   p.stage_backoff = d.cpu_implementation ? wait.backoff : o.stage_backoff.value_or(wait.backoff);
