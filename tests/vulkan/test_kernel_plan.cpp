@@ -113,7 +113,7 @@ class KernelPlanTest : public QObject {
     const KernelPlan no_flags = plan_for(h100(), parse_tuning({{"stage_flags", "0"}, {"early_part", "0.6"}}));
     QVERIFY(!no_flags.stage_flags);
     QCOMPARE(no_flags.early_part(DType::Q4_0), 0.0);
-    QVERIFY(no_flags.run_ahead && no_flags.wide_norm);  // not built on stage flags: the family's row
+    QVERIFY(no_flags.run_ahead && no_flags.wide_norm);  // neither is built on stage flags
     const KernelPlan no_int8 = plan_for(h100(), parse_tuning({{"int8_dot", "0"}}));
     QVERIFY(!no_int8.staged_matvec && !no_int8.quantized_act && !no_int8.wide_norm);
     QCOMPARE(no_int8.summary().decode, std::string("fp32"));
