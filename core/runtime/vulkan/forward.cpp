@@ -81,25 +81,26 @@ class Recorder {
     }
     const std::vector<VkDescriptorSet>& sets = half ? bm.half_sets : one ? bm.token_sets : bm.sets;
     const MatvecShape& shape = qin ? bm.qin_shape : bm.shape;
-    for_each_type_run(bm, [&](const DeviceMatrix& part, const MatrixKernels& ks) {
+    for_each_type_run(bm, [&](const DeviceMatrix& part, const MatrixKernels& ks, bool last) {
       const MatmulTile tile = batched ? ks.tile : kMatmulTile;
       const Kernel& k = need(qin ? ks.qin : batched ? ks.batched : ks.matvec, op);
       call.tile = tile;
-      call.barrier_after = &ks == &bm.kernels.back();
+      call.barrier_after = last;  // the parts write disjoint rows: one barrier after all of them
       record_matrix(seq_, k, part, std::span(sets).subspan(ks.first_chunk, ks.end_chunk - ks.first_chunk), call, shape,
                     m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
     });
   }
 
   // Each run of bm's chunks of one type (a mixed stack's parts) as a matrix of its own:
-  // fn(part, the run's kernels).
+  // fn(part, the run's kernels, whether it is the last run). A matrix of one run is its own part.
   template <class Fn>
   static void for_each_type_run(const BoundMatrix& bm, Fn&& fn) {
+    if (bm.kernels.size() == 1) return fn(*bm.m, bm.kernels[0], true);
     for (const MatrixKernels& ks : bm.kernels) {
       DeviceMatrix part = *bm.m;
       part.type = ks.type;
       part.chunks.assign(bm.m->chunks.begin() + ptrdiff_t(ks.first_chunk), bm.m->chunks.begin() + ptrdiff_t(ks.end_chunk));
-      fn(part, ks);
+      fn(part, ks, &ks == &bm.kernels.back());
     }
   }
 
@@ -122,8 +123,8 @@ class Recorder {
       record_quantize(seq_, *m_.kernels.quantize, bm.quantize_set, n, uint32_t(bm.m->cols / kBlockSize), x_offset,
                       x_stride, layer);
     const std::vector<VkDescriptorSet>& sets = quantized ? bm.int_dot_sets : bm.sets;
-    for_each_type_run(bm, [&](const DeviceMatrix& part, const MatrixKernels& ks) {
-      call.barrier_after = &ks == &bm.kernels.back();
+    for_each_type_run(bm, [&](const DeviceMatrix& part, const MatrixKernels& ks, bool last) {
+      call.barrier_after = last;
       record_matrix(seq_, need(ks.items[items_slot(tokens)], op), part,
                     std::span(sets).subspan(ks.first_chunk, ks.end_chunk - ks.first_chunk), call, shape,
                     m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
