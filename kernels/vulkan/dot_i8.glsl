@@ -25,8 +25,8 @@ float int_to_float(int i) { return uintBitsToFloat(uint(i + 0x4B400000)) - ROUND
 struct QuantizedX {
   uint q[8];
   vec2 scale;
-  ivec2 sum;  // per half, the sum of its q (4-bit weights are stored + 8: the offset costs 8 * sum;
-             // a K-quant's bias and min likewise)
+  vec2 sum_x;  // per half, sum(q) * scale: its activations' sum as rounded (4-bit weights are
+               // stored + 8: the offset costs 8 sum_x; a K-quant's bias and min likewise)
 };
 
 // Each half's sum of q (Q4_0 and the K-quants need it; see QuantizedX).
@@ -51,17 +51,19 @@ QuantizedX quantize_x(vec4 xv[8]) {
       r.q[i] = b.x | (b.y << 8) | (b.z << 16) | (b.w << 24);
     }
   }
-  r.sum = quantized_sums(r.q);
+  r.sum_x = vec2(quantized_sums(r.q)) * r.scale;
   return r;
 }
 
 // A loaded block (weights.glsl) as the bytes its int8 dot products take, with its scales: word i
 // meets activation word i (elements 4i .. 4i + 3; Q4_0: the unsigned nibbles, less 8 later). A
-// kernel that multiplies a block with several tokens unpacks it once for all of them.
+// kernel that multiplies a block with several tokens unpacks it once for all of them, and what
+// depends on the weights alone is worked out there, so a token costs its dot products and a few
+// float operations (a step of several sequences is bound by that per-token work).
 struct BlockI8 {
   uint q[8];
 #if defined(WTYPE_KQUANT)
-  KScale k;
+  KScale k;  // offset less Q_BIAS * scale: the stored bias folded into the min
 #else
   float d;
 #endif
@@ -81,7 +83,7 @@ BlockI8 unpack_i8(Block k) {
     u.q[w] = q.x;
     u.q[4u + w] = q.y;
   }
-  u.k = k.k;
+  u.k = KScale(k.k.scale, k.k.offset - Q_BIAS * k.k.scale);
 #elif defined(WTYPE_Q8_0)
   u.q = uint[8](k.q0.x, k.q0.y, k.q0.z, k.q0.w, k.q1.x, k.q1.y, k.q1.z, k.q1.w);
   u.d = k.d;
@@ -96,14 +98,14 @@ float block_dot_i8(BlockI8 u, QuantizedX x) {
   ivec2 s = ivec2(0);
   for (uint w = 0; w < 4u; ++w) s += ivec2(sdot4(u.q[w], x.q[w]), sdot4(u.q[4u + w], x.q[4u + w]));
 #if defined(WTYPE_KQUANT)
-  // Each half's sum(q x) exact in int32; then its scale, Q_BIAS and offset (a min) in fp32.
-  const vec2 sum_x = vec2(x.sum) * x.scale;
-  const vec2 dots = vec2(int_to_float(s.x), int_to_float(s.y)) * x.scale - Q_BIAS * sum_x;
-  return dot(dots, u.k.scale) + dot(sum_x, u.k.offset);
+  // Each half's sum(q x) exact in int32; then both scales, and the offset (a min, less the bias)
+  // times the activations' sum, in fp32.
+  const vec2 w = x.scale * u.k.scale;
+  return int_to_float(s.x) * w.x + int_to_float(s.y) * w.y + dot(x.sum_x, u.k.offset);
+#elif defined(WTYPE_Q4_0)
+  // The stored + 8 times the activations' sum.
+  return (int_to_float(s.x) * x.scale.x + int_to_float(s.y) * x.scale.y - 8.0 * (x.sum_x.x + x.sum_x.y)) * u.d;
 #else
-#if defined(WTYPE_Q4_0)
-  s -= 8 * x.sum;  // the stored + 8
-#endif
   return (int_to_float(s.x) * x.scale.x + int_to_float(s.y) * x.scale.y) * u.d;
 #endif
 }

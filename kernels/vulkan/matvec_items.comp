@@ -25,16 +25,15 @@ layout(constant_id = 3) const uint TOKENS = 4;  // tokens a pass
 
 #ifdef QIN
 // quantize_i8.comp's layout (two halves of 16): token t's block b is words 8 (t nb + b) .. + 8,
-// its halves' scales at 8 n nb + 2 (t nb + b) and their sums at 10 n nb + 2 (t nb + b) (n = n_tokens).
+// its halves' scales at 8 n nb + 2 (t nb + b) and their sum_x at 10 n nb + 2 (t nb + b) (n = n_tokens).
 layout(std430, binding = 2) readonly buffer Quantized { uvec4 xq4[]; };
-layout(std430, binding = 2) readonly buffer QuantizedScales { vec2 xs2[]; };
-layout(std430, binding = 2) readonly buffer QuantizedSums { ivec2 xsum2[]; };
+layout(std430, binding = 2) readonly buffer QuantizedMeta { vec2 xmeta2[]; };
 QuantizedX quantized_x(uint block, uint blocks) {
   QuantizedX r;
   const uvec4 lo = xq4[2u * block], hi = xq4[2u * block + 1u];
   r.q = uint[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
-  r.scale = xs2[4u * blocks + block];
-  r.sum = xsum2[5u * blocks + block];
+  r.scale = xmeta2[4u * blocks + block];
+  r.sum_x = xmeta2[5u * blocks + block];
   return r;
 }
 #else
@@ -71,7 +70,11 @@ void body() {
 
   for (uint t0 = 0; t0 < pc.n_tokens; t0 += TOKENS) {
     // Tokens past the end of the last pass read the last token and are never written.
-#ifndef QIN
+#ifdef QIN
+    uint xblock[TOKENS];  // each token's first block in the int8 form
+    for (uint t = 0; t < TOKENS; ++t) xblock[t] = min(t0 + t, pc.n_tokens - 1u) * pc.nb;
+    const uint blocks = pc.n_tokens * pc.nb;
+#else
     uint xb[TOKENS];
     for (uint t = 0; t < TOKENS; ++t) xb[t] = (pc.x_offset + min(t0 + t, pc.n_tokens - 1u) * pc.x_stride) >> 2;
 #endif
@@ -89,7 +92,7 @@ void body() {
       BlockI8 u[ROWS];
       for (uint r = 0; r < ROWS; ++r) u[r] = unpack_i8(cur[r]);
       for (uint t = 0; t < TOKENS; ++t) {
-        const QuantizedX xq = quantized_x(min(t0 + t, pc.n_tokens - 1u) * pc.nb + b, pc.n_tokens * pc.nb);
+        const QuantizedX xq = quantized_x(xblock[t] + b, blocks);
         for (uint r = 0; r < ROWS; ++r) acc[r][t] += block_dot_i8(u[r], xq);
       }
 #else

@@ -50,7 +50,7 @@ layout(push_constant) uniform Push {
 const uint GROUPS = gl_WorkGroupSize.x / TPR;
 #ifndef QACT_IN
 shared uvec4 xq_s[MAX_BLOCKS * 2];  // a block's 32 int8 activations
-shared vec4 xmeta_s[MAX_BLOCKS];    // scale of each half, and (as bits) the sums of its q
+shared vec4 xmeta_s[MAX_BLOCKS];    // each half's scale, then its sum_x (dot_i8.glsl)
 #endif
 shared float partial[ROWS][gl_WorkGroupSize.x];
 #ifdef NORM_SUMS
@@ -84,7 +84,7 @@ void body() {
     const QuantizedX q = quantize_x(xv);
     xq_s[2u * b] = uvec4(q.q[0], q.q[1], q.q[2], q.q[3]);
     xq_s[2u * b + 1u] = uvec4(q.q[4], q.q[5], q.q[6], q.q[7]);
-    xmeta_s[b] = vec4(q.scale, intBitsToFloat(q.sum));
+    xmeta_s[b] = vec4(q.scale, q.sum_x);
   }
   barrier();
 #endif
@@ -122,7 +122,7 @@ void body() {
     QuantizedX q;
     q.q = uint[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
     q.scale = meta.xy;
-    q.sum = floatBitsToInt(meta.zw);
+    q.sum_x = meta.zw;
     for (uint r = 0; r < ROWS; ++r) acc[r] += block_dot_i8(cur[r], q);
 #endif
     for (uint r = 0; r < ROWS; ++r) cur[r] = next[r];

@@ -6,8 +6,9 @@
 // invocation a block: it reads the block's 32 floats and writes its 8 words and 2 scales.
 // Layout of xq for n tokens of nb blocks: words [0, 8 n nb) the int8 (4 a word, block (t, b) at
 // 8 (t nb + b)), then 2 n nb scales (block (t, b)'s halves at 8 n nb + 2 (t nb + b) + 0, 1), then
-// 2 n nb int32 sums of the halves' int8 (at 10 n nb + 2 (t nb + b) + 0, 1), which the K-quants'
-// mins and Q4_0's + 8 take (matvec_items.comp with QIN; matmul_i8.comp sums its own).
+// 2 n nb fp32 sums of the halves' activations as rounded, sum(q) * scale (at 10 n nb + 2 (t nb + b)
+// + 0, 1), which the K-quants' mins and Q4_0's + 8 take (matvec_items.comp with QIN, dot_i8.glsl's
+// sum_x; matmul_i8.comp sums its own).
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;
 
@@ -46,7 +47,8 @@ void main() {
       sum += signed_q.x + signed_q.y + signed_q.z + signed_q.w;
     }
     const uint blocks = pc.n_tokens * pc.nb;
-    xq[blocks * 8u + GROUPS * block + g] = floatBitsToUint(amax / 127.0);
-    xq[blocks * (8u + GROUPS) + GROUPS * block + g] = uint(sum);
+    const float scale = amax / 127.0;
+    xq[blocks * 8u + GROUPS * block + g] = floatBitsToUint(scale);
+    xq[blocks * (8u + GROUPS) + GROUPS * block + g] = floatBitsToUint(float(sum) * scale);
   }
 }

@@ -209,7 +209,8 @@ class VulkanMatmulI8 : public QObject {
   }
 
   // quantize_i8's output as matmul_i8 and matvec_items_qin read it: int8 blocks (8 words each), then
-  // the blocks' scales, then each group's sum of its int8.
+  // the blocks' scales, then each group's sum of its activations as rounded (the sum of its int8
+  // times its scale, in fp32).
   void quantized_layout() {
     const int tokens = 3, cols = 96, nb = cols / 32;
     const Matrix a = random_matrix(DType::Q8_0, 64, cols, 3);
@@ -229,8 +230,9 @@ class VulkanMatmulI8 : public QObject {
         QVERIFY2(std::abs(q - r.q[i]) <= 1, qPrintable(QString("block %1 element %2: %3 vs %4").arg(blk).arg(i).arg(q).arg(r.q[i])));
         off_by_one += q != r.q[i];
       }
-      for (int g = 0; g < kGroups; ++g)
-        QCOMPARE(int32_t(words[size_t(tokens) * nb * (8 + kGroups) + kGroups * blk + g]), sums[g]);
+      float sum_x[kGroups];
+      std::memcpy(sum_x, &words[size_t(tokens) * nb * (8 + kGroups) + kGroups * blk], sizeof sum_x);
+      for (int g = 0; g < kGroups; ++g) QCOMPARE(sum_x[g], float(sums[g]) * scale[g]);
     }
     QVERIFY(off_by_one <= 2);  // a tie or a division rounded the other way, at most
   }
