@@ -210,9 +210,15 @@ bool ModelGpu::plan_int8_activations() {
     bm.qact_in = true;
     bm.qin_shape = glu ? bm.staged_shape : plan.qin_shape(false);
   };
-  // gate_up -> down: gate_up's workgroups must write whole groups of 8 outputs (128,8,64: 8 each).
+  // gate_up -> down: gate_up's workgroups must write whole groups of 8 outputs (128,8,64: 8 each),
+  // and so must its chunks: each starts at a multiple of 16 rows (8 outputs), which chunks of
+  // whole 64-row granules do, and a binding too small for one may not (weight_layout.h).
+  auto whole_groups = [](const BoundMatrix& bm) {
+    return std::all_of(bm.m->chunks.begin(), bm.m->chunks.end(),
+                       [](const DeviceMatrix::Chunk& c) { return c.row_begin % 16 == 0; });
+  };
   for (LayerGpu& l : layers) {
-    if (!l.gate_up.staged || !int8(l.down)) continue;
+    if (!l.gate_up.staged || !int8(l.down) || !whole_groups(l.gate_up)) continue;
     l.gate_up.staged_shape = plan.qin_shape(true);
     const MatvecShape& g = l.gate_up.staged_shape;
     if ((g.wg / g.tpr) * g.rows / 2 % 8 != 0 ||
