@@ -93,23 +93,29 @@ BlockI8 unpack_i8(Block k) {
   return u;
 }
 
-// An unpacked block times a quantized block of activations, all scales applied.
-float block_dot_i8(BlockI8 u, QuantizedX x) {
+// acc plus an unpacked block times a quantized block of activations, all scales applied. Every
+// product is an explicit fma or stands alone (sum_x too: an add of two of them could be contracted
+// where quantize_x is inlined), so no compiler contracts it differently in another kernel: a step
+// of several sequences gives the bits of the one-token kernel that rounds as it does
+// (test_sequences, unstaged, on NVIDIA too).
+float block_dot_i8(BlockI8 u, QuantizedX x, float acc) {
   ivec2 s = ivec2(0);
   for (uint w = 0; w < 4u; ++w) s += ivec2(sdot4(u.q[w], x.q[w]), sdot4(u.q[4u + w], x.q[4u + w]));
 #if defined(WTYPE_KQUANT)
   // Each half's sum(q x) exact in int32; then both scales, and the offset (a min, less the bias)
   // times the activations' sum, in fp32.
   const vec2 w = x.scale * u.k.scale;
-  return int_to_float(s.x) * w.x + int_to_float(s.y) * w.y + dot(x.sum_x, u.k.offset);
-#elif defined(WTYPE_Q4_0)
-  // The stored + 8 times the activations' sum.
-  return (int_to_float(s.x) * x.scale.x + int_to_float(s.y) * x.scale.y - 8.0 * (x.sum_x.x + x.sum_x.y)) * u.d;
+  acc = fma(x.sum_x.y, u.k.offset.y, fma(x.sum_x.x, u.k.offset.x, acc));
+  return fma(int_to_float(s.y), w.y, fma(int_to_float(s.x), w.x, acc));
 #else
-  return (int_to_float(s.x) * x.scale.x + int_to_float(s.y) * x.scale.y) * u.d;
+  float y = fma(int_to_float(s.y), x.scale.y, int_to_float(s.x) * x.scale.x);
+#if defined(WTYPE_Q4_0)
+  y = fma(-8.0, x.sum_x.y, fma(-8.0, x.sum_x.x, y));  // the stored + 8 times the activations' sum
+#endif
+  return fma(y, u.d, acc);
 #endif
 }
-float block_dot_i8(Block k, QuantizedX x) { return block_dot_i8(unpack_i8(k), x); }
+float block_dot_i8(Block k, QuantizedX x, float acc) { return block_dot_i8(unpack_i8(k), x, acc); }
 
 // A block of activations rounded to int8 by their producer (matvec_staged.comp with QACT_OUT):
 // words lo = elements 0..15, hi = 16..31, one scale for each 8. Exact int32 sums, then four fp32

@@ -67,7 +67,7 @@ void body() {
       for (uint i = 0; i < 8u; ++i) xv[i] = x4[xb + b * 8u + i];
 #ifdef I8_DOT
       const QuantizedX xq = quantize_x(xv);  // once for all ROWS rows
-      for (uint r = 0; r < ROWS; ++r) acc[r] += block_dot_i8(cur[r], xq);
+      for (uint r = 0; r < ROWS; ++r) acc[r] = block_dot_i8(cur[r], xq, acc[r]);
 #else
       for (uint r = 0; r < ROWS; ++r) acc[r] += block_dot(cur[r], xv);
 #endif

@@ -93,7 +93,7 @@ void body() {
       for (uint r = 0; r < ROWS; ++r) u[r] = unpack_i8(cur[r]);
       for (uint t = 0; t < TOKENS; ++t) {
         const QuantizedX xq = quantized_x(xblock[t] + b, blocks);
-        for (uint r = 0; r < ROWS; ++r) acc[r][t] += block_dot_i8(u[r], xq);
+        for (uint r = 0; r < ROWS; ++r) acc[r][t] = block_dot_i8(u[r], xq, acc[r][t]);
       }
 #else
       for (uint t = 0; t < TOKENS; ++t) {

@@ -123,7 +123,7 @@ void body() {
     q.q = uint[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
     q.scale = meta.xy;
     q.sum_x = meta.zw;
-    for (uint r = 0; r < ROWS; ++r) acc[r] += block_dot_i8(cur[r], q);
+    for (uint r = 0; r < ROWS; ++r) acc[r] = block_dot_i8(cur[r], q, acc[r]);
 #endif
     for (uint r = 0; r < ROWS; ++r) cur[r] = next[r];
   }
