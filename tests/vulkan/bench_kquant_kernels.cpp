@@ -81,7 +81,8 @@ void decode(Bench& b, int shrink, uint64_t limit) {
           std::vector<VkDescriptorSet> sets;
           for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, x, y}));
           const double us = b.time(20, [&] {
-            vk::record_matrix(*b.seq, k, m, sets, vk::MatrixCall{s.glu, false, 1, 0, uint32_t(s.cols), 0}, l,
+            vk::record_matrix(*b.seq, k, m.chunks, m.cols,
+                              sets, vk::MatrixCall{s.glu, false, 1, 0, uint32_t(s.cols), 0}, l,
                               b.device->limits().maxComputeWorkGroupCount[0], "matvec", 0);
           });
           std::printf(" %8.0f", double(m.bytes()) / (us * 1e-6) / 1e9);
@@ -98,7 +99,7 @@ double time_matmul(Bench& b, const vk::DeviceMatrix& m, bool glu, int n, vk::Mat
   std::vector<VkDescriptorSet> sets;
   for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
   const vk::MatrixCall call{glu, true, n, 0, uint32_t(m.cols), uint32_t(glu ? m.rows / 2 : m.rows), tile};
-  return b.time(3, [&] { vk::record_matrix(*b.seq, k, m, sets, call, {}, 65535, "matmul", 0); });
+  return b.time(3, [&] { vk::record_matrix(*b.seq, k, m.chunks, m.cols, sets, call, {}, 65535, "matmul", 0); });
 }
 
 int prefill(Bench& b, int shrink, uint64_t limit, bool khr) {

@@ -96,11 +96,12 @@ int main(int argc, char** argv) {
           i8_sets.push_back(b.descriptors->allocate(i8, std::vector{c.weights, c.scales, xq, y_i8}));
         }
         const uint32_t nb = uint32_t(s.cols / 32);
-        const double us_fp32 = b.time(reps, [&] { vk::record_matrix(*b.seq, fp32, m, fp32_sets, call, {}, 65535, "m", 0); });
+        const double us_fp32 = b.time(reps, [&] { vk::record_matrix(*b.seq, fp32, m.chunks, m.cols,
+                                                                    fp32_sets, call, {}, 65535, "m", 0); });
         const double us_q = b.time(reps, [&] { vk::record_quantize(*b.seq, quantize, qset, n, nb, 0, uint32_t(s.cols), 0); });
         const double us_i8 = b.time(reps, [&] {
           vk::record_quantize(*b.seq, quantize, qset, n, nb, 0, uint32_t(s.cols), 0);
-          vk::record_matrix(*b.seq, i8, m, i8_sets, call, {}, 65535, "m", 0);
+          vk::record_matrix(*b.seq, i8, m.chunks, m.cols, i8_sets, call, {}, 65535, "m", 0);
         });
         const size_t count = size_t(n) * size_t(call.y_stride);
         std::printf("%-8s %-5s %6lldx%-5lld %9.3f %9.3f %11.3f %7.2fx %9.2e\n", s.name, to_string(t), (long long)rows,

@@ -114,7 +114,7 @@ double time_matmul(Bench& b, const vk::DeviceMatrix& m, bool glu, int n, vk::Mat
   vk::MatrixCall call{glu, true, n, 0, uint32_t(m.cols), uint32_t(glu ? m.rows / 2 : m.rows), tile};
   call.splits = splits;  // ys must hold `splits` slices
   call.split_sum = &b.pipelines->get("split_sum", 4);
-  return b.time(reps, [&] { vk::record_matrix(*b.seq, k, m, sets, call, {}, 65535, "matmul", 0); });
+  return b.time(reps, [&] { vk::record_matrix(*b.seq, k, m.chunks, m.cols, sets, call, {}, 65535, "matmul", 0); });
 }
 
 // The fp32 kernel (matmul) and the tensor-core one (matmul_coop) on the same input: times, and how
@@ -282,7 +282,8 @@ void rows_sweep(Bench& b, double copy_gbs, int shrink) {
           std::vector<VkDescriptorSet> sets;
           for (const auto& c : m.chunks) sets.push_back(b.descriptors->allocate(k, std::vector{c.weights, c.scales, xq, y}));
           const double us = b.time(50, [&] {
-            vk::record_matrix(*b.seq, k, m, sets, vk::MatrixCall{glu, false, 1, 0, uint32_t(cols), 0}, shape,
+            vk::record_matrix(*b.seq, k, m.chunks, m.cols,
+                              sets, vk::MatrixCall{glu, false, 1, 0, uint32_t(cols), 0}, shape,
                               b.device->limits().maxComputeWorkGroupCount[0], "matvec", 0);
           });
           const double bytes = double(m.bytes());
@@ -372,7 +373,8 @@ int main(int argc, char** argv) {
           const vk::Kernel& k = kernel(kind, shape);
           const std::vector<VkDescriptorSet> sets = record(k, shape, y);
           const double us = b.time(20, [&] {
-            vk::record_matrix(*b.seq, k, m, sets, vk::MatrixCall{s.glu, false, 1, 0, uint32_t(s.cols), 0}, shape,
+            vk::record_matrix(*b.seq, k, m.chunks, m.cols,
+                              sets, vk::MatrixCall{s.glu, false, 1, 0, uint32_t(s.cols), 0}, shape,
                               b.device->limits().maxComputeWorkGroupCount[0], "matvec", 0);
           });
           gbs.push_back(double(m.bytes()) / (us * 1e-6) / 1e9);
@@ -389,7 +391,8 @@ int main(int argc, char** argv) {
             const vk::Kernel& kk = kernel(k, shape);
             const std::vector<VkDescriptorSet> sets = record(kk, shape, y);
             b.seq->begin(false);
-            vk::record_matrix(*b.seq, kk, m, sets, vk::MatrixCall{s.glu, false, 1, 0, uint32_t(s.cols), 0}, shape,
+            vk::record_matrix(*b.seq, kk, m.chunks, m.cols,
+                              sets, vk::MatrixCall{s.glu, false, 1, 0, uint32_t(s.cols), 0}, shape,
                               b.device->limits().maxComputeWorkGroupCount[0], "matvec", 0);
             b.seq->submit_and_wait();
             got[k - 1] = b.read(y, count);

@@ -170,7 +170,7 @@ class VulkanKernels : public QObject {
     std::vector<VkDescriptorSet> sets;
     for (const auto& c : dm.chunks) sets.push_back(h.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
     h.seq->begin(false);
-    vk::record_matrix(*h.seq, k, dm, sets,
+    vk::record_matrix(*h.seq, k, dm.chunks, dm.cols, sets,
                       vk::MatrixCall{glu, batched, tokens, 0, uint32_t(cols), uint32_t(rows), tile},
                       shape, batched ? 65535 : 7 /* folds the grid into y */, "test", -1);
     h.seq->submit_and_wait();
@@ -195,7 +195,8 @@ class VulkanKernels : public QObject {
       std::vector<VkDescriptorSet> big_sets;
       for (const auto& c : dm.chunks) big_sets.push_back(h.descriptors->allocate(k, std::vector{c.weights, c.scales, xb, yb2}));
       h.seq->begin(false);
-      vk::record_matrix(*h.seq, k, dm, big_sets, vk::MatrixCall{glu, false, tokens, 0, uint32_t(cols), uint32_t(rows)},
+      vk::record_matrix(*h.seq, k, dm.chunks, dm.cols,
+                        big_sets, vk::MatrixCall{glu, false, tokens, 0, uint32_t(cols), uint32_t(rows)},
                         shape, 7, "test", -1);
       h.seq->submit_and_wait();
       const double err_big = relative_error(h.read(yb2, expected.size()), expected_big);
@@ -294,8 +295,10 @@ class VulkanKernels : public QObject {
             {h.upload(block), h.upload(resid), xs, h.upload(norms), h.poisoned(resid.size())},
             vk::AddNormPush{uint32_t(hidden), 0, uint32_t(hidden), eps}, 1);
     h.seq->begin(false);
-    vk::record_matrix(*h.seq, kg, gu, sg, vk::MatrixCall{true, false, 1, 0, uint32_t(hidden), uint32_t(ffn)}, gs, 7, "test", -1);
-    vk::record_matrix(*h.seq, kd, dn, sd, vk::MatrixCall{false, false, 1, 0, uint32_t(ffn), uint32_t(hidden)}, ds, 7, "test", -1);
+    vk::record_matrix(*h.seq, kg, gu.chunks, gu.cols,
+                      sg, vk::MatrixCall{true, false, 1, 0, uint32_t(hidden), uint32_t(ffn)}, gs, 7, "test", -1);
+    vk::record_matrix(*h.seq, kd, dn.chunks, dn.cols,
+                      sd, vk::MatrixCall{false, false, 1, 0, uint32_t(ffn), uint32_t(hidden)}, ds, 7, "test", -1);
     h.seq->submit_and_wait();
     // Two roundings to int8 (x per 16 or 8 values, the GLU output per 8): 4-8e-3 measured for
     // Q8_0/Q4_0, 1.2-1.8e-2 for Q4_K/Q6_K (their int8 matvecs already sit at about twice Q4_0's
@@ -357,7 +360,7 @@ class VulkanKernels : public QObject {
     vk::MatrixCall call{false, false, 1, 0, uint32_t(hidden), uint32_t(hidden)};
     call.norm_post = uint32_t(2 * hidden);
     h.seq->begin(false);
-    vk::record_matrix(*h.seq, k, dm, sets, call, s, 7, "test", -1);
+    vk::record_matrix(*h.seq, k, dm.chunks, dm.cols, sets, call, s, 7, "test", -1);
     h.seq->submit_and_wait();
     vk::AddNormPush p{uint32_t(hidden), uint32_t(2 * hidden), uint32_t(3 * hidden), eps};
     p.slot_count = slot_count;

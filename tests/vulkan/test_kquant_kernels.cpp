@@ -197,7 +197,8 @@ class VulkanKquantKernels : public QObject {
     std::vector<VkDescriptorSet> sets;
     for (const auto& c : dm.chunks) sets.push_back(h.descriptors->allocate(k, std::vector{c.weights, c.scales, xs, ys}));
     h.seq->begin(false);
-    vk::record_matrix(*h.seq, k, dm, sets, vk::MatrixCall{glu, batched, tokens, 0, uint32_t(cols), uint32_t(rows), tile},
+    vk::record_matrix(*h.seq, k, dm.chunks, dm.cols,
+                      sets, vk::MatrixCall{glu, batched, tokens, 0, uint32_t(cols), uint32_t(rows), tile},
                       shape, batched ? 65535 : 7 /* folds the grid into y */, "test", -1);
     h.seq->submit_and_wait();
     const double err = relative_error(h.read(ys, expected.size()), expected);

@@ -128,7 +128,7 @@ class VulkanMatmulI8 : public QObject {
     for (const auto& c : dm.chunks) sets.push_back(h.descriptors->allocate(k, std::vector{c.weights, c.scales, last_xq, ys}));
     h.seq->begin(false);
     vk::record_quantize(*h.seq, quantize, qset, tokens, nb, x_offset, x_stride, -1);
-    vk::record_matrix(*h.seq, k, dm, sets,
+    vk::record_matrix(*h.seq, k, dm.chunks, dm.cols, sets,
                       vk::MatrixCall{glu, true, tokens, x_offset, x_stride, uint32_t(rows), vk::kMatmulTile}, {},
                       65535, "test", -1);
     h.seq->submit_and_wait();

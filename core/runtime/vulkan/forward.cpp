@@ -64,7 +64,8 @@ class Recorder {
       call.splits = m_.plan.coop_splits(bm.m->rows, n, m_.coop_slices);
       call.split_sum = m_.kernels.split_sum;
     }
-    record_matrix(seq_, k, *bm.m, sets, call, shape, m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
+    record_matrix(seq_, k, bm.m->chunks, bm.m->cols, sets, call, shape, m_.device.limits().maxComputeWorkGroupCount[0],
+                  op, layer);
   }
 
   // A stack whose parts differ in type (upload_stacked; never staged): each run of chunks of one
@@ -81,27 +82,22 @@ class Recorder {
     }
     const std::vector<VkDescriptorSet>& sets = half ? bm.half_sets : one ? bm.token_sets : bm.sets;
     const MatvecShape& shape = qin ? bm.qin_shape : bm.shape;
-    for_each_type_run(bm, [&](const DeviceMatrix& part, const MatrixKernels& ks, bool last) {
-      const MatmulTile tile = batched ? ks.tile : kMatmulTile;
-      const Kernel& k = need(qin ? ks.qin : batched ? ks.batched : ks.matvec, op);
-      call.tile = tile;
-      call.barrier_after = last;  // the parts write disjoint rows: one barrier after all of them
-      record_matrix(seq_, k, part, std::span(sets).subspan(ks.first_chunk, ks.end_chunk - ks.first_chunk), call, shape,
-                    m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
-    });
+    for (const MatrixKernels& ks : bm.kernels) {
+      call.tile = batched ? ks.tile : kMatmulTile;
+      call.barrier_after = &ks == &bm.kernels.back();  // the parts write disjoint rows: one barrier after all
+      record_run(need(qin ? ks.qin : batched ? ks.batched : ks.matvec, op), bm, ks, sets, call, shape, op, layer);
+    }
   }
 
-  // Each run of bm's chunks of one type (a mixed stack's parts) as a matrix of its own:
-  // fn(part, the run's kernels, whether it is the last run). A matrix of one run is its own part.
-  template <class Fn>
-  static void for_each_type_run(const BoundMatrix& bm, Fn&& fn) {
-    if (bm.kernels.size() == 1) return fn(*bm.m, bm.kernels[0], true);
-    for (const MatrixKernels& ks : bm.kernels) {
-      DeviceMatrix part = *bm.m;
-      part.type = ks.type;
-      part.chunks.assign(bm.m->chunks.begin() + ptrdiff_t(ks.first_chunk), bm.m->chunks.begin() + ptrdiff_t(ks.end_chunk));
-      fn(part, ks, &ks == &bm.kernels.back());
-    }
+  // The run of bm's chunks that ks covers (a mixed stack's part of one type; a matrix of one type is
+  // one run), with their descriptor sets, as a matrix of its own.
+  void record_run(const Kernel& k, const BoundMatrix& bm, const MatrixKernels& ks,
+                  const std::vector<VkDescriptorSet>& sets, const MatrixCall& call, const MatvecShape& shape,
+                  const char* op, int layer) {
+    const size_t count = ks.end_chunk - ks.first_chunk;
+    record_matrix(seq_, k, std::span(bm.m->chunks).subspan(ks.first_chunk, count), bm.m->cols,
+                  std::span(sets).subspan(ks.first_chunk, count), call, shape,
+                  m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
   }
 
   // A kernel the load resolved for this path; null would mean the plan at load and the recording
@@ -123,12 +119,10 @@ class Recorder {
       record_quantize(seq_, *m_.kernels.quantize, bm.quantize_set, n, uint32_t(bm.m->cols / kBlockSize), x_offset,
                       x_stride, layer);
     const std::vector<VkDescriptorSet>& sets = quantized ? bm.int_dot_sets : bm.sets;
-    for_each_type_run(bm, [&](const DeviceMatrix& part, const MatrixKernels& ks, bool last) {
-      call.barrier_after = last;
-      record_matrix(seq_, need(ks.items[items_slot(tokens)], op), part,
-                    std::span(sets).subspan(ks.first_chunk, ks.end_chunk - ks.first_chunk), call, shape,
-                    m_.device.limits().maxComputeWorkGroupCount[0], op, layer);
-    });
+    for (const MatrixKernels& ks : bm.kernels) {
+      call.barrier_after = &ks == &bm.kernels.back();
+      record_run(need(ks.items[items_slot(tokens)], op), bm, ks, sets, call, shape, op, layer);
+    }
   }
 
   // bm's input (n tokens from x_offset, x_stride floats apart) into ModelGpu::xh in fp16.
@@ -341,17 +335,17 @@ class Recorder {
 
 }  // namespace
 
-void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatrix& m,
-                   std::span<const VkDescriptorSet> sets, const MatrixCall& call, const MatvecShape& shape,
-                   uint32_t max_groups_x, const char* op, int layer) {
+void record_matrix(CommandSequence& seq, const Kernel& kernel, std::span<const DeviceMatrix::Chunk> chunks,
+                   int64_t cols, std::span<const VkDescriptorSet> sets, const MatrixCall& call,
+                   const MatvecShape& shape, uint32_t max_groups_x, const char* op, int layer) {
   // Split-K: parts of split_blocks blocks, the last possibly shorter.
-  const uint32_t nb = uint32_t(m.cols / 32);
+  const uint32_t nb = uint32_t(cols / 32);
   const bool split = call.batched && call.splits > 1 && call.split_sum && !call.glu;
   const uint32_t split_blocks = split ? (nb + call.splits - 1) / call.splits : 0;
   const uint32_t splits = split ? (nb + split_blocks - 1) / split_blocks : 1;
-  for (size_t i = 0; i < m.chunks.size(); ++i) {
-    const auto& ch = m.chunks[i];
-    MatrixPush p{uint32_t(ch.rows), uint32_t(m.cols / 32), uint32_t(call.n), call.x_offset, call.x_stride,
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const auto& ch = chunks[i];
+    MatrixPush p{uint32_t(ch.rows), nb, uint32_t(call.n), call.x_offset, call.x_stride,
                  uint32_t(call.glu ? ch.row_begin / 2 : ch.row_begin), call.y_stride, 0, call.norm_post,
                  call.part_groups, call.part_blocks};
     if (call.batched) {

@@ -28,14 +28,15 @@ struct MatrixCall {
   bool barrier_after = true;
 };
 
-// y[t][chunk.row_begin + r] (or [.. / 2] with GLU) = W x[t] over every chunk of m, then a barrier
-// (unless call.barrier_after is false).
+// y[t][chunk.row_begin + r] (or [.. / 2] with GLU) = W x[t] over `chunks` of a matrix of `cols`
+// columns (all of its chunks, or a mixed stack's run of one type), then a barrier (unless
+// call.barrier_after is false).
 // sets[i] binds chunk i's weights, scales, x and y to `kernel` (a matvec_* pipeline of `shape`, or
 // a matmul_* / matmul_coop_* one of tile call.tile). With call.splits > 1, split_sum runs on sets[0]
 // after the chunks (binding 3 is y in every set).
-void record_matrix(CommandSequence& seq, const Kernel& kernel, const DeviceMatrix& m,
-                   std::span<const VkDescriptorSet> sets, const MatrixCall& call, const MatvecShape& shape,
-                   uint32_t max_groups_x, const char* op, int layer);
+void record_matrix(CommandSequence& seq, const Kernel& kernel, std::span<const DeviceMatrix::Chunk> chunks,
+                   int64_t cols, std::span<const VkDescriptorSet> sets, const MatrixCall& call,
+                   const MatvecShape& shape, uint32_t max_groups_x, const char* op, int layer);
 
 // Int8 tiles (KernelPlan::int_dot_for): quantize_i8 rounds n tokens of `nb` blocks, read at
 // x_offset + t x_stride floats through `set`'s input, into its xq; then a barrier.
