@@ -6,7 +6,7 @@ or 3 tokens then one at a time), prints the worst case's relative error
 Run from the repository root (the fixtures' paths are relative to it); measure_gpu.sh runs it
 with CHECK_FIXTURES=1. Usage:
     python3 tests/tools/check_fixtures.py KILN [--backend vulkan] [--precisions f32,f16,q8_0,q4_0]
-        [--tune k=v+k=v] [--gguf FILE,FILE]
+        [--tune k=v+k=v] [--gguf FILE,FILE] [--modes all,3]
 (--tune: the Vulkan plan's tuning keys, e.g. family=other for the portable plan; --gguf: GGUF files,
 each checked as stored against llama.cpp's logits beside it, FILE minus .gguf plus .llama-logits.json,
 instead of the folders against transformers)"""
@@ -19,6 +19,8 @@ ap.add_argument("--precisions", default="f32,f16,q8_0,q4_0")
 ap.add_argument("--tune", default="", help="key=value+key=value, each passed as kiln --tune")
 ap.add_argument("--fixtures", default="tests/data/fixtures/tiny-gemma3-a,tests/data/fixtures/tiny-gemma3-b")
 ap.add_argument("--gguf", default="", help="GGUF files with llama.cpp's logits beside them")
+ap.add_argument("--modes", default="all,3",
+                help="feeding modes: all (one batch), or N (the first N tokens as one batch, then one at a time)")
 args = ap.parse_args()
 
 checks = [(fx, fx + "/reference.json", args.precisions.split(",")) for fx in args.fixtures.split(",")]
@@ -27,7 +29,7 @@ if args.gguf:
 for fx, reference, precisions in checks:
     ref = json.load(open(reference))
     for p in precisions:
-        for prefill in ("all", "3"):
+        for prefill in args.modes.split(","):
             worst, agree, total = 0.0, 0, 0
             for case in ref["cases"]:
                 ids = case["input_ids"]

@@ -76,7 +76,9 @@ class VulkanModelIntDot : public QObject {
   void batches_take_the_int8_tiles() {
     auto w = load_fixture("tiny-gemma3-b", DType::Q4_0);
     auto gpu = vulkan(w, {{"prefill", "int_dot"}});
-    const std::vector<int32_t> ids{2, 10, 20, 30, 40, 50, 60, 70};
+    // Past the items kernels' 16 tokens (KernelPlan::matvec_max_tokens): a batch for the tiles.
+    std::vector<int32_t> ids{2};
+    for (int32_t t = 1; t <= 19; ++t) ids.push_back(10 * t);
     std::vector<float> logits(size_t(ids.size()) * w->config.vocab_size);
     auto quantize_calls = [&] {
       uint64_t calls = 0;

@@ -408,10 +408,11 @@ class VulkanBackend final : public Backend {
     last_dispatches_ = sequence_->dispatches_recorded(frame);
   }
 
-  // One batch of 8 tokens at load (KernelPlan::warmup_tokens; 0: none). On an H100 the first
-  // batch otherwise pays ~140 ms for first use of the batched kernels (27B, 512-token prefill:
-  // 1070 tok/s cold, 1545 warm; 8 tokens of warm-up do as well as 512). It writes cache positions
-  // that the first real call (at position 0) overwrites.
+  // One batch at load (KernelPlan::warmup_tokens, one token more than the items kernels take, so
+  // that it runs the tiles; 0: none). On an H100 the first batch otherwise pays ~140 ms for first
+  // use of the batched kernels (27B, 512-token prefill: 1070 tok/s cold, 1545 warm; 8 tokens of
+  // warm-up did as well as 512). It writes cache positions that the first real call (at position
+  // 0) overwrites.
   void warm_up(int tokens_at_load) {
     const int n = std::min({tokens_at_load, model_->max_batch, model_->context});
     if (n < 2) return;
