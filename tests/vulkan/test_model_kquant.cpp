@@ -131,7 +131,8 @@ class VulkanModelKquant : public QObject {
                     quant.toLatin1().constData(), int8_nvidia ? " int8" : "", prefill, a.relative_error, a.top1, vs_cpu.relative_error);
         // The GPU's fp16 KV cache: 3-5e-4; int8 activations (decode steps) add 2.0-2.1e-2 here
         // (Q4_0 on tiny-gemma3-a/b: ~1.3e-2), against llama.cpp 0.039 -> 0.043 (its own q8_K).
-        const double apart = int8_nvidia ? 3e-2 : 2e-3;
+        // The portable plan takes them too on a GPU with fast integer dots (an H100: 1.7e-2).
+        const double apart = int8_nvidia || gpu->gpu_plan()->decode != "fp32" ? 3e-2 : 2e-3;
         QVERIFY2(vs_cpu.relative_error < apart, qPrintable(QString("vs CPU %1").arg(vs_cpu.relative_error)));
         QVERIFY2(a.relative_error <= 5e-2, qPrintable(QString("relative error %1").arg(a.relative_error)));
         agreeing += a.top1 * double(c.ids.size());
@@ -164,8 +165,10 @@ class VulkanModelKquant : public QObject {
     const std::vector<int32_t>& ids = ref.cases.front().ids;
     const Agreement a = compare(run(*gpu, ids, 5, w->config.vocab_size), run(*cpu, ids, 5, w->config.vocab_size));
     std::printf("mixed gate/up: %.2e from the CPU\n", a.relative_error);
-    // The fp16 KV cache: 3-5e-4 (without the gate's Q8_0 in the reference: 5.4e-3).
-    QVERIFY2(a.relative_error < 2e-3, qPrintable(QString("vs CPU %1").arg(a.relative_error)));
+    // The fp16 KV cache: 3-5e-4 (without the gate's Q8_0 in the reference: 5.4e-3); int8
+    // activations where the plan decodes with them (an H100: 2.0e-2), as above.
+    const double apart = gpu->gpu_plan()->decode != "fp32" ? 3e-2 : 2e-3;
+    QVERIFY2(a.relative_error < apart, qPrintable(QString("vs CPU %1").arg(a.relative_error)));
   }
 };
 
