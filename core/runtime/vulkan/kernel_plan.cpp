@@ -181,6 +181,12 @@ const std::vector<Key>& keys() {
       {"step_items", "2..16", count(&TuningOverrides::step_items, 2, 16, "2 to 16")},
       {"items_rows", "1..16", count(&TuningOverrides::items_rows, 1, 16, "1 to 16")},
       {"matvec_max_tokens", "1..16", count(&TuningOverrides::matvec_max_tokens, 1, 16, "1 to 16")},
+      {"items_pass", "2|4|8|16",
+       [](TuningOverrides& o, const std::string& key, const std::string& v) {
+         const uint32_t n = uint32_t(parse_uint(key, v, 2, 16, "2, 4, 8 or 16"));
+         if (n & (n - 1)) bad_value(key, v, "2, 4, 8 or 16");
+         o.items_pass = n;
+       }},
       {"fence_poll", "0|1", flag(&TuningOverrides::fence_poll)},
       {"stage_backoff", "N", count(&TuningOverrides::stage_backoff, 0, 1u << 16, "a number from 0 to 65536")},
       {"stage_barrier_before", "op,op,...",
@@ -306,6 +312,7 @@ KernelPlan plan_for(const PhysicalDeviceInfo& d, const TuningOverrides& o) {
   p.max_logit_rows = o.max_logit_rows.value_or(UINT32_MAX);
   p.max_step_items = o.step_items.value_or(p.max_step_items);
   p.items_rows = o.items_rows.value_or(0);
+  p.items_pass = o.items_pass.value_or(p.items_pass);
   // Lavapipe's few threads run the items kernels' wide passes slower than its tiles (the bundled
   // model, 12 tokens: 21 tok/s against 56), so it keeps batches of 5 and more on tiles.
   p.matvec_max_tokens = int(o.matvec_max_tokens.value_or(p.cpu_device ? 4u : 16u));

@@ -63,6 +63,7 @@ struct TuningOverrides {
   std::optional<uint32_t> step_items;  // step_items=2..16
   std::optional<uint32_t> items_rows;   // items_rows=1..16
   std::optional<uint32_t> matvec_max_tokens;  // matvec_max_tokens=1..16
+  std::optional<uint32_t> items_pass;         // items_pass=2|4|8|16
   std::optional<MatvecShape> matvec, matvec_down, matvec_glu, matvec_qin;
   std::optional<double> early_part;
   // Tests: weights in bindings of at most this many bytes, uploaded through staging on UMA too.
@@ -128,6 +129,12 @@ struct KernelPlan {
   // items_rows=N: N rows an invocation (measurement).
   MatvecShape items_shape(const MatvecShape& one_token, bool glu, uint32_t tokens, bool quantized) const;
   uint32_t items_rows = 0;
+  // Tokens a pass of matvec_items_* at most (2, 4, 8 or 16): more take further passes inside the
+  // same dispatch, each workgroup reading its rows' blocks again. On an H200
+  // (27B Q4_K_M, 2026-11-26) passes of 4 against 8 and 16: 16 sequences 272.5 / 266.2 / 225.5-226.7
+  // tok/s, 8 sequences 259.8 / 252.2, a batch of 16 tokens 325.2 / 314.5 / 253.4, of 8 299.0 /
+  // 286.1; passes of 2 lost at 4 sequences (204-207 against 236-239). items_pass=N.
+  uint32_t items_pass = 4;
 
   // --- Matrices, batches (prefill) ---
   // Batches on tensor cores: KHR's extension where the device lists a 16x16x16 fp16 shape and the

@@ -261,7 +261,7 @@ bool ModelGpu::plan_wide_norm() const {
 
 void ModelGpu::make_items_kernels(uint32_t max_tokens) {
   for_each_matrix([&](BoundMatrix& bm, bool glu) {
-    for (uint32_t tokens = 2; tokens <= max_tokens; tokens *= 2)
+    for (uint32_t tokens = 2; tokens <= std::min(max_tokens, plan.items_pass); tokens *= 2)
       for (MatrixKernels& k : bm.kernels) k.items[items_slot(tokens)] = &items_kernel(bm, k.type, glu, tokens);
   });
 }

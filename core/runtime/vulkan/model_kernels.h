@@ -46,7 +46,7 @@ struct MatrixKernels {
   // One token with ModelKernels::wide_norm (o, down): matvec_qin_sums_*, and its early variant.
   const Kernel *sums = nullptr, *sums_early = nullptr;
   // Steps of several sequences and batches of 2 to matvec_max_tokens: matvec_items_* for passes of
-  // 2, 4, 8 and 16 tokens (items_slot).
+  // 2, 4, 8 and 16 tokens (items_slot), up to KernelPlan::items_pass.
   std::array<const Kernel*, kItemsPasses> items{};
 };
 
