@@ -133,7 +133,8 @@ struct KernelPlan {
   // same dispatch, each workgroup reading its rows' blocks again. On an H200
   // (27B Q4_K_M, 2026-11-26) passes of 4 against 8 and 16: 16 sequences 272.5 / 266.2 / 225.5-226.7
   // tok/s, 8 sequences 259.8 / 252.2, a batch of 16 tokens 325.2 / 314.5 / 253.4, of 8 299.0 /
-  // 286.1; passes of 2 lost at 4 sequences (204-207 against 236-239). items_pass=N.
+  // 286.1; passes of 2 lost at 4 sequences (204-207 against 236-239). H100, 4 against 16: 16
+  // sequences 269.5 / 221.9, a batch of 16 tokens 310.4 / 255.8. items_pass=N.
   uint32_t items_pass = 4;
 
   // --- Matrices, batches (prefill) ---
