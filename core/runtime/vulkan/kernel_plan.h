@@ -88,9 +88,9 @@ struct KernelPlan {
   bool int8_dot = false;         // int8-dot matvec for Q8_0/Q4_0 and the K-quants (int8_dot=0|1)
   // Batches up to this size use matrix-vector kernels (matvec_items_*, each weight block loaded
   // once for all tokens) instead of tiles, whose cost does not shrink below a whole tile of tokens.
-  // On an H100 (27B Q4_K_M, second prefill, 2026-11-26) items against 128 x 128 tensor-core tiles:
-  // 5 tokens 177.8 tok/s against 77.7, 8 283.6 / 123.5, 12 192.1 / 184.8, 16 254.1 / 243.1.
-  // Lavapipe: 4. matvec_max_tokens=1..16 (the items kernels' widest pass).
+  // On an H100 (27B Q4_K_M, second prefill, 2026-11-26) items (in passes of 8 and 16 then, see
+  // items_pass) against 128 x 128 tensor-core tiles: 5 tokens 177.8 tok/s against 77.7, 8 283.6 /
+  // 123.5, 12 192.1 / 184.8, 16 254.1 / 243.1. Lavapipe: 4. matvec_max_tokens=1..16.
   int matvec_max_tokens = 16;
   MatvecShape forced{0, 0, 0};   // matvec=wg,rows,tpr: every matvec in this shape (tuning runs)
   // Enough invocations a row that each streams several blocks, enough rows that the GPU is full.
