@@ -137,22 +137,36 @@ class VulkanMatmulI8 : public QObject {
   vk::BufferSlice last_xq;  // the last gpu() call's int8 activations
   size_t last_chunks = 0;   // and the chunks its matrix took
 
-  // The last gpu() call's activations as quantize_i8 rounded them (q times its group's scale), and
-  // how many of its int8 values differ from the CPU's round_block (by one at most, else a failure).
-  std::vector<float> gpu_rounded(const std::vector<float>& x, int tokens, int cols, int& differ) {
-    const int nb = cols / 32, blocks = tokens * nb;
-    const std::vector<uint32_t> words = h.read<uint32_t>(last_xq, size_t(blocks) * vk::kQuantizedBlockBytes / 4);
+  // Block blk of the last gpu() call's int8 activations, as quantize_i8 wrote them (its layout).
+  struct GpuBlock {
+    int q[32];
+    float scale[kGroups], sum_x[kGroups];
+  };
+  static GpuBlock gpu_block(const std::vector<uint32_t>& words, int blocks, int blk) {
+    GpuBlock g;
+    for (int i = 0; i < 32; ++i) g.q[i] = int8_t(words[size_t(blk) * 8 + i / 4] >> (8 * (i % 4)));
+    std::memcpy(g.scale, &words[size_t(blocks) * 8 + kGroups * size_t(blk)], sizeof g.scale);
+    std::memcpy(g.sum_x, &words[size_t(blocks) * (8 + kGroups) + kGroups * size_t(blk)], sizeof g.sum_x);
+    return g;
+  }
+  std::vector<uint32_t> last_words(int tokens, int cols) {
+    return h.read<uint32_t>(last_xq, size_t(tokens) * size_t(cols / 32) * vk::kQuantizedBlockBytes / 4);
+  }
+
+  // The last gpu() call's activations as quantize_i8 rounded them (q times its group's scale);
+  // differ: how many of its int8 differ from the CPU's round_block, far: how many by more than one.
+  std::vector<float> gpu_rounded(const std::vector<float>& x, int tokens, int cols, int& differ, int& far) {
+    const int blocks = tokens * (cols / 32);
+    const std::vector<uint32_t> words = last_words(tokens, cols);
     std::vector<float> r(x.size());
-    differ = 0;
+    differ = far = 0;
     for (int blk = 0; blk < blocks; ++blk) {
-      float scale[kGroups];
-      std::memcpy(scale, &words[size_t(blocks) * 8 + kGroups * size_t(blk)], sizeof scale);
+      const GpuBlock g = gpu_block(words, blocks, blk);
       const RoundedBlock cpu = round_block(&x[size_t(blk) * 32]);
       for (int i = 0; i < 32; ++i) {
-        const int q = int8_t(words[size_t(blk) * 8 + i / 4] >> (8 * (i % 4)));
-        if (std::abs(q - cpu.q[i]) > 1) differ = blocks * 32 + 1;  // not a rounding: fails below
-        differ += q != cpu.q[i];
-        r[size_t(blk) * 32 + i] = float(q) * scale[i / kGroupSize];
+        differ += g.q[i] != cpu.q[i];
+        far += std::abs(g.q[i] - cpu.q[i]) > 1;
+        r[size_t(blk) * 32 + i] = float(g.q[i]) * g.scale[i / kGroupSize];
       }
     }
     return r;
@@ -220,8 +234,9 @@ class VulkanMatmulI8 : public QObject {
       // The GPU rounds as the CPU does, but for ties and divisions rounded the other way (Vulkan
       // allows a division 2.5 ULP: an H100 flips a few per thousand where lavapipe flips none);
       // its sums are the CPU's on the activations as it rounded them, up to fp32 rounding.
-      int differ = 0;
-      const std::vector<float> as_rounded = gpu_rounded(x, tokens, cols, differ);
+      int differ = 0, far = 0;
+      const std::vector<float> as_rounded = gpu_rounded(x, tokens, cols, differ, far);
+      QVERIFY2(far == 0, qPrintable(QString("%1 int8 activations more than one step from the CPU's").arg(far) + what));
       QVERIFY2(differ <= int(x.size()) / 100, qPrintable(QString("%1 of %2 int8 activations differ from the CPU's")
                                                             .arg(differ).arg(x.size()) + what));
       const double vs_rounded = relative_error(ours, cpu(a, up, as_rounded, tokens));
@@ -242,23 +257,20 @@ class VulkanMatmulI8 : public QObject {
     const Matrix a = random_matrix(DType::Q8_0, 64, cols, 3);
     const std::vector<float> x = activations(size_t(tokens) * cols, 9, 2.0f, true);
     gpu(a, nullptr, x, tokens, 0);
-    const std::vector<uint32_t> words = h.read<uint32_t>(last_xq, size_t(tokens) * nb * vk::kQuantizedBlockBytes / 4);
+    const std::vector<uint32_t> words = last_words(tokens, cols);
     int off_by_one = 0;
     for (int blk = 0; blk < tokens * nb; ++blk) {
       const RoundedBlock r = round_block(&x[size_t(blk) * 32]);
-      float scale[kGroups];
-      std::memcpy(scale, &words[size_t(tokens) * nb * 8 + kGroups * blk], sizeof scale);
-      for (int g = 0; g < kGroups; ++g) QCOMPARE(scale[g], r.scale[g]);
+      const GpuBlock b = gpu_block(words, tokens * nb, blk);
+      for (int g = 0; g < kGroups; ++g) QCOMPARE(b.scale[g], r.scale[g]);
       int sums[kGroups] = {};
       for (int i = 0; i < 32; ++i) {
-        const int q = int8_t(words[size_t(blk) * 8 + i / 4] >> (8 * (i % 4)));
-        sums[i / kGroupSize] += q;
-        QVERIFY2(std::abs(q - r.q[i]) <= 1, qPrintable(QString("block %1 element %2: %3 vs %4").arg(blk).arg(i).arg(q).arg(r.q[i])));
-        off_by_one += q != r.q[i];
+        sums[i / kGroupSize] += b.q[i];
+        QVERIFY2(std::abs(b.q[i] - r.q[i]) <= 1,
+                 qPrintable(QString("block %1 element %2: %3 vs %4").arg(blk).arg(i).arg(b.q[i]).arg(r.q[i])));
+        off_by_one += b.q[i] != r.q[i];
       }
-      float sum_x[kGroups];
-      std::memcpy(sum_x, &words[size_t(tokens) * nb * (8 + kGroups) + kGroups * blk], sizeof sum_x);
-      for (int g = 0; g < kGroups; ++g) QCOMPARE(sum_x[g], float(sums[g]) * scale[g]);
+      for (int g = 0; g < kGroups; ++g) QCOMPARE(b.sum_x[g], float(sums[g]) * b.scale[g]);
     }
     QVERIFY(off_by_one <= 2);  // a tie or a division rounded the other way, at most
   }

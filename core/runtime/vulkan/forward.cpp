@@ -111,7 +111,7 @@ class Recorder {
   // of chunks of one type (a mixed stack's parts) with its type's kernel.
   void items_matrix(BoundMatrix& bm, bool glu, int n, uint32_t x_offset, uint32_t x_stride, uint32_t y_stride,
                     const char* op, int layer) {
-    const uint32_t tokens = std::min(items_tokens(n), m_.plan.items_pass);  // a pass; more go in further passes
+    const uint32_t tokens = m_.items_pass_tokens(n);
     const MatvecShape shape = m_.items_shape(bm, glu, tokens);
     MatrixCall call{glu, false, n, x_offset, x_stride, y_stride};
     const bool quantized = m_.items_quantized(bm);  // the input rounded to int8 once, for every part

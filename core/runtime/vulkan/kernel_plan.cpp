@@ -318,7 +318,7 @@ KernelPlan plan_for(const PhysicalDeviceInfo& d, const TuningOverrides& o) {
   p.matvec_max_tokens = int(o.matvec_max_tokens.value_or(p.cpu_device ? 4u : 16u));
   p.fence_poll = o.fence_poll.value_or(true);
   p.stage_barrier_before = o.stage_barrier_before.value_or("");
-  p.warmup_tokens = int(o.warmup.value_or(uint32_t(p.matvec_max_tokens + 1)));  // one tile batch
+  p.warmup_tokens = int(o.warmup.value_or(uint32_t(p.matvec_max_tokens + 1)));
   p.stage_flags_test_give_up = o.stage_flags_test_give_up;
   return p;
 }

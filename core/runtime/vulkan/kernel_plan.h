@@ -219,7 +219,9 @@ struct KernelPlan {
   uint32_t max_logit_rows = UINT32_MAX;
   bool fence_poll = true;                 // fence_poll=0: always sleep in vkWaitForFences
   std::string stage_barrier_before;       // stage_barrier_before=op,op: barriers before those ops too
-  int warmup_tokens = 17;                 // warmup=N: one batch of N tokens at load (0: none)
+  // warmup=N: one batch of N tokens at load (0: none); one past the items kernels' batches, so
+  // that it runs the tiles.
+  int warmup_tokens = matvec_max_tokens + 1;
   bool stage_flags_test_give_up = false;  // stage_flags_test_give_up=1 (tests)
 
   // For reports (`kiln info --hardware`, `kiln bench --json`): the family, the prefill and

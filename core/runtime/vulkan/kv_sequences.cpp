@@ -76,7 +76,7 @@ void ModelGpu::build_items() {
     up.finish();
   }
   items = s;
-  make_items_kernels(items_tokens(items.max_items));
+  make_items_kernels(items.max_items);
   kernels.pipelines->save_cache();
 }
 

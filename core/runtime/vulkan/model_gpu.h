@@ -8,6 +8,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -103,6 +104,9 @@ struct ModelGpu {
   // for matvec_items_qin_*: where the plan has int8 dots and every part is of an int8 decode type.
   bool items_quantized(const BoundMatrix& bm) const;
   MatvecShape items_shape(const BoundMatrix& bm, bool glu, uint32_t tokens) const;
+  // Tokens a pass of matvec_items_* takes for n rows: items_tokens(n), at most the plan's items_pass
+  // (more rows take further passes in the same dispatch).
+  uint32_t items_pass_tokens(int n) const { return std::min(items_tokens(n), plan.items_pass); }
   // One token: where down may start on the first part of gate_up's output (KernelPlan::early_part).
   EarlyPart early_part(const LayerGpu& l) const;
   // The plan as this model runs it: KernelPlan::summary with the kernels its weights took.
@@ -166,8 +170,8 @@ struct ModelGpu {
   std::unique_ptr<KvSequence> allocate_sequence(MemoryArena& arena);
   void bind_sequence(KvSequence& s, DescriptorAllocator& d);
   void build_items();
-  // Load (model_kernels.cpp): every matvec_items_* for passes of 2 .. max_tokens.
-  void make_items_kernels(uint32_t max_tokens);
+  // Load (model_kernels.cpp): every matvec_items_* for passes of 2 .. items_pass_tokens(rows).
+  void make_items_kernels(int rows);
   // Kernels by name, at load only (MatrixKernels holds what they return). type: a matrix's type, or
   // a mixed stack's part's. int_dot: batches may take int8 tiles where the plan says so (a mixed
   // stack's parts never do: they have no rounded input bound). half_x: the tensor-core tiles on

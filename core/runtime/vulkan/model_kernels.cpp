@@ -151,7 +151,7 @@ void ModelGpu::build_pipelines() {
   for_each_matrix(matrix_kernels);
   kernels.embed = &lib.get(std::string("embed_") + type_suffix(embed_logits.m->type), 6, {plan.norm_wg});
   // Batches of 2 to matvec_max_tokens tokens take matvec_items_* too (Recorder::matrix).
-  make_items_kernels(items_tokens(plan.matvec_max_tokens));
+  make_items_kernels(plan.matvec_max_tokens);
   const std::string kv = kv_f16 ? "f16" : "f32";
   kernels.rope = &lib.get("qk_norm_rope_kv_" + kv, 5, {plan.rope_wg});
   const uint32_t qb = plan.prefill_attention_queries;
@@ -259,9 +259,9 @@ bool ModelGpu::plan_wide_norm() const {
   return std::all_of(layers.begin(), layers.end(), [&](const LayerGpu& l) { return fits(l.o) && fits(l.down); });
 }
 
-void ModelGpu::make_items_kernels(uint32_t max_tokens) {
+void ModelGpu::make_items_kernels(int rows) {
   for_each_matrix([&](BoundMatrix& bm, bool glu) {
-    for (uint32_t tokens = 2; tokens <= std::min(max_tokens, plan.items_pass); tokens *= 2)
+    for (uint32_t tokens = 2; tokens <= items_pass_tokens(rows); tokens *= 2)
       for (MatrixKernels& k : bm.kernels) k.items[items_slot(tokens)] = &items_kernel(bm, k.type, glu, tokens);
   });
 }
