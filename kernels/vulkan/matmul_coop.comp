@@ -17,6 +17,10 @@
 // COOPMAT_KHR: the same kernel on GL_KHR_cooperative_matrix (VK_KHR_cooperative_matrix: AMD RDNA3,
 // Intel, NVIDIA), compiled by Debian 13's glslc (kernels/vulkan/CMakeLists.txt); the pipeline then
 // asks for subgroups of 32 where the device's default differs (RDNA3's wave64).
+// Occupancy: the default is 155 registers and 40 KiB on an H100, one workgroup an SM. ACC16 (fp16
+// sums, KHR) with BUFFERS 1 and AHEAD 1 is 111 registers and 20 KiB, two an SM: the engine's
+// coop_sums=f16. KK_ROLLED keeps fewer fragments live (fp32 sums in 128 registers with BUFFERS 1);
+// RESIDENCY counts the workgroups running at once. tests/vulkan/bench_coop_variants times them.
 #extension GL_GOOGLE_include_directive : require
 #ifdef COOPMAT_KHR
 #extension GL_KHR_cooperative_matrix : require
@@ -37,6 +41,15 @@
 #endif
 #ifndef FRAGS_N
 #define FRAGS_N 4  // and along the tokens
+#endif
+#ifndef AHEAD
+#define AHEAD 2  // steps whose global loads are in flight in registers (1 or 2)
+#endif
+#ifndef BUFFERS
+#define BUFFERS 2  // shared-memory buffers of a step (1: with AHEAD 1, a barrier more a step)
+#endif
+#if BUFFERS == 1 && AHEAD != 1
+#error "one buffer takes loads one step ahead"
 #endif
 layout(local_size_x = WARPS_M * WARPS_N * 32) in;
 
@@ -72,15 +85,28 @@ const uint TILE_M = WARPS_M * WARP_M, TILE_N = WARPS_N * WARP_N;  // rows, token
 // that the 16-byte reads of 8 consecutive rows hit distinct banks.
 const uint ROW_STRIDE = 5;
 const uint A_BUFFER = TILE_M * ROW_STRIDE, B_BUFFER = TILE_N * ROW_STRIDE;  // uvec4 of one buffer
-shared uvec4 a_tile[2 * A_BUFFER];  // [buffer][row][chunk]: weights, fp16
-shared uvec4 b_tile[2 * B_BUFFER];  // [buffer][token][chunk]: activations, fp16
+shared uvec4 a_tile[BUFFERS * A_BUFFER];  // [buffer][row][chunk]: weights, fp16
+shared uvec4 b_tile[BUFFERS * B_BUFFER];  // [buffer][token][chunk]: activations, fp16
+#ifdef RESIDENCY  // bench_coop_variants: how many workgroups run at once, GPU-wide
+layout(std430, binding = 4) buffer Residency { uint running; uint peak; } residency;
+#endif
 // Each invocation loads A_UNITS half blocks of weights and B_UNITS half blocks of activations a step.
-const uint A_UNITS = 2 * TILE_M / THREADS, B_UNITS = 2 * TILE_N / THREADS;
+// A tile of fewer tokens than half the invocations leaves the rest out of the activations' loads.
+const uint A_UNITS = 2 * TILE_M / THREADS;
+const uint B_UNITS = 2 * TILE_N >= THREADS ? 2 * TILE_N / THREADS : 1;
+#define B_LOADER (2 * TILE_N >= THREADS || tid < 2 * TILE_N)
 
 #ifdef COOPMAT_KHR
 #define MAT_A coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
 #define MAT_B coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
 #define MAT32 coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#ifdef ACC16  // fp16 sums (half the accumulator registers), converted at the end
+#define MAT_ACC coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define TO_MAT32(m) MAT32(m)
+#else
+#define MAT_ACC MAT32
+#define TO_MAT32(m) (m)
+#endif
 #define LOAD_A(m, buf, at, stride) coopMatLoad(m, buf, at, stride, gl_CooperativeMatrixLayoutRowMajor)
 #define LOAD_B(m, buf, at, stride) coopMatLoad(m, buf, at, stride, gl_CooperativeMatrixLayoutColumnMajor)
 #define STORE_COLS(m, buf, at, stride) coopMatStore(m, buf, at, stride, gl_CooperativeMatrixLayoutColumnMajor)
@@ -89,6 +115,8 @@ const uint A_UNITS = 2 * TILE_M / THREADS, B_UNITS = 2 * TILE_N / THREADS;
 #define MAT_A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define MAT_B MAT_A
 #define MAT32 fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+#define MAT_ACC MAT32
+#define TO_MAT32(m) (m)
 #define LOAD_A(m, buf, at, stride) coopMatLoadNV(m, buf, at, stride, false)
 #define LOAD_B(m, buf, at, stride) coopMatLoadNV(m, buf, at, stride, true)
 #define STORE_COLS(m, buf, at, stride) coopMatStoreNV(m, buf, at, stride, true)
@@ -240,6 +268,9 @@ void write_out(MAT32 acc, uint m0, uint tok0) {
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
+#ifdef RESIDENCY
+  if (tid == 0u) atomicMax(residency.peak, atomicAdd(residency.running, 1u) + 1u);
+#endif
   const uint tile_m = gl_WorkGroupID.x * TILE_M, tile_n = gl_WorkGroupID.y * TILE_N;
   // This workgroup's blocks: first_block .. + nb (all of them without split-K).
   const uint first_block = gl_WorkGroupID.z * pc.split_blocks;
@@ -262,17 +293,21 @@ void main() {
 
   const uint warp = gl_SubgroupID;
   const uint warp_m = (warp % WARPS_M) * WARP_M, warp_n = (warp / WARPS_M) * WARP_N;
-  MAT32 acc[FRAGS_M * FRAGS_N];  // acc[FRAGS_N i + j]: rows warp_m + 16 i .., tokens warp_n + 16 j ..
-  [[unroll]] for (uint i = 0; i < FRAGS_M * FRAGS_N; ++i) acc[i] = MAT32(0.0);
+  MAT_ACC acc[FRAGS_M * FRAGS_N];  // acc[FRAGS_N i + j]: rows warp_m + 16 i .., tokens warp_n + 16 j ..
+  [[unroll]] for (uint i = 0; i < FRAGS_M * FRAGS_N; ++i) acc[i] = MAT_ACC(0.0);
 
-  AHalf a_next[A_UNITS], a_after[A_UNITS];
-  XV x_next[4 * B_UNITS], x_after[4 * B_UNITS];
+  AHalf a_next[A_UNITS];
+  XV x_next[4 * B_UNITS];
+#if AHEAD == 2
+  AHalf a_after[A_UNITS];
+  XV x_after[4 * B_UNITS];
+#endif
   // The loads of step (block) s into registers A, X, then from registers into buffer `buf` (fp16).
 #define LOAD_STEP(s, A, X)                                                          \
   {                                                                                 \
     const uint blk = (s);                                                           \
     [[unroll]] for (uint i = 0; i < A_UNITS; ++i) A[i] = load_a(a_block[i] + blk, h); \
-    [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {                                 \
+    if (B_LOADER) [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {                  \
       const uint xb = x_base[i] + blk * 8u;                                         \
       [[unroll]] for (uint c = 0; c < 2u; ++c) {                                    \
         X[4u * i + 2u * c] = X_AT(xb + x_lo(2u * h + c));                           \
@@ -283,28 +318,53 @@ void main() {
 #define STORE_STEP(buf, A, X)                                                       \
   {                                                                                 \
     [[unroll]] for (uint i = 0; i < A_UNITS; ++i) store_a(A[i], (buf) * A_BUFFER + a_at[i]); \
-    [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {                                 \
+    if (B_LOADER) [[unroll]] for (uint i = 0; i < B_UNITS; ++i) {                  \
       const uint at = (buf) * B_BUFFER + b_at[i];                                   \
       b_tile[at] = b_chunk(X[4u * i], X[4u * i + 1u]);                              \
       b_tile[at + 1u] = b_chunk(X[4u * i + 2u], X[4u * i + 3u]);                    \
     }                                                                               \
   }
   // This step's products from buffer `cur`.
+#ifdef KK_ROLLED  // the block's two k slices one after the other (fewer registers live)
+#define KK_LOOP [[dont_unroll]]
+#else
+#define KK_LOOP [[unroll]]
+#endif
+// Each B fragment is loaded just before its products, one live at a time (the same speed and
+// registers as loading all FRAGS_N first on an H100, fewer where the compiler keeps them apart).
 #define PRODUCTS(cur)                                                               \
-  [[unroll]] for (uint kk = 0; kk < 2u; ++kk) { /* 16-wide k slices of the block */ \
+  KK_LOOP for (uint kk = 0; kk < 2u; ++kk) { /* 16-wide k slices of the block */    \
     MAT_A a[FRAGS_M];                                                               \
-    MAT_B bm[FRAGS_N];                                                              \
     [[unroll]] for (uint i = 0; i < FRAGS_M; ++i)                                   \
       LOAD_A(a[i], a_tile, (cur) * A_BUFFER + (warp_m + 16u * i) * ROW_STRIDE + 2u * kk, ROW_STRIDE); \
-    [[unroll]] for (uint j = 0; j < FRAGS_N; ++j) /* column-major K x N: each token's k run is contiguous */ \
-      LOAD_B(bm[j], b_tile, (cur) * B_BUFFER + (warp_n + 16u * j) * ROW_STRIDE + 2u * kk, ROW_STRIDE); \
-    [[unroll]] for (uint i = 0; i < FRAGS_M; ++i)                                   \
-      [[unroll]] for (uint j = 0; j < FRAGS_N; ++j)                                 \
-        acc[FRAGS_N * i + j] = MUL_ADD(a[i], bm[j], acc[FRAGS_N * i + j]);          \
+    [[unroll]] for (uint j = 0; j < FRAGS_N; ++j) { /* column-major K x N: a token's k run is contiguous */ \
+      MAT_B bm;                                                                     \
+      LOAD_B(bm, b_tile, (cur) * B_BUFFER + (warp_n + 16u * j) * ROW_STRIDE + 2u * kk, ROW_STRIDE); \
+      [[unroll]] for (uint i = 0; i < FRAGS_M; ++i)                                 \
+        acc[FRAGS_N * i + j] = MUL_ADD(a[i], bm, acc[FRAGS_N * i + j]);             \
+    }                                                                               \
   }
   LOAD_STEP(0u, a_next, x_next)
   STORE_STEP(0u, a_next, x_next)
   barrier();
+#if BUFFERS == 1
+  for (uint s = 0; s < nb; ++s) {
+    if (s + 1u < nb) LOAD_STEP(s + 1u, a_next, x_next)
+    PRODUCTS(0u)
+    barrier();
+    if (s + 1u < nb) STORE_STEP(0u, a_next, x_next)
+    barrier();
+  }
+#elif AHEAD == 1
+  // Step s + 1's loads in flight through step s's products.
+  for (uint s = 0; s < nb; ++s) {
+    const uint cur = s & 1u;
+    if (s + 1u < nb) LOAD_STEP(s + 1u, a_next, x_next)
+    PRODUCTS(cur)
+    if (s + 1u < nb) STORE_STEP(cur ^ 1u, a_next, x_next)
+    barrier();
+  }
+#else
   // Global loads two steps ahead: step s + 2's are in flight through step s's products and step
   // s + 1's, in two register sets that take turns (the loop goes two steps a turn, so both stay
   // registers). One step ahead left the loads' latency exposed: 27B pp512 on an H100 2122 -> 2170
@@ -323,9 +383,13 @@ void main() {
     if (s + 2u < nb) STORE_STEP(0u, a_after, x_after)
     barrier();
   }
+#endif
 
   // Constant indices only: the accumulators stay in registers.
   [[unroll]] for (uint i = 0; i < FRAGS_M; ++i)
     [[unroll]] for (uint j = 0; j < FRAGS_N; ++j)
-      write_out(acc[FRAGS_N * i + j], tile_m + warp_m + 16u * i, tile_n + warp_n + 16u * j);
+      write_out(TO_MAT32(acc[FRAGS_N * i + j]), tile_m + warp_m + 16u * i, tile_n + warp_n + 16u * j);
+#ifdef RESIDENCY
+  if (tid == 0u) atomicAdd(residency.running, uint(-1));
+#endif
 }

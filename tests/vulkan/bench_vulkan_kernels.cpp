@@ -28,6 +28,9 @@
 
 using namespace kiln;
 using kiln::bench::Bench;
+using kiln::bench::Difference;
+using kiln::bench::difference;
+using kiln::bench::distinct_matrix;
 
 namespace {
 
@@ -53,53 +56,6 @@ struct Shape {
   int64_t rows, cols;
   bool glu;
 };
-
-// `rows` distinct random rows in t's GGUF form (quantized: random quants, block scales 0.004 to
-// 0.02; F32/F16: uniform in +-0.05), uploaded in chunks of at most max_chunk_bytes.
-vk::DeviceMatrix distinct_matrix(Bench& b, DType t, int64_t rows, int64_t cols, uint64_t max_chunk_bytes) {
-  const size_t rb = row_bytes(t, cols);
-  std::vector<uint8_t> host(size_t(rows) * rb);
-  std::mt19937_64 rng(uint64_t(rows) * 131 + uint64_t(cols) * 7 + uint64_t(t));
-  if (t == DType::Q8_0 || t == DType::Q4_0) {
-    for (size_t i = 0; i < host.size(); i += 8) {
-      const uint64_t v = rng();
-      std::memcpy(&host[i], &v, std::min<size_t>(8, host.size() - i));
-    }
-    const size_t block = t == DType::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
-    std::uniform_real_distribution<float> scale(0.004f, 0.02f);
-    for (size_t i = 0; i < host.size(); i += block) {
-      const uint16_t d = float_to_fp16(scale(rng));
-      std::memcpy(&host[i], &d, 2);
-    }
-  } else {
-    std::uniform_real_distribution<float> u(-0.05f, 0.05f);
-    std::vector<float> row(static_cast<size_t>(cols));
-    for (int64_t r = 0; r < rows; ++r) {
-      for (float& v : row) v = u(rng);
-      quantize_row(t, row.data(), cols, &host[size_t(r) * rb]);
-    }
-  }
-  auto m = vk::upload_matrix(*b.arena, *b.uploader, t, rows, cols, [&](int64_t r) { return &host[size_t(r) * rb]; },
-                             max_chunk_bytes, 64);
-  b.uploader->finish();
-  return m;
-}
-
-struct Difference {
-  double relative = 0;  // ||coop - ref|| / ||ref||
-  double max = 0;       // max |coop - ref| / max |ref|
-};
-Difference difference(const std::vector<float>& got, const std::vector<float>& ref) {
-  double diff = 0, norm = 0, max_diff = 0, max_ref = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double d = std::isfinite(got[i]) ? double(got[i]) - ref[i] : INFINITY;
-    diff += d * d;
-    norm += double(ref[i]) * ref[i];
-    max_diff = std::max(max_diff, std::abs(d));
-    max_ref = std::max(max_ref, std::abs(double(ref[i])));
-  }
-  return {std::sqrt(diff / std::max(norm, 1e-30)), max_diff / std::max(max_ref, 1e-30)};
-}
 
 // --khr: the tensor-core kernel is matmul_coop_khr_* (VK_KHR_cooperative_matrix) instead of NV's.
 bool g_khr = false;

@@ -166,7 +166,15 @@ PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
       ssc.pNext = f2.pNext;
       f2.pNext = &ssc;
     }
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pep{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+    const bool has_pep = has_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    if (has_pep) {
+      pep.pNext = f2.pNext;
+      f2.pNext = &pep;
+    }
     vkGetPhysicalDeviceFeatures2(pd, &f2);
+    d.pipeline_statistics = has_pep && pep.pipelineExecutableInfo;
     r.storage16 = s16.storageBuffer16BitAccess;
     r.storage8 = s8.storageBuffer8BitAccess;
     r.fp16 = f16i8.shaderFloat16;
@@ -187,6 +195,7 @@ PhysicalDeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, int index) {
       const KhrShapes shapes = khr_coop_shapes(instance, pd);
       d.coop_khr_f16 = shapes.f32_acc;
       d.coop_khr_f16_acc_only = !shapes.f32_acc && shapes.f16_acc;
+      d.coop_khr_f16_sums = shapes.f32_acc && shapes.f16_acc;
       if (d.coop_khr_f16 && sub.subgroupSize != 32) {
         d.coop_khr_subgroup_size = 32;
         d.full_subgroups = ssc.computeFullSubgroups;
@@ -376,6 +385,14 @@ Device::Device(std::shared_ptr<Instance> instance, int index) : instance_(std::m
       ssc.pNext = features;
       features = &ssc;
     }
+  }
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pep{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  if (info_.pipeline_statistics) {
+    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    pep.pipelineExecutableInfo = VK_TRUE;
+    pep.pNext = features;
+    features = &pep;
   }
   ci.pNext = features;
   ci.enabledExtensionCount = uint32_t(extensions.size());

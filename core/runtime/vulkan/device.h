@@ -44,11 +44,15 @@ struct PhysicalDeviceInfo {
   // The prefill kernels matmul_coop_khr_* (KernelPlan::prefill khr_coopmat).
   bool coop_khr_f16 = false;
   bool coop_khr_f16_acc_only = false;   // ... only an fp16-accumulating 16x16x16: not used (fp32 sums)
+  bool coop_khr_f16_sums = false;       // ... an fp16-accumulating 16x16x16 too (KernelPlan::coop_half_sums)
   uint32_t coop_khr_subgroup_size = 0;  // 32: the pipelines must ask for it; 0: the default is 32
   bool full_subgroups = false;          // computeFullSubgroups (with coop_khr_subgroup_size)
   // bufferDeviceAddress (Vulkan 1.2): the decode kernels reach the stage counters through an
   // address in push constants (CommandSequence), so a device without it is refused.
   bool device_address = false;
+  // VK_KHR_pipeline_executable_properties: the driver reports each pipeline's registers and shared
+  // memory (tests/vulkan/kernel_stats.cpp, for tuning); enabled when offered, unused by the engine.
+  bool pipeline_statistics = false;
   VkPhysicalDeviceProperties properties{};
   VkPhysicalDeviceMemoryProperties memory{};
   uint32_t compute_family = UINT32_MAX;

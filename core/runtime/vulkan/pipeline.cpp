@@ -31,9 +31,11 @@ StageWait default_stage_wait(const PhysicalDeviceInfo& info) {
   return info.cpu_implementation ? StageWait{1000, 1} : StageWait{20000, 32};
 }
 
-PipelineLibrary::PipelineLibrary(Device& device, std::string cache_path, std::optional<StageWait> stage_wait)
+PipelineLibrary::PipelineLibrary(Device& device, std::string cache_path, std::optional<StageWait> stage_wait,
+                                 bool capture_statistics)
     : device_(device), cache_path_(std::move(cache_path)),
-      stage_wait_(stage_wait.value_or(default_stage_wait(device.info()))) {
+      stage_wait_(stage_wait.value_or(default_stage_wait(device.info()))),
+      capture_statistics_(capture_statistics && device.info().pipeline_statistics) {
   std::vector<char> data;
   if (!cache_path_.empty()) {
     std::ifstream in(cache_path_, std::ios::binary);
@@ -184,11 +186,37 @@ const Kernel& PipelineLibrary::get(const std::string& spirv_name, std::span<cons
     if (device_.info().full_subgroups) ci.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   }
   ci.layout = k->layout;
+  if (capture_statistics_) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   const VkResult res = vkCreateComputePipelines(device_.handle(), cache_, 1, &ci, nullptr, &k->pipeline);
   ++device_.counters().pipelines_created;
   vkDestroyShaderModule(device_.handle(), module, nullptr);
   check(res, "creating pipeline " + key);
   return *kernels_.emplace(key, std::move(k)).first->second;
+}
+
+std::vector<std::pair<std::string, std::string>> PipelineLibrary::statistics(const Kernel& kernel) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!capture_statistics_) return out;
+  auto get_stats = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+      vkGetDeviceProcAddr(device_.handle(), "vkGetPipelineExecutableStatisticsKHR"));
+  VkPipelineExecutableInfoKHR exe{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+  exe.pipeline = kernel.pipeline;
+  uint32_t n = 0;
+  check(get_stats(device_.handle(), &exe, &n, nullptr), "reading the statistics of " + kernel.name);
+  std::vector<VkPipelineExecutableStatisticKHR> stats(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+  check(get_stats(device_.handle(), &exe, &n, stats.data()), "reading the statistics of " + kernel.name);
+  for (const auto& s : stats) {
+    std::string v;
+    switch (s.format) {
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: v = s.value.b32 ? "true" : "false"; break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: v = std::to_string(s.value.i64); break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: v = std::to_string(s.value.u64); break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: v = std::to_string(s.value.f64); break;
+      default: v = "?";
+    }
+    out.emplace_back(s.name, v);
+  }
+  return out;
 }
 
 DescriptorAllocator::DescriptorAllocator(Device& device) : device_(device) {}

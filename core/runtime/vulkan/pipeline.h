@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/vulkan/device.h"
@@ -45,8 +46,10 @@ StageWait default_stage_wait(const PhysicalDeviceInfo& info);
 class PipelineLibrary {
  public:
   // cache_path: where the pipeline cache is read from and saved to ("" for none).
-  // stage_wait: none for the device's default.
-  PipelineLibrary(Device& device, std::string cache_path, std::optional<StageWait> stage_wait = std::nullopt);
+  // stage_wait: none for the device's default. capture_statistics: keep what the driver reports of
+  // each pipeline (statistics(), where Device::info().pipeline_statistics; tests/vulkan/kernel_stats).
+  PipelineLibrary(Device& device, std::string cache_path, std::optional<StageWait> stage_wait = std::nullopt,
+                  bool capture_statistics = false);
   ~PipelineLibrary();
   PipelineLibrary(const PipelineLibrary&) = delete;
   PipelineLibrary& operator=(const PipelineLibrary&) = delete;
@@ -61,6 +64,10 @@ class PipelineLibrary {
   // Writes the pipeline cache to disk (best effort: a read-only home is not an error).
   void save_cache();
 
+  // The driver's statistics of a kernel's pipeline (name, value), e.g. ("Register Count", "155"):
+  // empty unless the library captures them.
+  std::vector<std::pair<std::string, std::string>> statistics(const Kernel& kernel) const;
+
   // The default cache file for a device: $XDG_CACHE_HOME/kiln or ~/.cache/kiln, "" when neither.
   static std::string default_cache_path(const PhysicalDeviceInfo& info);
 
@@ -70,6 +77,7 @@ class PipelineLibrary {
   Device& device_;
   std::string cache_path_;
   StageWait stage_wait_;
+  bool capture_statistics_ = false;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   std::map<uint32_t, std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_;
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
