@@ -215,9 +215,9 @@ void print_json(const BenchResult& r) {
       for (const auto& [name, value] : r.counters)
         if (name == k) std::printf("\"%s\": %.6g, ", k, value);
     const GpuPlan& p = *r.plan;
-    std::printf("\"plan\": {\"family\": \"%s\", \"prefill\": \"%s\", \"decode\": \"%s\", \"stage_flags\": %s, "
-                "\"run_ahead\": %s, \"subgroup_size\": %d}}",
-                p.family.c_str(), p.prefill.c_str(), p.decode.c_str(), p.stage_flags ? "true" : "false",
+    std::printf("\"plan\": {\"family\": \"%s\", \"prefill\": \"%s\", \"prefill_sums\": \"%s\", \"decode\": \"%s\", "
+                "\"stage_flags\": %s, \"run_ahead\": %s, \"subgroup_size\": %d}}",
+                p.family.c_str(), p.prefill.c_str(), p.prefill_sums.c_str(), p.decode.c_str(), p.stage_flags ? "true" : "false",
                 p.run_ahead ? "true" : "false", p.subgroup_size);
   }
   auto print_profile = [](const char* key, const std::vector<OpTiming>& profile) {
@@ -251,8 +251,8 @@ void print_text(const BenchResult& r) {
     std::printf("memory read  %.1f GB/s (decode reaches %.1f %% of it)\n", r.read_gbs,
                 100 * r.bytes_per_token * r.decode_tps / 1e9 / r.read_gbs);
   if (r.plan)
-    std::printf("plan         %s family: prefill %s, decode %s, %s%s, subgroup size %d\n", r.plan->family.c_str(),
-                r.plan->prefill.c_str(), r.plan->decode.c_str(),
+    std::printf("plan         %s family: prefill %s (%s sums), decode %s, %s%s, subgroup size %d\n",
+                r.plan->family.c_str(), r.plan->prefill.c_str(), r.plan->prefill_sums.c_str(), r.plan->decode.c_str(),
                 r.plan->stage_flags ? "stage flags" : "pipeline barriers", r.plan->run_ahead ? ", steps run ahead" : "",
                 r.plan->subgroup_size);
   std::printf("peak memory  %.3f GB\n", r.peak_rss / 1e9);

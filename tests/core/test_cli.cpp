@@ -220,6 +220,10 @@ class Cli : public QObject {
     QVERIFY(nvidia["run_ahead"].toBool());
     const QJsonObject barriers = bench({"stage_flags=0"})["vulkan"].toObject()["plan"].toObject();
     QVERIFY(!barriers["stage_flags"].toBool());
+    // The tiles' sums: fp32 unless asked, and fp16 only where the device has KHR tiles (not lavapipe).
+    QCOMPARE(plan["prefill_sums"].toString(), QString("fp32"));
+    const QJsonObject asked = bench({"coop_sums=f16"})["vulkan"].toObject()["plan"].toObject();
+    QCOMPARE(asked["prefill_sums"].toString(), QString(asked["prefill"].toString() == "khr_coopmat" ? "fp16" : "fp32"));
   }
 
   void errors_are_one_line_and_name_the_problem() {

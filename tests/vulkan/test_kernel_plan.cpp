@@ -5,6 +5,8 @@
 #include <QtTest>
 
 #include "runtime/vulkan/kernel_plan.h"
+#include "runtime/vulkan/model_kernels.h"
+#include "runtime/vulkan/pipeline.h"
 
 using namespace kiln;
 using namespace kiln::vk;
@@ -184,6 +186,29 @@ class KernelPlanTest : public QObject {
     QCOMPARE(plan_for(h100(), parse_tuning({{"prefill", "khr_coopmat"}})).summary().prefill,
              std::string(khr_coopmat_built() ? "khr_coopmat" : "fp32"));
     QVERIFY_THROWS_EXCEPTION(Error, parse_tuning({{"prefill", "int8"}}));
+  }
+
+  // fp16 sums in the tiles only when asked, and only on KHR tiles with fp16 input on a device that
+  // lists an fp16-accumulating shape; the kernel name says which.
+  void fp16_sums_only_when_asked_and_offered() {
+    PhysicalDeviceInfo d = h100();
+    d.coop_khr_f16_sums = true;
+    const TuningOverrides f16 = parse_tuning({{"coop_sums", "f16"}});
+    QVERIFY(!plan_for(d).coop_half_sums);  // fp32 sums by default
+    QCOMPARE(plan_for(d, f16).coop_half_sums, khr_coopmat_built());
+    QVERIFY(!plan_for(d, parse_tuning({{"coop_sums", "f16"}, {"coop_input", "f32"}})).coop_half_sums);
+    QVERIFY(!plan_for(d, parse_tuning({{"coop_sums", "f16"}, {"prefill", "nv_coopmat"}})).coop_half_sums);
+    d.coop_khr_f16_sums = false;  // a device listing only fp32-accumulating shapes
+    QVERIFY(!plan_for(d, f16).coop_half_sums);
+    QVERIFY(!plan_for(lavapipe(), f16).coop_half_sums);
+    QVERIFY_THROWS_EXCEPTION(Error, parse_tuning({{"coop_sums", "f8"}}));
+    QCOMPARE(matmul_kernel_name(DType::Q4_0, true, kCoopTile, true, true, true), std::string("matmul_coop_khr_xh_s16_glu_q4_0"));
+    QCOMPARE(matmul_kernel_name(DType::Q4_0, false, kCoopTile, true, true), std::string("matmul_coop_khr_xh_q4_0"));
+    QVERIFY_THROWS_EXCEPTION(Error, matmul_kernel_name(DType::Q4_0, false, kCoopTile, false, true, true));
+    if (khr_coopmat_built())  // every format the tiles take has its fp16-sum kernels
+      for (DType t : {DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K, DType::IQ4_XS})
+        for (bool glu : {false, true})
+          QVERIFY(kernel_built(matmul_kernel_name(t, glu, kCoopTile, true, true, true)));
   }
 
   // Without tensor cores, int8 tiles for Q8_0/Q4_0 batches where the device has integer dot

@@ -20,6 +20,7 @@ struct GpuPlan {
   // batches: "khr_coopmat" (VK_KHR_cooperative_matrix), "nv_coopmat" (VK_NV_…), "int_dot" (int8
   // tiles) or "fp32" tiles
   std::string prefill;
+  std::string prefill_sums = "fp32";  // the tiles' sums: "fp32", or "fp16" (--tune coop_sums=f16)
   std::string decode;        // one token: "int8_act", "int8_staged", "int8_dot" or "fp32" matvecs
   bool stage_flags = false;  // decode steps ordered by stage flags; false: pipeline barriers
   bool run_ahead = false;    // greedy steps queued one ahead on the GPU

@@ -164,6 +164,11 @@ const std::vector<Key>& keys() {
          if (v != "f16" && v != "f32") bad_value(key, v, "f16 or f32");
          o.coop_half_input = v == "f16";
        }},
+      {"coop_sums", "f16|f32",
+       [](TuningOverrides& o, const std::string& key, const std::string& v) {
+         if (v != "f16" && v != "f32") bad_value(key, v, "f16 or f32");
+         o.coop_half_sums = v == "f16";
+       }},
       {"coop_attention", "0|1", flag(&TuningOverrides::coop_attention)},
       {"prefill_queries", "0|4|8|16",
        [](TuningOverrides& o, const std::string& key, const std::string& v) {
@@ -281,6 +286,8 @@ KernelPlan plan_for(const PhysicalDeviceInfo& d, const TuningOverrides& o) {
   p.prefill = want;
   p.coop_matmul = want == Prefill::NvCoopmat || want == Prefill::KhrCoopmat;
   p.coop_half_input = p.coop_matmul && o.coop_half_input.value_or(true);
+  p.coop_half_sums = want == Prefill::KhrCoopmat && p.coop_half_input && d.coop_khr_f16_sums &&
+                     o.coop_half_sums.value_or(false);
   p.forced_coop_splits = int(o.coop_split.value_or(0));
   p.coop_attention = want == Prefill::KhrCoopmat && o.coop_attention.value_or(true);
 
@@ -395,6 +402,7 @@ GpuPlan KernelPlan::summary() const {
   GpuPlan s;
   s.family = family_name(family);
   s.prefill = prefill_name(prefill);
+  s.prefill_sums = coop_half_sums ? "fp16" : "fp32";
   s.decode = quantized_act ? "int8_act" : staged_matvec ? "int8_staged" : int8_dot ? "int8_dot" : "fp32";
   s.stage_flags = stage_flags;
   s.run_ahead = run_ahead;

@@ -58,6 +58,7 @@ struct TuningOverrides {
   std::optional<Prefill> prefill;  // prefill=khr_coopmat|nv_coopmat|int_dot|fp32 (fp32 where the device lacks it)
   std::optional<bool> int8_dot, staged, qact, coopmat, stage_flags, run_ahead, wide_norm, down_groups_of_96;
   std::optional<bool> coop_half_input;  // coop_input=f16|f32
+  std::optional<bool> coop_half_sums;   // coop_sums=f16|f32
   std::optional<bool> coop_attention;   // coop_attention=0|1
   std::optional<uint32_t> staged_max_blocks, prefill_queries, coop_split, attention_split, wide_norm_wg;
   std::optional<uint32_t> step_items;  // step_items=2..16
@@ -149,6 +150,12 @@ struct KernelPlan {
   // of the 18 KiB a workgroup loads (PERFORMANCE.md, "Prefill on VK_KHR_cooperative_matrix").
   // coop_input=f16|f32.
   bool coop_half_input = false;
+  // coop_sums=f16 (KHR tiles with fp16 input, where the device lists fp16 sums): the tiles sum in
+  // fp16, as llama.cpp's KHR path does, in one buffer (20 KiB, 111 registers: two workgroups an
+  // H100 SM). 27B pp512 1.14-1.24x there, but ~15x the fp32 sums' rounding error (3.9e-3 against
+  // 2.6e-4 on 27B's gate_up) and a sum past 65504 becomes infinite, so off by default
+  // (PERFORMANCE.md, "Prefill tiles: occupancy and fp16 sums").
+  bool coop_half_sums = false;
   // Tensor cores for batches of these weights: not F32, whose point is fp32-exact results.
   bool coop_for(DType type) const { return coop_matmul && type != DType::F32; }
   MatmulTile matmul_tile(DType type) const { return coop_for(type) ? kCoopTile : kMatmulTile; }

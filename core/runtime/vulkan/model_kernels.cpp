@@ -36,11 +36,13 @@ uint32_t staged_shared_bytes(const MatvecShape& s, int64_t cols) {  // matvec_st
   return uint32_t(cols / kBlockSize) * 48 + s.rows * s.wg * 4 + 64 * 4;
 }
 
-std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool khr, bool half_x) {
+std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool khr, bool half_x, bool half_sums) {
   if (!(tile == kMatmulTile) && !(tile == kCoopTile)) throw Error("Vulkan: no matmul kernel for that tile");
   const bool coop = tile == kCoopTile;
+  if (half_sums && !(coop && khr && half_x)) throw Error("Vulkan: fp16 sums are for KHR tiles on fp16 input");
   const char* kind = !coop ? "matmul_" : khr ? "matmul_coop_khr_" : "matmul_coop_";
-  return std::string(kind) + (coop && half_x ? "xh_" : "") + (glu ? "glu_" : "") + type_suffix(type);
+  return std::string(kind) + (coop && half_x ? "xh_" : "") + (half_sums ? "s16_" : "") + (glu ? "glu_" : "") +
+         type_suffix(type);
 }
 
 std::string matmul_i8_kernel_name(DType type, bool glu) {
@@ -52,7 +54,8 @@ const Kernel& ModelGpu::matrix_kernel(DType type, bool glu, bool batched, const 
                                       bool int_dot, bool half_x) {
   if (batched && int_dot && plan.int_dot_for(type)) return kernels.pipelines->get(matmul_i8_kernel_name(type, glu), 4);
   if (batched)
-    return kernels.pipelines->get(matmul_kernel_name(type, glu, tile, plan.prefill == Prefill::KhrCoopmat, half_x), 4);
+    return kernels.pipelines->get(
+        matmul_kernel_name(type, glu, tile, plan.prefill == Prefill::KhrCoopmat, half_x, half_x && plan.coop_half_sums), 4);
   const bool i8 = plan.int8_dot && int8_decode_type(type);
   const std::string name = std::string(i8 ? "matvec_i8_" : "matvec_") + (glu ? "glu_" : "") + type_suffix(type);
   return kernels.pipelines->get(name, 4, {shape.wg, shape.rows, shape.tpr});

@@ -19,8 +19,10 @@ namespace kiln::vk {
 // The batched kernel of a tile for these weights, e.g. matmul_glu_q4_0, matmul_coop_q4_0; khr: the
 // tensor-core kernel on VK_KHR_cooperative_matrix (matmul_coop_khr_*, KernelPlan::prefill
 // khr_coopmat); half_x: the tensor-core kernel reading fp16 activations (..._xh_*,
-// KernelPlan::coop_half_input).
-std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool khr = false, bool half_x = false);
+// KernelPlan::coop_half_input); half_sums: that KHR kernel summing in fp16 (..._xh_s16_*,
+// KernelPlan::coop_half_sums).
+std::string matmul_kernel_name(DType type, bool glu, MatmulTile tile, bool khr = false, bool half_x = false,
+                               bool half_sums = false);
 
 // The int8 batched kernel (KernelPlan::int_dot_for), e.g. matmul_i8_glu_q4_0.
 std::string matmul_i8_kernel_name(DType type, bool glu);
