@@ -150,10 +150,12 @@ int main(int argc, char** argv) {
           const uint32_t splits = splits_for(rows, n, tile, s.glu);
           const double us = run(b.pipelines->get(name, variant_spirv(name), 4), xs_half, y, tile, splits, 20);
           const bench::Difference d = bench::difference(b.read(y, size_t(n) * out_rows), ref);
-          bad += !(d.relative < 2e-3);
+          // fp16 sums round each partial sum to 11 bits: 3.1e-3 to 3.9e-3 here on the H100.
+          const double bound = tag.find("acc16") != std::string::npos ? 5e-3 : 2e-3;
+          bad += !(d.relative < bound);
           layer_ms[fmt + " " + tag] += us / 1000;
           std::printf("%-8s %-5s %-14s %9.3f %8.1f %9.2e%s\n", s.name, fmt.c_str(), tag.c_str(), us / 1000,
-                      flop / (us * 1e6), d.relative, d.relative < 2e-3 ? "" : "  FAIL");
+                      flop / (us * 1e6), d.relative, d.relative < bound ? "" : "  FAIL");
           if (s.glu && t == DType::Q4_0) residency[tag] = peak_workgroups(b, m, tag, xs_half, y, n, s.cols, out_rows);
         }
       }
